@@ -1,0 +1,1 @@
+"""The ``specfmt`` command line: argument parsing, rendering and exit codes only."""

@@ -1,0 +1,169 @@
+"""Findings and reports: what every check produces and every renderer consumes.
+
+A *finding* is one problem (or note) at one place in one file, tagged with the stable id of
+the rule that found it. A *file report* groups the findings of one input (a config.json or
+a checkpoint directory). A *report* is one run over many inputs; its ``exit_code`` is the
+documented contract of ``specfmt validate``:
+
+* 0: no errors (warnings and notes allowed)
+* 1: at least one error finding
+* 2: usage error (raised before any report exists)
+* 3: at least one input could not be read or parsed at all
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 2, "warning": 1, "info": 0}[self.value]
+
+
+class Status(str, enum.Enum):
+    OK = "ok"  # no error findings
+    FAIL = "fail"  # at least one error finding
+    UNREADABLE = "unreadable"  # the input could not be read or parsed; nothing else ran
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem at one place.
+
+    ``pointer`` is an RFC 6901 JSON pointer into ``file`` when ``file`` is JSON; ``tensor``
+    names the tensor when the finding is about a safetensors file. ``line``/``column`` are
+    1-based positions when known (used by the GitHub and SARIF renderers).
+    """
+
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    file: str
+    pointer: str | None = None
+    tensor: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict:
+        out = {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "file": self.file,
+        }
+        for key in ("pointer", "tensor", "line", "column"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass
+class FileReport:
+    """Everything found about one input path."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    model_type: str | None = None
+    format_version: str | None = None
+    version_source: str | None = None  # "declared", "inferred" or "requested"
+    skipped: list[str] = field(default_factory=list)  # checks not run, and why
+    unreadable: bool = False
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        self.findings.extend(findings)
+
+    @property
+    def status(self) -> Status:
+        if self.unreadable:
+            return Status.UNREADABLE
+        if any(f.severity is Severity.ERROR for f in self.findings):
+            return Status.FAIL
+        return Status.OK
+
+    def counts(self) -> Counter:
+        return Counter(f.severity.value for f in self.findings)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(
+            self.findings,
+            key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
+        )
+
+    def to_dict(self) -> dict:
+        out = {
+            "path": self.path,
+            "status": self.status.value,
+            "speculators_model_type": self.model_type,
+            "format_version": self.format_version,
+            "version_source": self.version_source,
+            "findings": [f.to_dict() for f in self.sorted_findings()],
+        }
+        if self.skipped:
+            out["skipped"] = list(self.skipped)
+        return out
+
+
+@dataclass
+class Report:
+    """One run over many inputs."""
+
+    files: list[FileReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # run-level remarks (skipped layers, ...)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.status is Status.OK for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        statuses = {f.status for f in self.files}
+        if Status.UNREADABLE in statuses:
+            return 3
+        if Status.FAIL in statuses:
+            return 1
+        return 0
+
+    def counts(self) -> Counter:
+        total: Counter = Counter()
+        for f in self.files:
+            total.update(f.counts())
+        return total
+
+    def summary(self) -> str:
+        c = self.counts()
+        by_status = Counter(f.status.value for f in self.files)
+        n = len(self.files)
+        parts = [f"{n} input{'s' if n != 1 else ''} checked"]
+        parts.append(f"{by_status.get('ok', 0)} ok")
+        if by_status.get("fail"):
+            parts.append(f"{by_status['fail']} failed")
+        if by_status.get("unreadable"):
+            parts.append(f"{by_status['unreadable']} unreadable")
+        parts.append(
+            f"{c.get('error', 0)} error{'s' if c.get('error', 0) != 1 else ''}, "
+            f"{c.get('warning', 0)} warning{'s' if c.get('warning', 0) != 1 else ''}, "
+            f"{c.get('info', 0)} note{'s' if c.get('info', 0) != 1 else ''}"
+        )
+        return ": ".join([parts[0], ", ".join(parts[1:])])
+
+    def to_dict(self) -> dict:
+        return {
+            "status": "ok" if self.ok else "fail",
+            "exit_code": self.exit_code,
+            "summary": self.summary(),
+            "counts": {k: self.counts().get(k, 0) for k in ("error", "warning", "info")},
+            "notes": list(self.notes),
+            "files": [f.to_dict() for f in self.files],
+        }

@@ -1,0 +1,1 @@
+"""Rules: one registry of stable ids, one module per layer."""

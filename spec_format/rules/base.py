@@ -1,0 +1,240 @@
+"""The rule base class, the check context and validation profiles.
+
+A rule is one unit: a stable id, a kebab-case name, a layer, a severity, the model types
+and format versions it applies to, a check, and a docstring in fixed sections that becomes
+its documentation page (``specfmt explain ID``, ``docs/rules/ID.md``). Rules do not know
+about profiles or output formats: they yield :class:`Hit` objects and the engine turns
+them into :class:`~spec_format.report.Finding` objects.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from packaging.specifiers import SpecifierSet
+
+from spec_format.report import Finding, Severity
+
+#: Sections every rule docstring must have, in this order (extra sections may follow).
+DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
+
+_ID_RE = re.compile(r"^[A-Z][0-9]{3}$")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+class Layer(str, enum.Enum):
+    """Where a rule looks. The first letter of a rule id names its layer."""
+
+    INPUT = "input"  # I: the file could be read and parsed
+    SCHEMA = "schema"  # S: the JSON Schema of the type and format version
+    CROSS_FIELD = "cross-field"  # X: relations between fields of one config
+    CONSUMER = "consumer"  # C: fields whose absence readers interpret differently
+    VERSION = "version"  # M: format version detection and migration hints
+    HEADER = "header"  # H: the safetensors container format itself
+    WEIGHTS = "weights"  # W: config against the tensor names, shapes and dtypes
+    VOCAB = "vocab"  # D: vocabulary maps and tensor values (opt-in, reads data)
+    VERIFIER = "verifier"  # V: config against the verifier's config.json
+
+
+LAYER_PREFIX = {
+    Layer.INPUT: "I",
+    Layer.SCHEMA: "S",
+    Layer.CROSS_FIELD: "X",
+    Layer.CONSUMER: "C",
+    Layer.VERSION: "M",
+    Layer.HEADER: "H",
+    Layer.WEIGHTS: "W",
+    Layer.VOCAB: "D",
+    Layer.VERIFIER: "V",
+}
+
+
+class Profile(str, enum.Enum):
+    """How strictly findings are graded.
+
+    * ``legacy``: what was validly published at the time passes; old-but-loadable shapes
+      are warnings (each rule's ``legacy_severity``).
+    * ``current`` (default): the contract of the current format.
+    * ``strict``: every warning is an error.
+    """
+
+    LEGACY = "legacy"
+    CURRENT = "current"
+    STRICT = "strict"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule reports; the engine adds the rule's identity, severity and position."""
+
+    message: str
+    pointer: str | None = None
+    tensor: str | None = None
+    file: str | None = None  # defaults to the config file of the context
+
+
+@dataclass
+class Context:
+    """Everything a check may look at. Optional parts are ``None`` when not available;
+    rules declare what they need in ``requires`` and are skipped otherwise."""
+
+    config: dict[str, Any]
+    config_path: Path
+    model_type: str
+    format_version: str
+    speculators_version: str | None = None
+    checkpoint: Any = None  # spec_format.checkpoint.Checkpoint, when weights exist
+    verifier: dict[str, Any] | None = None  # the verifier's text config
+    verifier_path: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    # -- small helpers shared by many rules ---------------------------------------------
+    @property
+    def layer_config(self) -> dict[str, Any]:
+        tlc = self.config.get("transformer_layer_config")
+        return tlc if isinstance(tlc, dict) else {}
+
+    @property
+    def spec_config(self) -> dict[str, Any]:
+        sc = self.config.get("speculators_config")
+        return sc if isinstance(sc, dict) else {}
+
+    @property
+    def proposal_methods(self) -> list[dict[str, Any]]:
+        methods = self.spec_config.get("proposal_methods")
+        if not isinstance(methods, list):
+            return []
+        return [m for m in methods if isinstance(m, dict)]
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the class attributes and ``check``."""
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    layer: ClassVar[Layer]
+    severity: ClassVar[Severity]
+    #: severity under ``--profile legacy``; ``None`` means the same as ``severity``.
+    legacy_severity: ClassVar[Severity | None] = None
+    #: the specfmt release that introduced the rule
+    since: ClassVar[str]
+    #: speculators_model_type values the rule applies to; empty means every type
+    applies_to: ClassVar[tuple[str, ...]] = ()
+    #: PEP 440 specifier over format versions (for example ">=0.7"); empty means all
+    versions: ClassVar[str] = ""
+    #: optional inputs the check needs: "weights", "verifier", "deep", "scan"
+    requires: ClassVar[frozenset[str]] = frozenset()
+    #: real-world reports this rule comes from ("vllm-project/vllm#50170", ...)
+    references: ClassVar[tuple[str, ...]] = ()
+    #: True for rules whose findings the engine emits itself (parse errors, dispatch)
+    engine_emitted: ClassVar[bool] = False
+
+    # filled by __init_subclass__
+    doc: ClassVar[str] = ""
+    source_file: ClassVar[str] = ""
+    source_line: ClassVar[int] = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        missing = [a for a in ("id", "name", "layer", "severity", "since") if not hasattr(cls, a)]
+        if missing:
+            raise TypeError(f"rule {cls.__name__} lacks {', '.join(missing)}")
+        if not _ID_RE.match(cls.id) or cls.id[0] != LAYER_PREFIX[cls.layer]:
+            raise TypeError(
+                f"rule {cls.__name__}: id {cls.id!r} must be {LAYER_PREFIX[cls.layer]}NNN "
+                f"for layer {cls.layer.value}"
+            )
+        if not _NAME_RE.match(cls.name):
+            raise TypeError(f"rule {cls.__name__}: name {cls.name!r} must be kebab-case")
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        positions = [doc.find(f"## {s}") for s in DOC_SECTIONS]
+        if any(p < 0 for p in positions) or positions != sorted(positions):
+            raise TypeError(
+                f"rule {cls.id} ({cls.__name__}): docstring needs the sections "
+                + ", ".join(f"'## {s}'" for s in DOC_SECTIONS)
+                + " in this order"
+            )
+        if not cls.engine_emitted and cls.check is Rule.check:
+            raise TypeError(f"rule {cls.id}: no check() and not engine_emitted")
+        cls.doc = doc
+        try:
+            cls.source_file = inspect.getsourcefile(cls) or ""
+            cls.source_line = inspect.getsourcelines(cls)[1]
+        except (OSError, TypeError):  # pragma: no cover - frozen or zipped installs
+            pass
+
+    # -- metadata helpers ---------------------------------------------------------------
+    @classmethod
+    def summary(cls) -> str:
+        """First paragraph of the docstring: a one-line statement of the rule."""
+        return cls.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+    @classmethod
+    def section(cls, title: str) -> str:
+        m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", cls.doc, re.S | re.M)
+        return m.group(1).strip() if m else ""
+
+    @classmethod
+    def applies(cls, model_type: str | None, format_version: str | None) -> bool:
+        if cls.applies_to and model_type not in cls.applies_to:
+            return False
+        if cls.versions and format_version:
+            return SpecifierSet(cls.versions).contains(format_version, prereleases=True)
+        return True
+
+    @classmethod
+    def severity_for(cls, profile: Profile) -> Severity:
+        if profile is Profile.LEGACY and cls.legacy_severity is not None:
+            return cls.legacy_severity
+        if profile is Profile.STRICT and cls.severity is Severity.WARNING:
+            return Severity.ERROR
+        return cls.severity
+
+    # -- checking -------------------------------------------------------------------------
+    def check(self, ctx: Context) -> Iterable[Hit]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def finding(
+        cls,
+        message: str,
+        file: str | Path,
+        *,
+        profile: Profile = Profile.CURRENT,
+        pointer: str | None = None,
+        tensor: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> Finding:
+        """Build a finding of this rule directly (used by the engine and parsers)."""
+        return Finding(
+            rule=cls.id,
+            name=cls.name,
+            severity=cls.severity_for(profile),
+            message=message,
+            file=str(file),
+            pointer=pointer,
+            tensor=tensor,
+            line=line,
+            column=column,
+        )
+
+
+def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
+    """Run one rule's check and turn its hits into findings."""
+    for hit in rule().check(ctx):
+        yield rule.finding(
+            hit.message,
+            hit.file or ctx.config_path,
+            profile=profile,
+            pointer=hit.pointer,
+            tensor=hit.tensor,
+        )

@@ -1,0 +1,112 @@
+"""``--dump`` and ``--compare``: forward outputs as a small safetensors file.
+
+Keys: ``logits`` (float32 ``[N, D]``: ``[T, D]`` for the EAGLE family and MTP, one row per
+drafted slot for the DFlash family) and ``draft_token_ids`` (int64 ``[N]``, verifier ids);
+with ``--steps`` also ``chain_logits`` / ``chain_token_ids``.
+
+Comparison: float tensors must agree within ``atol``. A chosen id may differ only where the
+two candidates' logits are within ``atol`` of each other in this run (a tie at that
+tolerance, e.g. between float32 and bfloat16), which is reported but not a mismatch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from spec_format.errors import InputError, UsageError
+from spec_format.forward.draft import DraftOutput
+from spec_format.forward.result import Comparison
+
+# (logits, chosen verifier ids, chosen draft ids) of the step-0 rows and of the chain
+_GROUPS = (("logits", "draft_token_ids", "draft_ids"),
+           ("chain_logits", "chain_token_ids", "chain_draft_ids"))
+
+
+def dump_tensors(out: DraftOutput) -> dict[str, torch.Tensor]:
+    tensors = {
+        "logits": out.logits.float().cpu().contiguous(),
+        "draft_token_ids": out.token_ids.to(torch.int64).cpu().contiguous(),
+        "draft_ids": out.draft_ids.to(torch.int64).cpu().contiguous(),
+    }
+    if out.chain_logits is not None:
+        tensors["chain_logits"] = out.chain_logits.float().cpu().contiguous()
+        tensors["chain_token_ids"] = out.chain_token_ids.to(torch.int64).cpu().contiguous()
+        tensors["chain_draft_ids"] = out.chain_draft_ids.to(torch.int64).cpu().contiguous()
+    return tensors
+
+
+def write_dump(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        save_file(tensors, str(tmp), metadata=metadata)
+        tmp.replace(path)  # no partial file on failure
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"--dump {path}: cannot write ({exc})") from exc
+
+
+def _read(path: Path) -> dict[str, torch.Tensor]:
+    try:
+        with safe_open(str(path), "pt") as f:
+            return {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118
+    except Exception as exc:  # safetensors raises its own error types
+        raise InputError(f"--compare {path}: not a readable safetensors file ({exc})") from exc
+
+
+def compare(path: Path, ours: dict[str, torch.Tensor], atol: float) -> Comparison:
+    ref = _read(path)
+    result = Comparison(path=str(path), atol=atol, ok=True)
+    for logits_key, ids_key, draft_key in _GROUPS:
+        if logits_key not in ref and logits_key not in ours:
+            continue
+        if logits_key not in ref or logits_key not in ours:
+            where = "the reference" if logits_key not in ref else "this run"
+            result.problems.append(f"{logits_key}: absent from {where}")
+            continue
+        a, b = ours[logits_key], ref[logits_key].float()
+        if a.shape != b.shape:
+            result.problems.append(
+                f"{logits_key}: shape {list(a.shape)} here, {list(b.shape)} in the reference"
+            )
+            continue
+        diff = (a - b).abs()
+        worst = float(diff.max()) if diff.numel() else 0.0
+        result.max_abs_diff[logits_key] = worst
+        if not worst <= atol:  # also catches NaN
+            row, col = divmod(int(diff.argmax()), a.shape[1])
+            result.problems.append(
+                f"{logits_key}: max |diff| {worst:.3g} > atol {atol:g} (row {row}, "
+                f"draft id {col})"
+            )
+        if ids_key in ref:
+            _compare_choices(ours, ref, logits_key, ids_key, draft_key, atol, result)
+    result.ok = not result.problems
+    return result
+
+
+def _compare_choices(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor],
+                     logits_key: str, ids_key: str, draft_key: str, atol: float,
+                     result: Comparison) -> None:
+    mine, theirs = ours[ids_key], ref[ids_key]
+    if mine.shape != theirs.shape:
+        result.problems.append(f"{ids_key}: shape {list(mine.shape)} here, "
+                               f"{list(theirs.shape)} in the reference")
+        return
+    logits = ours[logits_key]
+    hard = []
+    for row in (mine != theirs).nonzero().flatten().tolist():
+        tie = False
+        if draft_key in ref and draft_key in ours:
+            a, b = int(ours[draft_key][row]), int(ref[draft_key][row])
+            tie = 0 <= b < logits.shape[1] and abs(float(logits[row, a] - logits[row, b])) <= atol
+        if not tie:
+            hard.append(row)
+    if hard:
+        result.problems.append(
+            f"{ids_key}: {len(hard)} row(s) choose another token (first: row {hard[0]}, "
+            f"{int(mine[hard[0]])} here, {int(theirs[hard[0]])} in the reference)"
+        )

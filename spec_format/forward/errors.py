@@ -1,0 +1,31 @@
+"""Errors of the reference forward. Each is one clean line (or a short list) at the CLI."""
+
+from __future__ import annotations
+
+from spec_format.errors import SpecfmtError
+
+
+class UnsupportedError(SpecfmtError):
+    """The checkpoint asks for something the reference forward does not implement.
+
+    Examples: a ``rope_type`` without a port here, a draft layer ``model_type`` that the
+    training library itself has no layer class for. Exit code 2 (a tool limit, not a
+    finding about the checkpoint).
+    """
+
+    exit_code = 2
+
+
+class CheckpointError(SpecfmtError):
+    """The checkpoint cannot be run as it is: a missing, unexpected or misshapen tensor,
+    a NaN/Inf weight, a verifier that does not fit. ``problems`` holds one line per
+    problem, each naming the tensor or field; exit code 1 (errors found).
+    """
+
+    exit_code = 1
+
+    def __init__(self, summary: str, problems: list[str] | None = None) -> None:
+        self.summary = summary
+        self.problems = list(problems or [])
+        lines = [summary, *(f"  - {p}" for p in self.problems)]
+        super().__init__("\n".join(lines))

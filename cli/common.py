@@ -53,7 +53,9 @@ def handle_errors(func: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except SpecfmtError as exc:
-            err_console().print(f"[bold red]specfmt:[/bold red] {exc}", markup=True, highlight=False)
+            err_console().print(
+                f"[bold red]specfmt:[/bold red] {exc}", markup=True, highlight=False
+            )
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:
             raise

@@ -70,6 +70,4 @@ def _lookup(rule_id: str) -> type[Rule]:
         by_name = {r.name: r for r in registry.RULES}
         if rule_id in by_name:
             return by_name[rule_id]
-        raise UsageError(
-            f"unknown rule {rule_id!r}; `specfmt rules` lists the known ids"
-        ) from None
+        raise UsageError(f"unknown rule {rule_id!r}; `specfmt rules` lists the known ids") from None

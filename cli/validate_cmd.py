@@ -61,5 +61,11 @@ def validate_command(
         ignore=_ids(ignore),
     )
     report = validate([str(p) for p in paths], options)
-    render(report, output_format.value, stdout(), color=color.flag(), verbosity=0 if quiet else (2 if verbose else 1))
+    render(
+        report,
+        output_format.value,
+        stdout(),
+        color=color.flag(),
+        verbosity=0 if quiet else (2 if verbose else 1),
+    )
     raise typer.Exit(report.exit_code)

@@ -69,7 +69,9 @@ def pointer_from_parts(parts) -> str:
     return "".join("/" + escape_pointer_token(str(p)) for p in parts)
 
 
-def load_json(path: Path, *, require_object: bool = True, max_bytes: int = MAX_JSON_BYTES) -> Loaded:
+def load_json(
+    path: Path, *, require_object: bool = True, max_bytes: int = MAX_JSON_BYTES
+) -> Loaded:
     """Read and parse ``path``; never raises for bad input."""
     out = Loaded(path=path)
     try:
@@ -78,7 +80,9 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int = MAX_J
         out.problems.append(Problem("not-found", f"{path}: no such file", True))
         return out
     except OSError as exc:
-        out.problems.append(Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True))
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
+        )
         return out
     if size > max_bytes:
         out.problems.append(
@@ -93,7 +97,9 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int = MAX_J
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        out.problems.append(Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True))
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
+        )
         return out
     return parse_json_bytes(raw, path, require_object=require_object, out=out)
 
@@ -103,10 +109,12 @@ def parse_json_bytes(
 ) -> Loaded:
     out = out or Loaded(path=path)
     if not raw.strip():
-        out.problems.append(Problem("empty", f"{path}: the file is empty; expected a JSON object", True))
+        out.problems.append(
+            Problem("empty", f"{path}: the file is empty; expected a JSON object", True)
+        )
         return out
     if raw.startswith(BOM):
-        raw = raw[len(BOM):]
+        raw = raw[len(BOM) :]
         out.problems.append(
             Problem(
                 "bom",

@@ -73,7 +73,9 @@ def validate_config(
     return report
 
 
-def _expand(paths: Iterable[str | os.PathLike], options: ValidateOptions) -> Iterator[Target | FileReport]:
+def _expand(
+    paths: Iterable[str | os.PathLike], options: ValidateOptions
+) -> Iterator[Target | FileReport]:
     for raw in paths:
         shown = os.fspath(raw)
         path = Path(shown)
@@ -163,16 +165,20 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     dispatched = _dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
         report.findings.append(dispatched)
-        report.model_type = config.get("speculators_model_type") if isinstance(
-            config.get("speculators_model_type"), str
-        ) else None
+        report.model_type = (
+            config.get("speculators_model_type")
+            if isinstance(config.get("speculators_model_type"), str)
+            else None
+        )
         _add_lines(report.findings, loaded)
         return None
     model_type = dispatched
     report.model_type = model_type
     findings: list[Finding] = []
     for rule, hit in schema_rules.schema_findings(config, version, model_type):
-        findings.append(rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer))
+        findings.append(
+            rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
+        )
     ctx = Context(
         config=config,
         config_path=loaded.path,
@@ -231,14 +237,18 @@ def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[s
 # -- dispatch ------------------------------------------------------------------------------
 
 
-def _dispatch(config: dict[str, Any], version: str, file: str, options: ValidateOptions) -> str | Finding:
+def _dispatch(
+    config: dict[str, Any], version: str, file: str, options: ValidateOptions
+) -> str | Finding:
     """The config's type, or the finding that explains why it has none we can check."""
     profile = options.profile
     model_type = config.get("speculators_model_type")
     if model_type is None:
         third_party = _third_party(config)
         if third_party:
-            return schema_rules.ThirdPartyConfig.finding(third_party, file, profile=profile, pointer="")
+            return schema_rules.ThirdPartyConfig.finding(
+                third_party, file, profile=profile, pointer=""
+            )
         return schema_rules.MissingModelType.finding(
             "speculators_model_type is missing, so this is not a speculators draft config; "
             f"add it (one of {', '.join(schemas.known_types())})",

@@ -22,5 +22,7 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-def render(report: Report, fmt: str, stream: TextIO, *, color: bool | None = None, verbosity: int = 1) -> None:
+def render(
+    report: Report, fmt: str, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
+) -> None:
     RENDERERS[fmt](report, stream, color=color, verbosity=verbosity)

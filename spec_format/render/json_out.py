@@ -8,6 +8,8 @@ from typing import TextIO
 from spec_format.report import Report
 
 
-def render_json(report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1) -> None:
+def render_json(
+    report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
+) -> None:
     json.dump(report.to_dict(), stream, indent=2)
     stream.write("\n")

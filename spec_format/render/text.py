@@ -17,7 +17,9 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 _STATUS_STYLE = {Status.OK: "green", Status.FAIL: "bold red", Status.UNREADABLE: "bold magenta"}
 
 
-def render_text(report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1) -> None:
+def render_text(
+    report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
+) -> None:
     """verbosity 0: errors and the summary; 1: every finding; 2: also skipped checks."""
     console = Console(
         file=stream,

@@ -282,7 +282,9 @@ class FeatureIgnoredByOldReaders(_ConsumerRule):
                 )
 
 
-_OLD_ARCH_RELEASES = "speculators 0.4-0.6 training wrote [] (0.3 wrote LlamaForCausalLM for every verifier)"
+_OLD_ARCH_RELEASES = (
+    "speculators 0.4-0.6 training wrote [] (0.3 wrote LlamaForCausalLM for every verifier)"
+)
 
 
 class VerifierArchitecturesEmpty(_ConsumerRule):

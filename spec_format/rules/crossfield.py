@@ -284,7 +284,11 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     name = "aux-layer-id-invalid"
     severity = Severity.ERROR
     applies_to = DFLASH_FAMILY
-    references = ("vllm-project/vllm#40727", "vllm-project/vllm#42704", "NVIDIA/Model-Optimizer#2149")
+    references = (
+        "vllm-project/vllm#40727",
+        "vllm-project/vllm#42704",
+        "NVIDIA/Model-Optimizer#2149",
+    )
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         key = AUX_IDS_KEY[ctx.model_type]

@@ -357,7 +357,9 @@ def _value_message(error: ValidationError) -> str:
     if kw == "enum":
         return f"{shown} is not one of {', '.join(repr(x) for x in v)}"
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kw]
+        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            kw
+        ]
         return f"{shown} must be {op} {v}"
     if kw == "minItems":
         return f"needs at least {v} item{'s' if v != 1 else ''}"

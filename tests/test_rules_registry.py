@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import DOC_SECTIONS, LAYER_PREFIX, Layer, Rule
-from spec_format.report import Severity
 
 
 def test_ids_and_names_are_unique():

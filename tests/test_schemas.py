@@ -6,7 +6,6 @@ import importlib
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT

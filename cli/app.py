@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from spec_format.cli.forward_cmd import forward_command
 from spec_format.cli.rules_cmd import explain_command, rules_command
 from spec_format.cli.validate_cmd import validate_command
 
@@ -36,6 +37,7 @@ def _root(
 app.command("validate")(validate_command)
 app.command("rules")(rules_command)
 app.command("explain")(explain_command)
+app.command("forward")(forward_command)
 
 
 def main() -> None:

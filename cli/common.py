@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from spec_format.errors import SpecfmtError
 
@@ -54,7 +55,7 @@ def handle_errors(func: F) -> F:
             raise
         except SpecfmtError as exc:
             err_console().print(
-                f"[bold red]specfmt:[/bold red] {exc}", markup=True, highlight=False
+                f"[bold red]specfmt:[/bold red] {escape(str(exc))}", markup=True, highlight=False
             )
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:
@@ -67,7 +68,8 @@ def handle_errors(func: F) -> F:
             if os.environ.get("SPECFMT_DEBUG"):
                 raise
             err_console().print(
-                f"[bold red]specfmt: internal error:[/bold red] {type(exc).__name__}: {exc}\n"
+                f"[bold red]specfmt: internal error:[/bold red] {type(exc).__name__}: "
+                f"{escape(str(exc))}\n"
                 "This is a bug in specfmt; rerun with SPECFMT_DEBUG=1 for the traceback and "
                 "report it.",
             )

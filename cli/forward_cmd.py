@@ -1,0 +1,86 @@
+"""``specfmt forward``: parse options, call spec_format.forward.run_forward, render, exit.
+
+torch is imported by ``run_forward`` only when the command runs.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+
+import typer
+from spec_format.cli.common import handle_errors, stdout
+
+from spec_format.forward import ForwardOptions, render_text, run_forward
+
+
+class Device(str, enum.Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class Dtype(str, enum.Enum):
+    auto = "auto"
+    float32 = "float32"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+@handle_errors
+def forward_command(
+    checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
+    verifier: Path = typer.Option(
+        None, "--verifier", help="Verifier directory (config.json + safetensors): supplies "
+        "embed_tokens / lm_head when the draft leaves them out."
+    ),
+    inputs: Path = typer.Option(
+        None, "--inputs", help="safetensors file with input_ids [T] and hidden_states "
+        "[T, A*Ht] ([T, H] for mtp). Default: seeded random inputs."
+    ),
+    tokens: int = typer.Option(16, "--tokens", help="Length of the random inputs."),
+    seed: int = typer.Option(0, "--seed", help="Seed of random inputs and random fills."),
+    steps: int = typer.Option(
+        None, "--steps", help="eagle3/peagle: tokens drafted after the last position "
+        "(default: speculative_tokens - 1)."
+    ),
+    anchor: int = typer.Option(
+        None, "--anchor", help="DFlash family: anchor position of the block (default: last)."
+    ),
+    top_k: int = typer.Option(5, "--top-k", help="Candidates shown per row."),
+    device: Device = typer.Option(Device.auto, "--device", help="auto picks CUDA when present."),
+    dtype: Dtype = typer.Option(
+        Dtype.auto, "--dtype", help="auto keeps the checkpoint's float dtype."
+    ),
+    dump: Path = typer.Option(
+        None, "--dump", help="Write logits and draft_token_ids to this safetensors file."
+    ),
+    compare: Path = typer.Option(
+        None, "--compare", help="Compare with a --dump file; exit 1 on mismatch."
+    ),
+    atol: float = typer.Option(1e-3, "--atol", help="Absolute tolerance of --compare."),
+    output_format: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+) -> None:
+    """Load a draft strictly and run specfmt's torch reference forward on it.
+
+    Needs torch: pip install 'specfmt[forward]'. Exit codes: 0 ok, 1 the checkpoint cannot
+    run (missing/unexpected/misshapen tensor, NaN) or --compare mismatch, 2 usage error or
+    unsupported feature, 3 an input could not be read.
+    """
+    result = run_forward(ForwardOptions(
+        checkpoint=checkpoint, verifier=verifier, inputs=inputs, tokens=tokens, seed=seed,
+        steps=steps, anchor=anchor, top_k=top_k, device=device.value, dtype=dtype.value,
+        dump=dump, compare=compare, atol=atol,
+    ))
+    out = stdout()
+    if output_format is Format.json:
+        out.write(json.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        out.write(render_text(result) + "\n")
+    raise typer.Exit(result.exit_code)

@@ -14,10 +14,12 @@ deleted afterwards. Each measurement runs in a fresh Python process, so its peak
   default dtype, so its init allocates the full size), ``safetensors.torch.load_file``,
   ``load_state_dict(strict=True)``, then the same forward.
 
-The forward runs twice; the second time is the steady state. Page cache is warm for all
-three (the builder has just written the file); results go to stdout as a markdown table.
+The forward runs twice; the second time is the steady state. Every measurement is repeated
+(``--repeat``, median reported) with a warm page cache (the builder has just written the
+file) and a cold one (the file's pages evicted with ``posix_fadvise(DONTNEED)`` before
+each run). Results go to stdout as a markdown table.
 
-    python benches/bench_forward.py [--device cpu|cuda] [--positions 128] [--dir DIR]
+    python benches/bench_forward.py [--device cpu|cuda] [--positions 128] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -133,6 +135,21 @@ def _measure(mode: str, ckpt: Path, device: str, positions: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _evict(path: Path) -> None:
+    """Drop the file's pages from the page cache (no root needed)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
 def _build(directory: Path) -> tuple[Path, float]:
     from spec_format.builder import build_checkpoint, qwen3_8b_eagle3_config
 
@@ -141,26 +158,38 @@ def _build(directory: Path) -> tuple[Path, float]:
     return directory, time.perf_counter() - start
 
 
-def _table(size: int, read: dict, runs: dict[str, dict], positions: int, device: str) -> str:
+def _table(size: int, results: dict, positions: int, device: str, repeat: int) -> str:
+    read = {cache: _median([r["seconds"] for r in results[cache]["read"]])
+            for cache in ("warm", "cold")}
     lines = [
         f"checkpoint: {size / GIB:.2f} GiB ({size:,} bytes), device {device}, "
-        f"{positions} positions, {os.cpu_count()} CPU threads",
-        f"read once (warm page cache): {read['seconds']:.2f} s "
-        f"({size / GIB / read['seconds']:.2f} GiB/s), peak RSS {read['peak_rss'] / GIB:.2f} GiB",
+        f"{positions} positions, {os.cpu_count()} CPU threads, median of {repeat} runs",
+        f"read once: warm page cache {read['warm']:.2f} s "
+        f"({size / GIB / read['warm']:.2f} GiB/s), cold {read['cold']:.2f} s "
+        f"({size / GIB / read['cold']:.2f} GiB/s)",
         "",
-        "| loader | load s | load / read | peak RSS GiB | peak RSS / size | baseline RSS GiB "
+        "| loader | cache | load s | load / read | peak RSS GiB | peak RSS / size "
         "| forward s (1st, 2nd) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, r in runs.items():
-        lines.append(
-            f"| {name} | {r['load_seconds']:.2f} | {r['load_seconds'] / read['seconds']:.2f}x "
-            f"| {r['peak_rss'] / GIB:.2f} | {r['peak_rss'] / size:.2f}x "
-            f"| {r['baseline_rss'] / GIB:.2f} "
-            f"| {r['forward_seconds'][0]:.2f}, {r['forward_seconds'][1]:.2f} |"
-        )
-        if "gpu_peak_bytes" in r:
-            lines.append(f"|   GPU peak allocated | | | {r['gpu_peak_bytes'] / GIB:.2f} | | | |")
+    for name in ("specfmt", "load_file"):
+        for cache in ("warm", "cold"):
+            runs = results[cache][name]
+            load = _median([r["load_seconds"] for r in runs])
+            peak = max(r["peak_rss"] for r in runs)
+            first = _median([r["forward_seconds"][0] for r in runs])
+            second = _median([r["forward_seconds"][1] for r in runs])
+            lines.append(
+                f"| {name} | {cache} | {load:.2f} | {load / read[cache]:.2f}x "
+                f"| {peak / GIB:.2f} | {peak / size:.2f}x | {first:.2f}, {second:.2f} |"
+            )
+            gpu = [r["gpu_peak_bytes"] for r in runs if "gpu_peak_bytes" in r]
+            if gpu:
+                lines.append(f"| {name} | {cache} | GPU peak allocated | | "
+                             f"{max(gpu) / GIB:.2f} | | |")
+    baseline = _median([r["baseline_rss"] for r in results["warm"]["specfmt"]])
+    lines.append("")
+    lines.append(f"peak RSS includes {baseline / GIB:.2f} GiB of Python + torch before any weight")
     return "\n".join(lines)
 
 
@@ -168,6 +197,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--positions", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement")
     parser.add_argument("--dir", default=None, help="where to build the temporary checkpoint")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--ckpt", help=argparse.SUPPRESS)
@@ -179,13 +209,20 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="specfmt-bench-forward-", dir=args.dir))
     try:
         ckpt, build_seconds = _build(tmp / "qwen3-8b-eagle3")
-        size = (ckpt / "model.safetensors").stat().st_size
+        weights = ckpt / "model.safetensors"
+        size = weights.stat().st_size
         print(f"built in {build_seconds:.1f} s", file=sys.stderr)
-        read = _measure("read", ckpt, args.device, args.positions)
-        runs = {name: _measure(name, ckpt, args.device, args.positions)
-                for name in ("specfmt", "load_file")}
-        print(_table(size, read, runs, args.positions, args.device))
-        print("\nraw: " + json.dumps({"read": read, **runs}))
+        results: dict = {"warm": {}, "cold": {}}
+        for cache in ("warm", "cold"):
+            for mode in ("read", "specfmt", "load_file"):
+                runs = []
+                for _ in range(args.repeat):
+                    if cache == "cold":
+                        _evict(weights)
+                    runs.append(_measure(mode, ckpt, args.device, args.positions))
+                results[cache][mode] = runs
+        print(_table(size, results, args.positions, args.device, args.repeat))
+        print("\nraw: " + json.dumps(results))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -46,6 +46,14 @@ class RMSNorm(nn.Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
 
+class Embedding(nn.Embedding):
+    """``nn.Embedding`` without an initial fill: the loader assigns every weight, and the
+    first ``normal_`` on the meta device costs a second of one-time setup in torch."""
+
+    def reset_parameters(self) -> None:
+        pass
+
+
 # ----------------------------------------------------------------------------- RoPE
 
 

@@ -26,6 +26,7 @@ from torch import nn
 from spec_format.forward.blocks import (
     Attention,
     DecoderLayer,
+    Embedding,
     RMSNorm,
     RotaryEmbedding,
     anchored_block_mask,
@@ -71,7 +72,7 @@ class DFlashDraft(DraftModel):
         super().__init__(spec)
         L = spec.layer
         self.block_size = int(spec.flag("block_size"))
-        self.embed_tokens = nn.Embedding(L.V, L.H)
+        self.embed_tokens = Embedding(L.V, L.H)
         self.fc = nn.Linear(spec.A * spec.Ht, L.H, bias=False)
         self.hidden_norm = RMSNorm(L.H, L.eps)
         self.layers = nn.ModuleList([self.make_layer(i) for i in range(L.L)])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from spec_format.forward.blocks import Embedding
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.dflash import DFlashDraft
 from spec_format.forward.draft import DraftOutput
@@ -29,7 +30,7 @@ class MarkovHead(nn.Module):
         super().__init__()
         r, H = int(spec.flag("markov_rank")), spec.H
         self.kind, self.rank = spec.flag("markov_head_type"), r
-        self.markov_w1 = nn.Embedding(spec.V, r)  # indexed by verifier ids
+        self.markov_w1 = Embedding(spec.V, r)  # indexed by verifier ids
         self.markov_w2 = nn.Linear(r, spec.D, bias=False)
         if self.kind == "gated":
             self.gate_proj = nn.Linear(H + r, r)

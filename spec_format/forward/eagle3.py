@@ -33,6 +33,7 @@ from torch import nn
 from spec_format.forward.blocks import (
     KV,
     DecoderLayer,
+    Embedding,
     RMSNorm,
     RotaryEmbedding,
     causal_mask,
@@ -67,7 +68,7 @@ class Eagle3Draft(DraftModel):
     def __init__(self, spec: DraftSpec) -> None:
         super().__init__(spec)
         L, A, Ht = spec.layer, spec.A, spec.Ht
-        self.embed_tokens = nn.Embedding(L.V, L.H)
+        self.embed_tokens = Embedding(L.V, L.H)
         if spec.flag("norm_before_fc"):
             self.input_norm = RMSNorm(A * Ht, L.eps)
         if spec.flag("fc_norm"):

@@ -27,5 +27,5 @@ class CheckpointError(SpecfmtError):
     def __init__(self, summary: str, problems: list[str] | None = None) -> None:
         self.summary = summary
         self.problems = list(problems or [])
-        lines = [summary, *(f"  - {p}" for p in self.problems)]
+        lines = [summary, *(f"  {p}" for p in self.problems)]
         super().__init__("\n".join(lines))

@@ -16,7 +16,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from spec_format.forward.blocks import DecoderLayer, RMSNorm, RotaryEmbedding, causal_mask
+from spec_format.forward.blocks import (
+    DecoderLayer,
+    Embedding,
+    RMSNorm,
+    RotaryEmbedding,
+    causal_mask,
+)
 from spec_format.forward.config import DraftSpec, LayerSpec
 from spec_format.forward.draft import DraftModel, DraftOutput
 
@@ -41,7 +47,7 @@ class MTPDraft(DraftModel):
     def __init__(self, spec: DraftSpec) -> None:
         super().__init__(spec)
         L = spec.layer
-        self.embed_tokens = nn.Embedding(L.V, L.H)
+        self.embed_tokens = Embedding(L.V, L.H)
         self.mtp_layers = nn.ModuleList([MTPLayer(L)])
         self.lm_head = nn.Linear(L.H, L.V, bias=False)
         self.rotary_emb = RotaryEmbedding(L.rope, L.hd)

@@ -40,8 +40,6 @@ MODEL_CLASSES = {
     "mtp": "mtp:MTPDraft",
 }
 
-_SAFETENSORS_FLOATS = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}
-
 
 def _import_torch() -> Any:
     try:
@@ -78,24 +76,12 @@ def _device(torch: Any, name: str) -> torch.device:
     return torch.device(name)
 
 
-def _dtype(torch: Any, name: str, checkpoint: Path) -> torch.dtype:
-    """``auto`` keeps the checkpoint's float dtype (the most common one), so on CPU the
-    weights stay memory-mapped and are never copied."""
+def _dtype(torch: Any, name: str) -> torch.dtype | None:
+    """None for ``auto``: the loader keeps the checkpoint's float dtype (the most common
+    one), so on CPU the weights stay memory-mapped and are never copied."""
     if name not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)} (got {name!r})")
-    if name == "auto":
-        from spec_format.forward.loader import WeightFiles
-
-        files = WeightFiles(checkpoint)
-        try:
-            counts: dict[str, int] = {}
-            for dtype, _ in files.header().values():
-                if dtype in _SAFETENSORS_FLOATS:
-                    counts[dtype] = counts.get(dtype, 0) + 1
-        finally:
-            files.close()
-        name = _SAFETENSORS_FLOATS[max(counts, key=counts.get)] if counts else "float32"
-    return getattr(torch, name)
+    return None if name == "auto" else getattr(torch, name)
 
 
 def _check_options(opts: ForwardOptions, spec: DraftSpec, tokens: int) -> tuple[int, int | None]:
@@ -195,7 +181,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     steps, anchor = _check_options(opts, spec, inputs.tokens)
     if opts.verifier is not None and not Path(opts.verifier).is_dir():
         raise UsageError(f"--verifier {opts.verifier}: not a directory")
-    dtype = _dtype(torch, opts.dtype, directory)
+    dtype = _dtype(torch, opts.dtype)
 
     def sync() -> None:
         if device.type == "cuda":
@@ -208,7 +194,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     load_seconds = time.perf_counter() - start
 
     ids = inputs.input_ids.to(device)
-    hidden = inputs.hidden_states.to(device=device, dtype=dtype)
+    hidden = inputs.hidden_states.to(device=device, dtype=loaded.dtype)
     start = time.perf_counter()
     with torch.inference_mode():
         out = loaded.model.draft(ids, hidden, steps=steps, anchor=anchor)
@@ -218,7 +204,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     result = ForwardResult(
         checkpoint=str(checkpoint), model_type=spec.model_type,
         layer_type=spec.layer.model_type, device=str(device),
-        dtype=str(dtype).removeprefix("torch."), torch_version=torch.__version__,
+        dtype=str(loaded.dtype).removeprefix("torch."), torch_version=torch.__version__,
         inputs=inputs.source, tokens=inputs.tokens, rows=_rows(torch, out, opts.top_k, loaded.model.to_target),
         proposal=out.proposal, stats=_stats(torch, out.logits),
         load_seconds=load_seconds, forward_seconds=forward_seconds,

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
+from spec_format.forward.blocks import Embedding
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.dflash import DFlashDraft
 from spec_format.forward.draft import DraftOutput
@@ -32,7 +33,7 @@ class RefinerHead(nn.Module):
         super().__init__()
         r, H = int(spec.flag("xpress_rank")), spec.H
         hidden = r * int(spec.flag("xpress_mlp_ratio"))
-        self.token_embed = nn.Embedding(spec.V, r)  # indexed by verifier ids
+        self.token_embed = Embedding(spec.V, r)  # indexed by verifier ids
         self.down_h = nn.Linear(H, r, bias=False)
         self.down_g = nn.Linear(H, r, bias=False)
         self.in_proj = nn.Linear(3 * r, r, bias=False)

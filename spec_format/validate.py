@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_format import schemas
+from spec_format import schemas, versions
 from spec_format.jsonload import Loaded, load_json
 from spec_format.report import FileReport, Finding, Report
 from spec_format.rules import input as input_rules
@@ -26,7 +26,7 @@ from spec_format.rules.registry import checks_for
 CONFIG_NAME = "config.json"
 
 #: rule layers that look at the config alone, in the order they run
-CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER)
+CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 
 
 @dataclass(frozen=True)
@@ -227,11 +227,14 @@ def _add_lines(findings: list[Finding], loaded: Loaded) -> None:
 
 
 def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:
-    """The format version to validate against and where it came from."""
+    """The format version to validate against and where it came from: ``requested``
+    (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
+    ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
     if options.format_version:
         schemas.version_entry(options.format_version)  # raises UsageError when unknown
         return options.format_version, "requested"
-    return schemas.latest_version(), "latest"
+    detection = versions.detect(config)
+    return detection.line, detection.source
 
 
 # -- dispatch ------------------------------------------------------------------------------

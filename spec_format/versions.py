@@ -325,6 +325,7 @@ class Detection:
     problems: list[str] = field(default_factory=list)  # declared string issues
     parsed: ParsedVersion | None = None
     discarded: list[Evidence] = field(default_factory=list)  # weak evidence that contradicted
+    strong: tuple[str, ...] = ()  # lines the strong evidence alone allows
 
     @property
     def inferred_line(self) -> str | None:
@@ -334,7 +335,7 @@ class Detection:
     def agrees(self) -> bool:
         if self.parsed is None or self.declared_line is None:
             return True
-        return any(c in self.inferred for c in self.parsed.candidates)
+        return any(c in self.strong for c in self.parsed.candidates)
 
     @property
     def inferred_span(self) -> str:
@@ -368,12 +369,14 @@ class Detection:
 def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
     """Decide which format version ``config`` is in.
 
-    The declared version wins when the key fingerprint allows it. When it does not (a
-    re-saved file, a hand edit) or when there is none, the newest line the fingerprint
-    allows is used and labelled inferred. ``requested`` overrides both (``--format-version``).
+    The declared version wins when the strong key evidence (keys a release introduced or
+    stopped writing) allows it; absent keys alone never overrule it, because hand-written
+    files omit fields freely. Without a usable declared version, the newest line all the
+    evidence allows is used and labelled inferred. ``requested`` (``--format-version``)
+    overrides both.
     """
     evidence = fingerprint(config)
-    allowed, discarded = _allowed_lines(evidence)
+    strong, allowed, discarded = _allowed_lines(evidence)
     declared = config.get("speculators_version")
     problems: list[str] = []
     parsed = None
@@ -395,11 +398,14 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
                     problems.append(
                         f"{declared} names no known format version (known: {', '.join(lines())})"
                     )
+    fits: list[str] = []
+    if parsed is not None and declared_line is not None:
+        fits = [c for c in parsed.candidates if c in strong]
+        # among the lines a between-releases build may write, prefer what the keys say
+        fits = [c for c in fits if c in allowed] or fits
     if requested is not None:
         line, source = requested, "requested"
-    elif parsed is not None and declared_line is not None and (
-        fits := [c for c in parsed.candidates if c in allowed]
-    ):
+    elif fits:
         line, source = fits[-1], "declared"
     else:
         line, source = allowed[-1], "inferred"
@@ -413,17 +419,21 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
         problems=problems,
         parsed=parsed,
         discarded=discarded,
+        strong=strong,
     )
 
 
-def _allowed_lines(evidence: Iterable[Evidence]) -> tuple[tuple[str, ...], list[Evidence]]:
-    """Lines every strong piece of evidence allows, narrowed by each weak piece that does
-    not contradict what is left (hand-written files lack keys a release would write)."""
+def _allowed_lines(
+    evidence: Iterable[Evidence],
+) -> tuple[tuple[str, ...], tuple[str, ...], list[Evidence]]:
+    """(lines every strong piece of evidence allows, those narrowed by each weak piece that
+    does not contradict what is left, the weak pieces that did)."""
     evidence = list(evidence)
     candidates = [v for v in lines() if all(e.allows(v) for e in evidence if e.strong)]
     if not candidates:  # contradicting strong evidence: trust the newest lower bound
         lows = [e.low for e in evidence if e.strong and e.low]
         candidates = [max(lows, key=_line_key)] if lows else list(lines())
+    strong = tuple(candidates)
     discarded = []
     for e in (e for e in evidence if not e.strong):
         narrowed = [v for v in candidates if e.allows(v)]
@@ -431,5 +441,5 @@ def _allowed_lines(evidence: Iterable[Evidence]) -> tuple[tuple[str, ...], list[
             candidates = narrowed
         else:
             discarded.append(e)
-    return tuple(candidates), discarded
+    return strong, tuple(candidates), discarded
 

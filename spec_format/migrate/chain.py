@@ -50,7 +50,9 @@ class Step:
 
     @property
     def summary(self) -> str:
-        return self.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+        first = self.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+        prefix = f"{self.source} -> {self.target}:"
+        return first[len(prefix):].strip() if first.startswith(prefix) else first
 
     @classmethod
     def from_module(cls, module: ModuleType) -> Step:

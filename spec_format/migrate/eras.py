@@ -77,10 +77,14 @@ def dspark_anchor_missing(doc: dict[str, Any]) -> str | None:
     )
 
 
-def apply_fixups(doc: dict[str, Any], verifier: dict[str, Any] | None = None) -> StepOutput:
-    """Correct what known builds wrote wrong, before any step runs."""
+def apply_fixups(
+    doc: dict[str, Any], verifier: dict[str, Any] | None = None, *, values: bool = True
+) -> StepOutput:
+    """Correct what known builds wrote wrong, before any step runs. ``values=False`` keeps
+    to making implicit meaning explicit (what ``specfmt fix`` does) and leaves written
+    values alone."""
     ed = Editor(doc, FIXUP_STEP)
-    bug = dflash_off_by_one(doc)
+    bug = dflash_off_by_one(doc) if values else None
     if bug is not None:
         i, written, right = bug
         ed.set(

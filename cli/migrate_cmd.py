@@ -6,10 +6,10 @@ import enum
 from pathlib import Path
 
 import typer
-
-from spec_format import documents, rewrite
 from spec_format.cli.common import ExitCode, handle_errors
 from spec_format.cli.rewrite_common import OUTPUT_HELP, emit, fail, render_text, write_options
+
+from spec_format import documents, rewrite
 from spec_format.migrate import MigrateOptions, migrate
 
 
@@ -21,16 +21,34 @@ class ReportFormat(str, enum.Enum):
 @handle_errors
 def migrate_command(
     path: Path = typer.Argument(..., help="A config.json or the checkpoint directory holding it."),
-    to: str = typer.Option(None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."),
-    source: str = typer.Option(None, "--from", help="Treat the input as this format version instead of detecting it."),
+    to: str = typer.Option(
+        None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
+    ),
+    source: str = typer.Option(
+        None, "--from", help="Treat the input as this format version instead of detecting it."
+    ),
     output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
-    backup: bool = typer.Option(False, "--backup", help="With --in-place: keep the original as <name>.bak."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print a unified diff and the change report; write nothing."),
-    check: bool = typer.Option(False, "--check", help="Exit 1 when migrating would change the file; write nothing."),
-    allow_lossy: bool = typer.Option(False, "--allow-lossy", help="Accept a downgrade that loses information."),
-    verifier: Path = typer.Option(None, "--verifier", help="The verifier's config.json (or folder): fills verifier.architectures."),
-    report_format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="Report format."),
+    backup: bool = typer.Option(
+        False, "--backup", help="With --in-place: keep the original as <name>.bak."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print a unified diff and the change report; write nothing."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Exit 1 when migrating would change the file; write nothing."
+    ),
+    allow_lossy: bool = typer.Option(
+        False, "--allow-lossy", help="Accept a downgrade that loses information."
+    ),
+    verifier: Path = typer.Option(
+        None,
+        "--verifier",
+        help="The verifier's config.json (or folder): fills verifier.architectures.",
+    ),
+    report_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Report format."
+    ),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.
 
@@ -76,4 +94,3 @@ def migrate_command(
     if check and outcome.changed:
         raise typer.Exit(ExitCode.FINDINGS)
     raise typer.Exit(ExitCode.OK)
-

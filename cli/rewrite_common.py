@@ -44,10 +44,15 @@ def render_text(
         lines.append(outcome.diff().rstrip("\n"))
     if opts.check:
         lines.append(
-            f"  would change {outcome.path}" if outcome.changed else f"  {outcome.path} is up to date"
+            f"  would change {outcome.path}"
+            if outcome.changed
+            else f"  {outcome.path} is up to date"
         )
     if outcome.written_to is not None:
-        lines.append(f"  wrote {outcome.written_to}" + (f" (backup {outcome.backup})" if outcome.backup else ""))
+        lines.append(
+            f"  wrote {outcome.written_to}"
+            + (f" (backup {outcome.backup})" if outcome.backup else "")
+        )
     elif opts.in_place and not outcome.changed:
         lines.append(f"  {outcome.path} already up to date; not rewritten")
     return "\n".join(lines) + "\n"

@@ -40,7 +40,9 @@ def render(verbose: bool = False) -> str:
     for v in data["versions"]:
         out.append(f"  {v['version']}  release {v['release']:<7} types: {', '.join(v['types'])}")
     out.append("")
-    out.append("Migration steps (`specfmt migrate --to V` runs them in order, down for downgrades):")
+    out.append(
+        "Migration steps (`specfmt migrate --to V` runs them in order, down for downgrades):"
+    )
     for s in data["steps"]:
         out.append(f"  {s['source']} -> {s['target']}  {s['summary']}")
         if verbose:

@@ -276,7 +276,9 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
                 out.append(Evidence(f"key {key} absent", next_line(until), None, strong=False))
     for key in _NOISE_KEYS:
         if key in config:
-            out.append(Evidence(f"key {key} present (stripped on save from 0.5.0.dev81)", None, "0.5"))
+            out.append(
+                Evidence(f"key {key} present (stripped on save from 0.5.0.dev81)", None, "0.5")
+            )
     spec = config.get("speculators_config")
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
@@ -442,4 +444,3 @@ def _allowed_lines(
         else:
             discarded.append(e)
     return strong, tuple(candidates), discarded
-

@@ -52,7 +52,7 @@ class Step:
     def summary(self) -> str:
         first = self.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
         prefix = f"{self.source} -> {self.target}:"
-        return first[len(prefix):].strip() if first.startswith(prefix) else first
+        return first[len(prefix) :].strip() if first.startswith(prefix) else first
 
     @classmethod
     def from_module(cls, module: ModuleType) -> Step:

@@ -148,9 +148,7 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
                 VERIFIER_ARCHS,
             )
         )
-    elif _v03_hardcoded_llama(doc) and get(doc, VERIFIER_ARCHS) == [
-        "LlamaForCausalLM"
-    ]:
+    elif _v03_hardcoded_llama(doc) and get(doc, VERIFIER_ARCHS) == ["LlamaForCausalLM"]:
         out.append(
             Problem(
                 "verifier-architectures-hardcoded",
@@ -160,9 +158,13 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
                 severity="info",
             )
         )
-    if model_type == "eagle3" and "Eagle3Speculator" in archs and (
-        versions.in_range(declared, "0.2.0.dev20", "0.4.0.post999")
-        or versions.in_range(declared, "0.5.0.dev1", "0.5.0.dev13")
+    if (
+        model_type == "eagle3"
+        and "Eagle3Speculator" in archs
+        and (
+            versions.in_range(declared, "0.2.0.dev20", "0.4.0.post999")
+            or versions.in_range(declared, "0.5.0.dev1", "0.5.0.dev13")
+        )
     ):
         out.append(
             Problem(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -45,16 +46,12 @@ def write_atomic(path: Path, text: str, *, backup: Path | None = None) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, path.stat().st_mode & 0o777)
-        except FileNotFoundError:
-            pass
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     _fsync_dir(directory)
 
@@ -69,10 +66,8 @@ def _copy_atomic(src: Path, dst: Path, directory: Path) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, dst)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

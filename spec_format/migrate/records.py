@@ -92,7 +92,11 @@ class Problem:
     lossy: bool = False  # meaning the target cannot express, although no key changes
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
         if self.pointer is not None:
             out["pointer"] = self.pointer
         if self.step:

@@ -24,6 +24,7 @@ from spec_format.migrate.steps import STEP_MODULES
 from spec_format.migrate.steps._common import EAGLE3_FAMILY, TLC
 
 EXPLICIT_STEP = "explicit"
+NOISE_KEYS = ("has_no_defaults_at_init", "base_model_ep_plan", "keys_to_ignore_at_inference")
 STAMP_STEP = "stamp"
 
 
@@ -97,9 +98,14 @@ def resolve_target(to: str | None) -> tuple[str, str]:
         v = Version(text)
     except InvalidVersion:
         v = None
-    if v is None or v.is_prerelease or v.is_devrelease or v.is_postrelease or v.local or len(
-        v.release
-    ) < 3:
+    if (
+        v is None
+        or v.is_prerelease
+        or v.is_devrelease
+        or v.is_postrelease
+        or v.local
+        or len(v.release) < 3
+    ):
         raise UsageError(
             f"--to {to!r} is not a release; use a format version ({', '.join(versions.lines())}) "
             "or a release such as 0.5.0"
@@ -140,17 +146,17 @@ def migrate(document: dict[str, Any], options: MigrateOptions | None = None) -> 
     )
     result.source_errors = schema_errors(document, detection.line)
 
-    doc = document
-    for stage in (
-        lambda d: eras.apply_fixups(d, options.verifier),
-        lambda d: explicit(d, detection.line),
-        *[(lambda s: (lambda d: s.run(d, ctx)))(s) for s in steps],
-        lambda d: stamp(d, release),
-    ):
-        out = stage(doc)
-        doc = out.document
+    outputs = [
+        eras.apply_fixups(document, options.verifier),
+    ]
+    outputs.append(explicit(outputs[-1].document, detection.line))
+    for step in steps:
+        outputs.append(step.run(outputs[-1].document, ctx))
+    outputs.append(stamp(outputs[-1].document, release))
+    for out in outputs:
         result.changes.extend(out.changes)
         result.problems.extend(out.problems)
+    doc = outputs[-1].document
     result.problems.extend(eras.problems(doc))
     result.document = doc
     result.losses = [c for c in result.changes if c.lossy] + [p for p in result.problems if p.lossy]
@@ -209,9 +215,17 @@ def layer_model_type_default(model_type: str, line: str) -> str | None:
 
 
 def explicit(doc: dict[str, Any], line: str):
-    """Keys whose absence readers disagree about, written with the source's meaning."""
+    """Drop serialization noise, and write the keys whose absence readers disagree about
+    with the meaning the source version gives them."""
     ed = Editor(doc, EXPLICIT_STEP)
     model_type = ed.model_type
+    for key in NOISE_KEYS:
+        if key in doc:
+            ed.remove(
+                pointer(key),
+                "serialization noise: an accidental transformers field that speculators "
+                "< 0.5.0.dev81 wrote; no reader uses it",
+            )
     if model_type in EAGLE3_FAMILY and "norm_before_residual" not in doc:
         ed.set(
             "/norm_before_residual",
@@ -232,7 +246,7 @@ def explicit(doc: dict[str, Any], line: str):
             ed.problem(
                 "layer-model-type-missing",
                 "transformer_layer_config.model_type is required for eagle configs "
-                "(AutoConfig.for_model needs it); add the verifier family, e.g. \"llama\"",
+                '(AutoConfig.for_model needs it); add the verifier family, e.g. "llama"',
                 pointer=pointer(TLC, "model_type"),
                 severity="error",
             )

@@ -226,7 +226,7 @@ class DSparkAnchorUnrecorded(_VersionRule):
         why = eras.dspark_anchor_missing(ctx.config)
         if why is not None:
             yield Hit(
-                f"sample_from_anchor is absent: {why}. Write \"sample_from_anchor\": false "
+                f'sample_from_anchor is absent: {why}. Write "sample_from_anchor": false '
                 "(`specfmt fix` does)",
                 pointer="/sample_from_anchor",
             )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from spec_format import versions
 from spec_format.errors import UsageError
 from spec_format.migrate.chain import Chain, ChainError, Step
 from spec_format.migrate.records import StepOutput
 from spec_format.migrate.runner import chain
-from spec_format import versions
 
 
 def fake(source: str, target: str) -> Step:

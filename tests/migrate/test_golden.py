@@ -37,7 +37,9 @@ def test_release_fixture_matches_golden(release_fixture, target):
 
 
 def test_every_golden_has_a_fixture():
-    fixtures = {p.relative_to(FIXTURES).with_suffix("").as_posix() for p in FIXTURES.glob("*/*/*.json")}
+    fixtures = {
+        p.relative_to(FIXTURES).with_suffix("").as_posix() for p in FIXTURES.glob("*/*/*.json")
+    }
     for golden in GOLDEN.glob("*/*/*"):
         stem = golden.relative_to(GOLDEN).as_posix().split(".to-")[0]
         assert stem in fixtures, f"{golden} has no fixture (stale golden?)"

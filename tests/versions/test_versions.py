@@ -51,15 +51,24 @@ def test_in_range_uses_build_order():
 
 def test_dev_build_between_releases_may_write_the_older_format():
     # 0.2.0.dev11 is on the way to 0.2 but its config code equals 0.1's
-    cfg = {"speculators_model_type": "eagle3", "speculators_version": "0.2.0.dev11",
-           "norm_before_residual": False, "draft_vocab_size": 32000}
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.2.0.dev11",
+        "norm_before_residual": False,
+        "draft_vocab_size": 32000,
+    }
     det = versions.detect(cfg)
     assert (det.line, det.source, det.agrees) == ("0.1", "declared", True)
 
 
 def test_resaved_file_keeps_old_stamp_and_keys_win():
-    cfg = {"speculators_model_type": "eagle3", "speculators_version": "0.4.0",
-           "fc_norm": False, "norm_output": False, "norm_before_fc": False}
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.4.0",
+        "fc_norm": False,
+        "norm_output": False,
+        "norm_before_fc": False,
+    }
     det = versions.detect(cfg)
     assert det.line == "0.9" and det.source == "inferred" and not det.agrees
     assert det.declared_line == "0.4"
@@ -73,8 +82,11 @@ def test_missing_keys_never_overrule_a_declared_version():
 
 
 def test_noise_keys_bound_the_writer_from_above():
-    cfg = {"speculators_model_type": "eagle3", "speculators_version": "0.9.0",
-           "has_no_defaults_at_init": False}
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.9.0",
+        "has_no_defaults_at_init": False,
+    }
     det = versions.detect(cfg)
     assert det.source == "inferred" and det.line in ("0.1", "0.2", "0.3", "0.4", "0.5")
 
@@ -83,7 +95,14 @@ def test_noise_keys_bound_the_writer_from_above():
     ("cfg", "line"),
     [
         ({"speculators_model_type": "dflash", "max_anchors": 256}, "0.5"),
-        ({"speculators_model_type": "dflash", "max_anchors": 256, "sliding_window_non_causal": False}, "0.6"),
+        (
+            {
+                "speculators_model_type": "dflash",
+                "max_anchors": 256,
+                "sliding_window_non_causal": False,
+            },
+            "0.6",
+        ),
         ({"speculators_model_type": "dspark"}, "0.9"),
         ({"speculators_model_type": "eagle"}, "0.4"),
         ({"speculators_model_type": "peagle", "num_depths": 8, "norm_before_fc": False}, "0.6"),
@@ -96,11 +115,18 @@ def test_inferred_without_version(cfg, line):
 
 
 def test_requested_overrides_everything():
-    det = versions.detect({"speculators_model_type": "eagle3", "speculators_version": "0.2.0"}, "0.7")
+    det = versions.detect(
+        {"speculators_model_type": "eagle3", "speculators_version": "0.2.0"}, "0.7"
+    )
     assert (det.line, det.source) == ("0.7", "requested")
 
 
 def test_unparseable_version_falls_back_to_keys():
-    det = versions.detect({"speculators_model_type": "dflash", "speculators_version": "1",
-                           "sample_from_anchor": False})
+    det = versions.detect(
+        {
+            "speculators_model_type": "dflash",
+            "speculators_version": "1",
+            "sample_from_anchor": False,
+        }
+    )
     assert det.source == "inferred" and det.problems

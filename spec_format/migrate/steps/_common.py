@@ -27,16 +27,16 @@ def add_field(ed: Editor, types: tuple[str, ...], key: str, value: Any, why: str
         ed.add_default(pointer(key), value, why)
 
 
-def drop_field(
-    ed: Editor, types: tuple[str, ...], key: str, old_meaning: Any, why: str
-) -> None:
+def drop_field(ed: Editor, types: tuple[str, ...], key: str, old_meaning: Any, why: str) -> None:
     """Downgrade: remove a field the target does not declare. Lossy unless the value is what
     the older reader does anyway (``old_meaning``)."""
     if ed.model_type not in types or key not in ed.doc:
         return
     value = ed.doc[key]
     lossy = not (value == old_meaning and type(value) is type(old_meaning))
-    ed.remove(pointer(key), why if not lossy else f"{why}; the value {value!r} is lost", lossy=lossy)
+    ed.remove(
+        pointer(key), why if not lossy else f"{why}; the value {value!r} is lost", lossy=lossy
+    )
 
 
 def refuse_type(ed: Editor, target: str, note: str = "") -> None:

@@ -41,5 +41,7 @@ def downgrade(doc, ctx) -> StepOutput:
         None,
         "0.1 has no such field and always uses the default [2, L//2, L-3]",
     )
-    respell_dtype(ed, "torch_dtype", "0.1 runs on transformers < 4.54, which reads only torch_dtype")
+    respell_dtype(
+        ed, "torch_dtype", "0.1 runs on transformers < 4.54, which reads only torch_dtype"
+    )
     return ed.output()

@@ -1,9 +1,9 @@
-"""0.4 -> 0.5: DFlash arrives; EAGLE-1, independent and mlp leave; norm_before_fc; no more noise.
+"""0.4 -> 0.5: DFlash arrives; EAGLE-1, independent and mlp leave; norm_before_fc.
 
 speculators 0.5 added the ``dflash`` type and eagle3's ``norm_before_fc`` (false), stopped
 writing the accidental transformers fields ``has_no_defaults_at_init`` and
-``base_model_ep_plan`` (serialization noise, dropped here), and no longer loads ``eagle``,
-``independent`` or ``mlp`` configs, so those cannot be upgraded. Downgrading refuses
+``base_model_ep_plan`` (serialization noise, which every migration drops), and no longer
+loads ``eagle``, ``independent`` or ``mlp`` configs, so those cannot be upgraded. Downgrading refuses
 ``dflash``, drops ``norm_before_fc`` (lossy when true) and removes a top-level
 ``model_type``, which makes 0.4 and older fail to load.
 """
@@ -11,30 +11,19 @@ writing the accidental transformers fields ``has_no_defaults_at_init`` and
 from __future__ import annotations
 
 from spec_format.errors import MigrationRefused
-from spec_format.migrate.records import Editor, StepOutput, pointer
+from spec_format.migrate.records import Editor, StepOutput
 from spec_format.migrate.steps._common import add_field, drop_field, refuse_type
 
 SOURCE = "0.4"
 TARGET = "0.5"
-TOUCHES = ("norm_before_fc", "has_no_defaults_at_init", "base_model_ep_plan", "model_type")
+TOUCHES = ("norm_before_fc", "model_type")
 STEP = f"{SOURCE}->{TARGET}"
-NOISE = ("has_no_defaults_at_init", "base_model_ep_plan", "keys_to_ignore_at_inference")
 RETIRED = {
     "eagle": "EAGLE-1/HASS drafts have no loader from 0.5 on (the type was un-registered in "
     "0.5 and deleted in 0.7); keep the checkpoint at format 0.4 or re-train it as eagle3",
     "independent": "no release from 0.5 on knows it, and no release could read it back",
     "mlp": "the type was removed in 0.5 and no producer ever wrote weights for it",
 }
-
-
-def drop_noise(ed: Editor) -> None:
-    for key in NOISE:
-        if key in ed.doc:
-            ed.remove(
-                pointer(key),
-                "serialization noise: an accidental transformers field that speculators "
-                "< 0.5.0.dev81 wrote; no reader uses it",
-            )
 
 
 def upgrade(doc, ctx) -> StepOutput:
@@ -44,7 +33,6 @@ def upgrade(doc, ctx) -> StepOutput:
             f"speculators_model_type {ed.model_type!r} cannot be migrated past 0.4: "
             f"{RETIRED[ed.model_type]}"
         )
-    drop_noise(ed)
     add_field(
         ed,
         ("eagle3",),
@@ -68,7 +56,6 @@ def downgrade(doc, ctx) -> StepOutput:
     if "model_type" in ed.doc and ed.model_type != "independent":
         ed.remove(
             "/model_type",
-            "a top-level model_type makes 0.4 and older fail to load "
-            "('model_type' is a ClassVar)",
+            "a top-level model_type makes 0.4 and older fail to load ('model_type' is a ClassVar)",
         )
     return ed.output()

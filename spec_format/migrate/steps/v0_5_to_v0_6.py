@@ -3,8 +3,7 @@
 speculators 0.6 added the ``peagle`` and ``mtp`` types and DFlash's
 ``sliding_window_non_causal`` (false), and refuses a ``default_proposal_method`` that names
 no configured proposal method (0.5 accepted anything), so upgrading points it at the greedy
-method. Files from 0.5.0 dev builds before dev81 still carry serialization noise, dropped
-here too. Downgrading refuses ``peagle`` and ``mtp``, drops ``sliding_window_non_causal``
+method. Downgrading refuses ``peagle`` and ``mtp``, drops ``sliding_window_non_causal``
 (lossy when true), and flags DFlash drafts with sliding-window layers, which 0.5 runs with
 full attention.
 """
@@ -19,7 +18,6 @@ from spec_format.migrate.steps._common import (
     refuse_type,
     uses_sliding_window,
 )
-from spec_format.migrate.steps.v0_4_to_v0_5 import drop_noise
 
 SOURCE = "0.5"
 TARGET = "0.6"
@@ -29,7 +27,6 @@ STEP = f"{SOURCE}->{TARGET}"
 
 def upgrade(doc, ctx) -> StepOutput:
     ed = Editor(doc, STEP)
-    drop_noise(ed)
     add_field(
         ed,
         ("dflash",),

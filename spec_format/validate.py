@@ -12,6 +12,7 @@ import difflib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
             if isinstance(config.get("speculators_model_type"), str)
             else None
         )
-        _add_lines(report.findings, loaded)
+        report.positions = loaded if loaded.text else None
         return None
     model_type = dispatched
     report.model_type = model_type
@@ -188,21 +189,26 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         if isinstance(config.get("speculators_version"), str)
         else None,
     )
-    for layer in CONFIG_LAYERS:
-        for rule in checks_for(layer):
-            if _runs(rule, ctx, options):
-                findings.extend(run_rule(rule, ctx, options.profile))
-    _add_lines(findings, loaded)
+    for rule in _config_rules(model_type, version, options.select, options.ignore):
+        findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
+    report.positions = loaded if loaded.text else None
     return ctx
 
 
-def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
-    if options.select and rule.id not in options.select:
-        return False
-    if rule.id in options.ignore:
-        return False
-    return rule.applies(ctx.model_type, ctx.format_version)
+@cache
+def _config_rules(
+    model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
+) -> tuple[type[Rule], ...]:
+    """The config-layer rules that apply to one type and version, in layer order."""
+    return tuple(
+        rule
+        for layer in CONFIG_LAYERS
+        for rule in checks_for(layer)
+        if (not select or rule.id in select)
+        and rule.id not in ignore
+        and rule.applies(model_type, version)
+    )
 
 
 def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding]:
@@ -213,17 +219,6 @@ def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding
         for f in findings
         if f.rule not in options.ignore and (not options.select or f.rule in options.select)
     ]
-
-
-def _add_lines(findings: list[Finding], loaded: Loaded) -> None:
-    if not loaded.text:
-        return
-    file = str(loaded.path)
-    for i, f in enumerate(findings):
-        if f.file == file and f.pointer is not None and f.line is None:
-            line, col = loaded.locate(f.pointer)
-            if line is not None:
-                findings[i] = Finding(**{**f.__dict__, "line": line, "column": col})
 
 
 def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:
@@ -247,6 +242,14 @@ def _dispatch(
     profile = options.profile
     model_type = config.get("speculators_model_type")
     if model_type is None:
+        if "speculators_config" in config:
+            return schema_rules.MissingModelType.finding(
+                "speculators_model_type is missing although speculators_config is present; add "
+                f"it{_type_hint(config)} (one of {', '.join(schemas.known_types())})",
+                file,
+                profile=profile,
+                pointer="/speculators_model_type",
+            )
         third_party = _third_party(config)
         if third_party:
             return schema_rules.ThirdPartyConfig.finding(
@@ -300,6 +303,15 @@ def _dispatch(
     )
 
 
+def _type_hint(config: dict[str, Any]) -> str:
+    """Suggest a type from speculators_config.algorithm or the architectures list."""
+    spec = config.get("speculators_config")
+    algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
+    if isinstance(algorithm, str) and algorithm in schemas.known_types():
+        return f": speculators_config.algorithm suggests {algorithm!r}"
+    return ""
+
+
 def _third_party(config: dict[str, Any]) -> str | None:
     """Recognise draft configs of other projects; returns an explanation or None."""
     archs = config.get("architectures")
@@ -310,7 +322,7 @@ def _third_party(config: dict[str, Any]) -> str | None:
             "speculators format; convert it with `speculators convert --algorithm dflash`, "
             "which also shifts target_layer_ids by +1"
         )
-    if any(a.endswith("Eagle3") or "Eagle3" in a for a in archs) or "eagle_config" in config:
+    if any("Eagle3" in a and "ForCausalLM" in a for a in archs) or "eagle_config" in config:
         return (
             f"this is a SafeAILab/NVIDIA-style EAGLE-3 config ({', '.join(archs) or 'eagle_config'}),"
             " not the speculators format; convert it with `speculators convert --algorithm "

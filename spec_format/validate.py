@@ -176,6 +176,18 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     model_type = dispatched
     report.model_type = model_type
     findings: list[Finding] = []
+    retired = schemas.retired_types().get(model_type)
+    if retired is not None and source != "requested":
+        findings.append(
+            schema_rules.RetiredModelType.finding(
+                f"speculators_model_type {model_type!r} ({retired.what}) was last readable by "
+                f"speculators {retired.last_version} ({retired.note}); checked against format "
+                f"{version}, but no current reader loads it",
+                file,
+                profile=options.profile,
+                pointer="/speculators_model_type",
+            )
+        )
     for rule, hit in schema_rules.schema_findings(config, version, model_type):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)

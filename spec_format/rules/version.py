@@ -218,8 +218,7 @@ class DSparkAnchorUnrecorded(_VersionRule):
 
     id = "M005"
     name = "dspark-anchor-unrecorded"
-    severity = Severity.ERROR
-    legacy_severity = Severity.WARNING
+    severity = Severity.WARNING
     applies_to = ("dspark",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -256,8 +255,7 @@ class DFlashTokensOffByOne(_VersionRule):
 
     id = "M006"
     name = "dflash-tokens-off-by-one"
-    severity = Severity.ERROR
-    legacy_severity = Severity.WARNING
+    severity = Severity.WARNING
     applies_to = ("dflash",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:

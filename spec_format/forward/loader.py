@@ -263,8 +263,7 @@ def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
         state: dict[str, torch.Tensor] = {}
         sources: dict[str, str] = {}
         nonfinite: list[str] = []
-        missing = [name for name, _ in _iter_state(model) if name not in files.location]
-        if missing and verifier_dir is not None:
+        if verifier_dir is not None:  # checked against the draft even when nothing is missing
             verifier = Verifier(verifier_dir, spec)
         generator = torch.Generator().manual_seed(seed)
         for name, meta in _iter_state(model):

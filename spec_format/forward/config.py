@@ -413,6 +413,12 @@ def _train_serve_notes(model_type: str, config: dict[str, Any], algo: dict[str, 
             f"{A} aux hidden states: vLLM's llama EAGLE-3 path assumes 3 unless "
             "num_aux_hidden_states is injected"
         )
+    if model_type == "eagle3" and any(layer.is_sliding(i) for i in range(layer.L)):
+        notes.append(
+            "sliding-window layers in chained steps: training measures the window from the "
+            "last row, vLLM from each step's own position (differs once steps approach the "
+            "window)"
+        )
     if model_type in EAGLE_FAMILY and layer.model_type == "qwen3" and layer.attention_bias:
         notes.append("attention_bias with qwen3 layers: vLLM's Qwen3 o_proj has no bias")
     if model_type == "peagle" and algo["fc_norm"]:

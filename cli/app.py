@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from spec_format.cli.rules_cmd import explain_command, rules_command
+from spec_format.cli.schema_cmd import schema_app
 from spec_format.cli.validate_cmd import validate_command
 
 from spec_format import __version__
@@ -36,6 +37,7 @@ def _root(
 app.command("validate")(validate_command)
 app.command("rules")(rules_command)
 app.command("explain")(explain_command)
+app.add_typer(schema_app, name="schema")
 
 
 def main() -> None:

@@ -47,3 +47,14 @@ export const wrongProposal: Eagle3Config = {
   // @ts-expect-error proposal_type is "greedy" only
   speculators_config: { ...speculatorsConfig, proposal_methods: [{ proposal_type: "sampling" }] },
 };
+
+// The example in docs/guide/schemas.md: the union narrows on speculators_model_type.
+export function blockSize(config: SpeculatorsDraftConfig): number | undefined {
+  switch (config.speculators_model_type) {
+    case "dflash":
+    case "dspark":
+      return config.block_size; // narrowed to DFlashConfig | DSparkConfig
+    default:
+      return undefined;
+  }
+}

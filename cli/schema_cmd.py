@@ -60,8 +60,10 @@ def export_command(
 @handle_errors
 def show_command(
     model_type: str = typer.Argument(
-        ..., metavar="TYPE", help="A speculators_model_type (eagle3, dflash, ...) or 'speculators' "
-        "for the version's root schema."
+        ...,
+        metavar="TYPE",
+        help="A speculators_model_type (eagle3, dflash, ...) or 'speculators' "
+        "for the version's root schema.",
     ),
     version: str = typer.Option(
         None, "--version", help="Format version (default: the newest that has TYPE)."

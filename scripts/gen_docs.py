@@ -335,7 +335,9 @@ def _extras(fd: FieldDoc) -> str:
     cd = fd.node.get("x-consumer-defaults")
     if cd:
         notes.append(
-            "Readers when absent: " + "; ".join(f"{k}: {_fmt_value(v)}" for k, v in cd.items()) + "."
+            "Readers when absent: "
+            + "; ".join(f"{k}: {_fmt_value(v)}" for k, v in cd.items())
+            + "."
         )
     since = fd.node.get("x-since")
     if since:
@@ -417,7 +419,9 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
                 f"The object at `{first_parent}`. {branch.get('description', '')}".rstrip(),
                 "",
             ]
-            lines += _field_table(cat, doc, model_type, children, version, prefix=first_parent + ".")
+            lines += _field_table(
+                cat, doc, model_type, children, version, prefix=first_parent + "."
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -520,7 +524,13 @@ def reference_index(cat: Catalogue) -> str:
         )
     retired = schemas.retired_types()
     if retired:
-        lines += ["", "## Retired types", "", "| Type | Last format | What | Note |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Retired types",
+            "",
+            "| Type | Last format | What | Note |",
+            "|---|---|---|---|",
+        ]
         for name, r in retired.items():
             lines.append(f"| `{name}` | {r.last_version} | {_cell(r.what)} | {_cell(r.note)} |")
     lines += [
@@ -551,7 +561,9 @@ def fields_matrix(cat: Catalogue) -> str:
             for f in cat.fields[(v, model_type)]:
                 order.setdefault(f.path, None)
         lines += ["", f"## {model_type}", ""]
-        lines.append("| Field | " + " | ".join(f"[{v}]({v}/{model_type}.md)" for v in versions) + " |")
+        lines.append(
+            "| Field | " + " | ".join(f"[{v}]({v}/{model_type}.md)" for v in versions) + " |"
+        )
         lines.append("|---|" + "---|" * len(versions))
         for path in order:
             cells = []
@@ -579,7 +591,9 @@ def consumer_defaults(cat: Catalogue) -> str:
                 for k in cd:
                     readers.setdefault(k, None)
                 key = (fd.path, _json(cd), _json(fd.default) if fd.default is not MISSING else "—")
-                row = rows.setdefault(key, {"cd": cd, "default": fd.default, "types": {}, "path": fd.path})
+                row = rows.setdefault(
+                    key, {"cd": cd, "default": fd.default, "types": {}, "path": fd.path}
+                )
                 row["types"].setdefault(model_type, []).append(version)
             since = fd.node.get("x-since")
             if since:
@@ -643,7 +657,9 @@ def _fixtures(root: Path, rule_id: str) -> list[tuple[str, dict[str, Any]]]:
     folder = root / "tests" / "fixtures" / "invalid" / rule_id
     out = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        out.append((path.relative_to(root).as_posix(), json.loads(path.read_text(encoding="utf-8"))))
+        out.append(
+            (path.relative_to(root).as_posix(), json.loads(path.read_text(encoding="utf-8")))
+        )
     return out
 
 
@@ -776,7 +792,9 @@ def check_rules(cat: Catalogue) -> list[str]:
             for spec in SpecifierSet(rule.versions):
                 base = ".".join(spec.version.split(".")[:2])
                 if not version_known(base):
-                    problems.append(f"{where}: versions {rule.versions!r} names unknown version {base}")
+                    problems.append(
+                        f"{where}: versions {rule.versions!r} names unknown version {base}"
+                    )
         for m in re.finditer(r"--format-version[ =](\d+(?:\.\d+)+)", rule.doc):
             if not version_known(m.group(1)):
                 problems.append(f"{where}: mentions unknown format version {m.group(1)}")
@@ -795,14 +813,14 @@ def check_rules(cat: Catalogue) -> list[str]:
                         continue
                     problems.append(
                         f"{where}: the {section} example uses {key!r}, which no catalogued "
-                        "schema defines" + ("" if failing else " (a passing example must use real fields)")
+                        "schema defines"
+                        + ("" if failing else " (a passing example must use real fields)")
                     )
     return problems
 
 
 def _commands():
     import typer
-
     from spec_format.cli.app import app
 
     return typer.main.get_command(app)
@@ -879,9 +897,8 @@ def check_cli_mentions(root: Path) -> list[str]:
 
 
 def _run_cli(args: list[str], cwd: Path) -> tuple[int, str]:
-    from typer.testing import CliRunner
-
     from spec_format.cli.app import app
+    from typer.testing import CliRunner
 
     old = Path.cwd()
     os.chdir(cwd)
@@ -1002,7 +1019,9 @@ def nav(root: Path, cat: Catalogue) -> str:
     present = sorted(p.stem for p in guide_dir.glob("*.md"))
     missing = [g for g in GUIDE_ORDER if g not in present]
     if missing:
-        raise DocsError([f"docs/guide/{m}.md is listed in GUIDE_ORDER but missing" for m in missing])
+        raise DocsError(
+            [f"docs/guide/{m}.md is listed in GUIDE_ORDER but missing" for m in missing]
+        )
     guide = list(GUIDE_ORDER) + [p for p in present if p not in GUIDE_ORDER]
     out = [
         "# Generated by scripts/generate.py (docs): the site navigation, inherited by mkdocs.yml.",
@@ -1022,7 +1041,9 @@ def nav(root: Path, cat: Catalogue) -> str:
     for version in reversed(catalog_versions()):
         out.append(f"      - {_yaml(f'Format {version}')}:")
         out.append(f"          - reference/{version}/index.md")
-        out += [f"          - reference/{version}/{t}.md" for t in schemas.version_entry(version).types]
+        out += [
+            f"          - reference/{version}/{t}.md" for t in schemas.version_entry(version).types
+        ]
     out += [f"  - {_yaml('Rules')}:", "      - rules/index.md"]
     for layer in Layer:
         rules = [r for r in registry.RULES if r.layer is layer]

@@ -69,7 +69,9 @@ class ExportError(InternalError):
 
 # -- which keywords hold subschemas ----------------------------------------------------------
 
-_SCHEMA_MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SCHEMA_MAP = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 _SCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _SCHEMA_ONE = frozenset(
     {
@@ -155,7 +157,9 @@ _NOT_IN_DRAFT07 = frozenset(
     }
 )
 #: keywords the bundler cannot follow (they need dynamic scope or plain-name fragments)
-_UNSUPPORTED = frozenset({"$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"})
+_UNSUPPORTED = frozenset(
+    {"$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
+)
 
 
 def _escape(token: str) -> str:
@@ -209,7 +213,11 @@ class _Bundler:
             base = parts[1]
         elif not parts:
             stem = posixpath.basename(doc_uri)
-            base = stem[: -len(schemas.SCHEMA_SUFFIX)] if stem.endswith(schemas.SCHEMA_SUFFIX) else stem
+            base = (
+                stem[: -len(schemas.SCHEMA_SUFFIX)]
+                if stem.endswith(schemas.SCHEMA_SUFFIX)
+                else stem
+            )
         else:
             base = parts[-1]
         if base not in self.defs:
@@ -229,7 +237,9 @@ class _Bundler:
         absolute = urljoin(base, ref)
         doc_uri, fragment = urldefrag(absolute)
         if fragment and not fragment.startswith("/"):
-            raise ExportError(f"{where}: plain-name fragment {ref!r} is not supported by the export")
+            raise ExportError(
+                f"{where}: plain-name fragment {ref!r} is not supported by the export"
+            )
         if doc_uri == self.entry_uri and not fragment:
             return "#"  # recursion to the entry schema itself
         key = (doc_uri, fragment)
@@ -240,7 +250,11 @@ class _Bundler:
             self.names[key] = name
             self.defs[name] = None  # reserve the name while the target is walked (cycles)
             if isinstance(node, dict):
-                node = {k: v for k, v in node.items() if k not in ("$id", "$schema", "$defs", "definitions")}
+                node = {
+                    k: v
+                    for k, v in node.items()
+                    if k not in ("$id", "$schema", "$defs", "definitions")
+                }
             self.defs[name] = self._walk(node, doc_uri, f"{doc_uri}#{fragment}")
         return "#/$defs/" + _escape(self.names[key])
 
@@ -248,14 +262,18 @@ class _Bundler:
         if isinstance(node, bool):
             return node
         if not isinstance(node, dict):
-            raise ExportError(f"{where}: expected a schema (object or boolean), found {type(node).__name__}")
+            raise ExportError(
+                f"{where}: expected a schema (object or boolean), found {type(node).__name__}"
+            )
         out: dict[str, Any] = {}
         for key, value in node.items():
             here = f"{where}/{_escape(key)}"
             if key.startswith("x-"):
                 out[key] = copy.deepcopy(value)
             elif key not in _KNOWN:
-                raise ExportError(f"{here}: unknown keyword {key!r} (typo? extensions must start with x-)")
+                raise ExportError(
+                    f"{here}: unknown keyword {key!r} (typo? extensions must start with x-)"
+                )
             elif key in _UNSUPPORTED:
                 raise ExportError(f"{here}: {key} is not supported by the export")
             elif key == "$id" and where != "#":
@@ -263,7 +281,9 @@ class _Bundler:
             elif key == "$ref":
                 out[key] = self._target(value, base, here)
             elif key in _SCHEMA_MAP:
-                out[key] = {k: self._walk(v, base, f"{here}/{_escape(k)}") for k, v in value.items()}
+                out[key] = {
+                    k: self._walk(v, base, f"{here}/{_escape(k)}") for k, v in value.items()
+                }
             elif key in _SCHEMA_LIST:
                 out[key] = [self._walk(v, base, f"{here}/{i}") for i, v in enumerate(value)]
             elif key in _SCHEMA_ONE:
@@ -278,7 +298,9 @@ class _Bundler:
         value = copy.deepcopy(value)
         mapping = value.get("mapping") if isinstance(value, dict) else None
         if isinstance(mapping, dict):
-            value["mapping"] = {k: self._target(v, base, f"{where}/mapping") for k, v in mapping.items()}
+            value["mapping"] = {
+                k: self._target(v, base, f"{where}/mapping") for k, v in mapping.items()
+            }
         return value
 
 
@@ -329,7 +351,9 @@ def _bundle(version: str, name: str) -> dict[str, Any]:
     return bundled
 
 
-def bundle_type(version: str, model_type: str, draft: Draft | str = Draft.D2020_12) -> dict[str, Any]:
+def bundle_type(
+    version: str, model_type: str, draft: Draft | str = Draft.D2020_12
+) -> dict[str, Any]:
     """The self-contained schema of one type of one format version.
 
     >>> schema = bundle_type("0.9", "eagle3")
@@ -372,7 +396,9 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
     problems: list[str] = []
 
     def ref(value: str) -> str:
-        return "#/definitions/" + value[len("#/$defs/") :] if value.startswith("#/$defs/") else value
+        return (
+            "#/definitions/" + value[len("#/$defs/") :] if value.startswith("#/$defs/") else value
+        )
 
     def walk(node: Any, where: str) -> Any:
         if not isinstance(node, dict):
@@ -490,7 +516,11 @@ def export_all(
             name = root_name(version)
             files.append(
                 ExportedFile(
-                    export_path(version, name, draft), version, name, draft, bundle_root(version, draft)
+                    export_path(version, name, draft),
+                    version,
+                    name,
+                    draft,
+                    bundle_root(version, draft),
                 )
             )
     return files

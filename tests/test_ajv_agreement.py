@@ -23,7 +23,9 @@ def _cases(tmp_path):
     """(path Ajv reads, wrapped?, expected validity or None, ValidateOptions, config path)."""
     out = []
     for example in EXAMPLES:
-        out.append((example / "config.json", False, True, ValidateOptions(), example / "config.json"))
+        out.append(
+            (example / "config.json", False, True, ValidateOptions(), example / "config.json")
+        )
     for path in VALID:
         out.append((path, False, True, ValidateOptions(), path))
     for path in INVALID:
@@ -79,7 +81,11 @@ def test_ajv_agrees_with_specfmt(tmp_path):
                     f"{report.model_type}):\n"
                     f"  Ajv {which}: {'valid' if v['valid'] else 'invalid: ' + '; '.join(v['errors'])}\n"
                     f"  specfmt: {'valid' if specfmt_valid else 'invalid: ' + '; '.join(f'{f.rule} {f.message}' for f in schema_findings)}"
-                    + ("" if expected is None else f"\n  fixture expects: {'valid' if expected else 'invalid'}")
+                    + (
+                        ""
+                        if expected is None
+                        else f"\n  fixture expects: {'valid' if expected else 'invalid'}"
+                    )
                 )
     assert not problems, "Ajv and specfmt disagree:\n" + "\n".join(problems)
 

@@ -27,7 +27,9 @@ def test_docstring_examples_run(module, monkeypatch):
 def test_public_names():
     for name in spec_format.__all__:
         assert getattr(spec_format, name) is not None, name
-    assert {"validate", "load_config", "Finding", "Report", "FileReport"} <= set(spec_format.__all__)
+    assert {"validate", "load_config", "Finding", "Report", "FileReport"} <= set(
+        spec_format.__all__
+    )
 
 
 def test_validate_is_callable_and_still_the_module():

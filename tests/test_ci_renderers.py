@@ -23,19 +23,46 @@ SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json").r
 def _report() -> Report:
     fr = FileReport(path="drafts/a", model_type="eagle3", format_version="0.9")
     fr.findings = [
-        Finding("S101", "required-property-missing", Severity.ERROR,
-                "/speculators_config: required key 'speculators_config' is missing",
-                "drafts/a/config.json", pointer="/speculators_config", line=1, column=1),
-        Finding("C001", "implicit-default-disagreement", Severity.WARNING,
-                "norm_before_residual is absent: 100% of readers, a:b, c\nnext line",
-                "drafts/a/config.json", pointer="/norm_before_residual"),
-        Finding("C009", "obsolete-key", Severity.INFO, "has_no_defaults_at_init is noise",
-                "drafts/a/config.json", pointer="/has_no_defaults_at_init", line=9, column=3),
+        Finding(
+            "S101",
+            "required-property-missing",
+            Severity.ERROR,
+            "/speculators_config: required key 'speculators_config' is missing",
+            "drafts/a/config.json",
+            pointer="/speculators_config",
+            line=1,
+            column=1,
+        ),
+        Finding(
+            "C001",
+            "implicit-default-disagreement",
+            Severity.WARNING,
+            "norm_before_residual is absent: 100% of readers, a:b, c\nnext line",
+            "drafts/a/config.json",
+            pointer="/norm_before_residual",
+        ),
+        Finding(
+            "C009",
+            "obsolete-key",
+            Severity.INFO,
+            "has_no_defaults_at_init is noise",
+            "drafts/a/config.json",
+            pointer="/has_no_defaults_at_init",
+            line=9,
+            column=3,
+        ),
     ]
     unreadable = FileReport(path="drafts/b,c", unreadable=True)
     unreadable.findings = [
-        Finding("I006", "invalid-json", Severity.ERROR, "not valid JSON", "drafts/b,c/config.json",
-                line=2, column=40)
+        Finding(
+            "I006",
+            "invalid-json",
+            Severity.ERROR,
+            "not valid JSON",
+            "drafts/b,c/config.json",
+            line=2,
+            column=40,
+        )
     ]
     return Report(files=[fr, unreadable])
 
@@ -140,14 +167,31 @@ def test_sarif_from_the_cli_on_every_negative_case(cli, tmp_path):
     fired = {r["ruleId"] for r in run["results"]}
     assert fired == {r["id"] for r in run["tool"]["driver"]["rules"]}
     assert {p.parent.name for p in INVALID} <= fired
-    assert all(r["locations"][0]["physicalLocation"].get("region", {}).get("startLine", 1) >= 1 for r in run["results"])
+    assert all(
+        r["locations"][0]["physicalLocation"].get("region", {}).get("startLine", 1) >= 1
+        for r in run["results"]
+    )
 
 
 @pytest.mark.parametrize("fmt", ["github", "sarif"])
 def test_paths_inside_the_working_directory_are_relative(fmt, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    report = Report(files=[FileReport(path="x", findings=[
-        Finding("S001", "missing-model-type", Severity.ERROR, "m", str(tmp_path / "d" / "config.json"), pointer="")
-    ])])
+    report = Report(
+        files=[
+            FileReport(
+                path="x",
+                findings=[
+                    Finding(
+                        "S001",
+                        "missing-model-type",
+                        Severity.ERROR,
+                        "m",
+                        str(tmp_path / "d" / "config.json"),
+                        pointer="",
+                    )
+                ],
+            )
+        ]
+    )
     text = _render(RENDERERS[fmt], report)
     assert "d/config.json" in text and str(tmp_path) not in text

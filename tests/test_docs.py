@@ -125,8 +125,16 @@ Run `specfmt validate {option} x`.
         (DOC.format(bad_fail="", bad_pass='"blok_size": 1, ', option="-q"), {}, "'blok_size'"),
         (DOC.format(bad_fail='"nope": 1, ', bad_pass="", option="-q"), {}, "'nope'"),
         (DOC.format(bad_fail="", bad_pass="", option="--strictest"), {}, "no option --strictest"),
-        (DOC.format(bad_fail="", bad_pass="", option="-q"), {"applies_to": ("eagle4",)}, "'eagle4'"),
-        (DOC.format(bad_fail="", bad_pass="", option="-q"), {"versions": ">=1.3"}, "unknown version 1.3"),
+        (
+            DOC.format(bad_fail="", bad_pass="", option="-q"),
+            {"applies_to": ("eagle4",)},
+            "'eagle4'",
+        ),
+        (
+            DOC.format(bad_fail="", bad_pass="", option="-q"),
+            {"versions": ">=1.3"},
+            "unknown version 1.3",
+        ),
         (
             DOC.format(bad_fail="", bad_pass="", option="--format-version 0.95"),
             {},

@@ -34,7 +34,9 @@ def test_exported_schema_is_self_contained_and_valid(f):
         _pointer(f.schema, ref)  # resolves inside the file
     key = "definitions" if f.draft is export.Draft.D07 else "$defs"
     assert "$defs" not in f.schema or key == "$defs"
-    assert f.schema["$schema"] == (export.DRAFT_07 if f.draft is export.Draft.D07 else export.DRAFT_2020_12)
+    assert f.schema["$schema"] == (
+        export.DRAFT_07 if f.draft is export.Draft.D07 else export.DRAFT_2020_12
+    )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -45,7 +47,9 @@ def test_ids_are_stable(version):
         assert export.bundle_type(version, model_type, "07")["$id"] == source_id.replace(
             f"/{version}/", f"/{version}/draft-07/"
         )
-    assert export.bundle_root(version)["$id"] == schemas.schema_uri(version, schemas.version_entry(version).root)
+    assert export.bundle_root(version)["$id"] == schemas.schema_uri(
+        version, schemas.version_entry(version).root
+    )
 
 
 def _instances():
@@ -192,7 +196,9 @@ def test_cli_vscode(cli, tmp_path, monkeypatch):
     assert "**/config.json" not in entry["fileMatch"]  # far too broad, see docs/guide/editors.md
 
     monkeypatch.chdir(tmp_path)
-    result = cli("schema", "vscode", "--schema-dir", ".vscode/specfmt", "--match", "drafts/*/config.json")
+    result = cli(
+        "schema", "vscode", "--schema-dir", ".vscode/specfmt", "--match", "drafts/*/config.json"
+    )
     settings = json.loads(result.stdout)
     (entry,) = settings["json.schemas"]
     assert entry["fileMatch"] == ["drafts/*/config.json"]

@@ -68,7 +68,9 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
         "message": {"text": finding.message},
         "locations": [_location(finding)],
     }
-    props = {k: v for k, v in (("pointer", finding.pointer), ("tensor", finding.tensor)) if v is not None}
+    props = {
+        k: v for k, v in (("pointer", finding.pointer), ("tensor", finding.tensor)) if v is not None
+    }
     if props:
         result["properties"] = props
     return result

@@ -1,0 +1,135 @@
+"""The pre-commit hooks in .pre-commit-hooks.yaml, run for real with `pre-commit try-repo`
+against a small sample repository (pre-commit installs specfmt from this checkout into its
+own environment, as it would for a user; about 10 s the first time).
+
+The environments are cached in .cache/pre-commit (git-ignored), keyed by the commit: a
+clean tree installs once, a dirty tree once per run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import EXAMPLES, ROOT
+
+pytest.importorskip("pre_commit", reason="pre-commit is in the dev extra: pip install -e '.[dev]'")
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME="specfmt tests",
+        GIT_AUTHOR_EMAIL="tests@specfmt.invalid",
+        GIT_COMMITTER_NAME="specfmt tests",
+        GIT_COMMITTER_EMAIL="tests@specfmt.invalid",
+        PRE_COMMIT_HOME=str(ROOT / ".cache" / "pre-commit"),
+        NO_COLOR="1",
+    )
+    env.pop("PRE_COMMIT", None)
+    return env
+
+
+@pytest.fixture
+def sample_repo(tmp_path):
+    """A repository with a good draft, a broken one and a config that is no draft at all."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    example = next(e for e in EXAMPLES if e.name == "qwen3-8b-eagle3")
+    good = json.loads((example / "config.json").read_text())
+    bad = {k: v for k, v in good.items() if k != "speculators_config"}
+    files = {
+        "drafts/good/config.json": good,
+        "drafts/bad/config.json": bad,
+        "drafts/good/tokenizer_config.json": {"model_max_length": 40960},
+    }
+    for rel, content in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(content, indent=2) + "\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "sample"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, env=_git_env())
+    return tmp_path
+
+
+def _try_repo(repo, hook: str, *files: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(ROOT),
+            hook,
+            "--verbose",
+            "--files",
+            *files,
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=_git_env(),
+        timeout=600,
+    )
+
+
+def test_validate_hook(sample_repo):
+    proc = _try_repo(
+        sample_repo,
+        "specfmt-validate",
+        "drafts/good/config.json",
+        "drafts/bad/config.json",
+        "drafts/good/tokenizer_config.json",
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "ok drafts/good/config.json" in out
+    assert "fail drafts/bad/config.json" in out
+    assert "S101" in out
+    assert "tokenizer_config.json" not in out.split("specfmt validate", 1)[-1]  # not matched
+
+
+def test_migrate_check_hook(sample_repo):
+    import typer
+    from spec_format.cli.app import app
+
+    if "migrate" not in typer.main.get_command(app).commands:
+        pytest.skip(
+            "`specfmt migrate` is not in this build yet (it lands with the versions work); "
+            "the specfmt-migrate-check hook is defined and documented already"
+        )
+    current = sample_repo / "drafts" / "current" / "config.json"
+    current.parent.mkdir()
+    migrated = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spec_format",
+            "migrate",
+            "drafts/good/config.json",
+            "-o",
+            str(current),
+        ],
+        cwd=sample_repo,
+        capture_output=True,
+        text=True,
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    subprocess.run(["git", "add", "-A"], cwd=sample_repo, check=True, env=_git_env())
+    # pre-commit passes every matching file to one invocation: both must be handled
+    proc = _try_repo(
+        sample_repo,
+        "specfmt-migrate-check",
+        "drafts/good/config.json",
+        "drafts/current/config.json",
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "drafts/good/config.json" in out
+
+    proc = _try_repo(sample_repo, "specfmt-migrate-check", "drafts/current/config.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

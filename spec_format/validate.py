@@ -12,6 +12,7 @@ import difflib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
             if isinstance(config.get("speculators_model_type"), str)
             else None
         )
-        _add_lines(report.findings, loaded)
+        report.positions = loaded if loaded.text else None
         return None
     model_type = dispatched
     report.model_type = model_type
@@ -188,21 +189,26 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         if isinstance(config.get("speculators_version"), str)
         else None,
     )
-    for layer in CONFIG_LAYERS:
-        for rule in checks_for(layer):
-            if _runs(rule, ctx, options):
-                findings.extend(run_rule(rule, ctx, options.profile))
-    _add_lines(findings, loaded)
+    for rule in _config_rules(model_type, version, options.select, options.ignore):
+        findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
+    report.positions = loaded if loaded.text else None
     return ctx
 
 
-def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
-    if options.select and rule.id not in options.select:
-        return False
-    if rule.id in options.ignore:
-        return False
-    return rule.applies(ctx.model_type, ctx.format_version)
+@cache
+def _config_rules(
+    model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
+) -> tuple[type[Rule], ...]:
+    """The config-layer rules that apply to one type and version, in layer order."""
+    return tuple(
+        rule
+        for layer in CONFIG_LAYERS
+        for rule in checks_for(layer)
+        if (not select or rule.id in select)
+        and rule.id not in ignore
+        and rule.applies(model_type, version)
+    )
 
 
 def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding]:
@@ -213,17 +219,6 @@ def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding
         for f in findings
         if f.rule not in options.ignore and (not options.select or f.rule in options.select)
     ]
-
-
-def _add_lines(findings: list[Finding], loaded: Loaded) -> None:
-    if not loaded.text:
-        return
-    file = str(loaded.path)
-    for i, f in enumerate(findings):
-        if f.file == file and f.pointer is not None and f.line is None:
-            line, col = loaded.locate(f.pointer)
-            if line is not None:
-                findings[i] = Finding(**{**f.__dict__, "line": line, "column": col})
 
 
 def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:

@@ -104,7 +104,7 @@ def typescript() -> dict[str, str]:
 
 def docs() -> dict[str, str]:
     """Reference pages, rule pages, the consumer-defaults table, CLI snippets, the nav."""
-    from gen_docs import generate
+    from docgen import generate
 
     return generate(ROOT)
 

@@ -142,6 +142,7 @@ for (const item of items) {
     }
   }
 }
-if (asJson) console.log(JSON.stringify(results, null, 2));
+// exitCode, not process.exit(): exit() would cut off output still queued for a pipe
+if (asJson) process.stdout.write(JSON.stringify(results, null, 2) + "\n");
 else console.log(`${results.length - failures} passed, ${failures} failed`);
-process.exit(failures ? 1 : 0);
+process.exitCode = failures ? 1 : 0;

@@ -49,7 +49,7 @@ def check_rules(cat: Catalogue) -> list[str]:
         if key in known_fields:
             problems.append(
                 f"PENDING_FIELDS lists {key!r} ({where}) but a catalogued schema defines it "
-                "now: remove it from scripts/gen_docs.py"
+                "now: remove it from scripts/docgen/checks.py"
             )
     allowed = known_fields | set(PENDING_FIELDS)
     for rule in registry.RULES:

@@ -25,7 +25,8 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-# generators live beside this script (gen_*.py) and import the package from the checkout
+# generators live beside this script (gen_typescript.py, docgen/) and import the package
+# from the checkout
 for _path in (ROOT, ROOT / "scripts"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
@@ -116,8 +117,7 @@ GENERATORS: dict[str, tuple[Callable[[], dict[str, str]], tuple[str, ...]]] = {
     "typescript": (typescript, ("generated/typescript",)),
     "docs": (docs, ("docs/reference", "docs/rules", "generated/docs")),
 }
-#: generators that need `npm ci` first (skip them with --skip typescript)
-NEEDS_NODE = ("typescript",)
+# `typescript` needs Node.js and `npm ci`; without them: --skip typescript
 
 
 # -- driver -----------------------------------------------------------------------------

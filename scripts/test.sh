@@ -13,9 +13,12 @@ python -m pip install -q --upgrade pip
 python -m pip install -q torch==2.13.0
 python -m pip install -q -e '.[dev,forward,deep]'
 
+echo "== one environment per speculators release for the interop tests (cached in .cache/interop)"
+bash scripts/interop-envs.sh
+
 echo "== generated files are up to date"
 python scripts/generate.py --check
 echo "== lint"
 ruff check .
-echo "== tests"
-python -m pytest -q "$@"
+echo "== tests (interop included)"
+SPECFMT_INTEROP=1 python -m pytest -q "$@"

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import schemas
+from spec_format import schemas, versions
 from spec_format.jsonload import Loaded, load_json
 from spec_format.report import FileReport, Finding, Report
 from spec_format.rules import input as input_rules
@@ -27,7 +27,7 @@ from spec_format.rules.registry import checks_for
 CONFIG_NAME = "config.json"
 
 #: rule layers that look at the config alone, in the order they run
-CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER)
+CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,18 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     model_type = dispatched
     report.model_type = model_type
     findings: list[Finding] = []
+    retired = schemas.retired_types().get(model_type)
+    if retired is not None and source != "requested":
+        findings.append(
+            schema_rules.RetiredModelType.finding(
+                f"speculators_model_type {model_type!r} ({retired.what}) was last readable by "
+                f"speculators {retired.last_version} ({retired.note}); checked against format "
+                f"{version}, but no current reader loads it",
+                file,
+                profile=options.profile,
+                pointer="/speculators_model_type",
+            )
+        )
     for rule, hit in schema_rules.schema_findings(config, version, model_type):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
@@ -222,11 +234,14 @@ def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding
 
 
 def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:
-    """The format version to validate against and where it came from."""
+    """The format version to validate against and where it came from: ``requested``
+    (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
+    ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
     if options.format_version:
         schemas.version_entry(options.format_version)  # raises UsageError when unknown
         return options.format_version, "requested"
-    return schemas.latest_version(), "latest"
+    detection = versions.detect(config)
+    return detection.line, detection.source
 
 
 # -- dispatch ------------------------------------------------------------------------------

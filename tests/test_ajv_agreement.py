@@ -1,9 +1,10 @@
 """A second validator in another language agrees with specfmt's schema layer.
 
 Ajv (strict mode, draft 2020-12 and draft-07) validates the exported schemas against every
-positive fixture and every negative fixture whose expected rules include a schema-layer
-(S1xx) id; the verdict must equal what `specfmt validate` says about the same file: no S
-finding means valid. A disagreement fails with both verdicts printed.
+positive fixture and every negative fixture, at the format version specfmt detects for the
+file. Every positive config and every schema-layer (S1xx) negative case carries a fixed
+expectation (pass, fail); for all of them Ajv's verdict must equal what `specfmt validate`
+says (see _specfmt_verdicts). A disagreement fails with both verdicts printed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
 from nodetools import require_node, run_node
 
+from spec_format import schemas
 from spec_format.validate import ValidateOptions, validate
 
 SCRIPT = "tests/ajv/check-fixtures.mjs"
@@ -40,21 +42,32 @@ def _cases(tmp_path):
     return out
 
 
-def _specfmt_verdict(config_path, options):
+def _specfmt_verdicts(config_path, options):
+    """What specfmt's schema layer says, in the terms of the two schemas Ajv checks.
+
+    * the type's own schema: valid unless a JSON Schema rule (S1xx) fired;
+    * the version's root schema (``oneOf`` over its types): also invalid when dispatch found
+      no type of that version to check against (missing, unknown, third-party, or not in the
+      version). A retired type checked at a version that still has it (S003 there) is a
+      policy finding, not a schema verdict: its schemas accept it.
+    """
     report = validate([config_path], options).files[0]
-    schema = [f for f in report.findings if f.rule.startswith("S")]
-    return report, schema
+    schema_findings = [f for f in report.findings if f.rule.startswith("S")]
+    keyword = [f for f in schema_findings if f.rule.startswith("S1")]
+    has_type = report.model_type in schemas.version_entry(report.format_version).types
+    root_valid = not keyword and has_type
+    return report, schema_findings, {"root": root_valid, "typed": not keyword}, has_type
 
 
 def test_ajv_agrees_with_specfmt(tmp_path):
     require_node("ajv")
     cases = _cases(tmp_path)
-    manifest, reports = [], []
+    manifest, specfmt = [], []
     for ajv_path, wrapped, expected, options, config_path in cases:
-        report, schema_findings = _specfmt_verdict(config_path, options)
-        reports.append((report, schema_findings))
+        report, findings, verdicts, has_type = _specfmt_verdicts(config_path, options)
+        specfmt.append((report, findings, verdicts))
         entry = {"file": str(ajv_path), "wrapped": wrapped, "version": report.format_version}
-        if report.model_type and not any(f.rule.startswith("S0") for f in schema_findings):
+        if has_type:
             entry["type"] = report.model_type
         if expected is not None:
             entry["expect_valid"] = expected
@@ -62,31 +75,32 @@ def test_ajv_agrees_with_specfmt(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     proc = run_node([SCRIPT, "--manifest", str(tmp_path / "manifest.json"), "--json"])
     assert proc.returncode in (0, 1), proc.stderr
-    verdicts = json.loads(proc.stdout)
-    assert len(verdicts) == len(cases)
+    results = json.loads(proc.stdout)
+    assert len(results) == len(cases)
 
     problems = []
-    for (ajv_path, _, expected, _, _), (report, schema_findings), verdict in zip(
-        cases, reports, verdicts, strict=True
+    for (ajv_path, _, expected, _, _), (report, findings, verdicts), result in zip(
+        cases, specfmt, results, strict=True
     ):
-        specfmt_valid = not schema_findings
-        ajv = verdict["verdicts"]
+        ajv = result["verdicts"]
         assert ajv, f"Ajv checked nothing for {ajv_path}"
-        # "root": the version's root schema (oneOf over the types); "typed": the type's own
-        # schema, only when dispatch succeeded (a dispatch finding, S0xx, has no type)
+        # "root"/"typed" (2020-12) and "root_07"/"typed_07" (draft-07)
         for which, v in ajv.items():
-            if v["valid"] != specfmt_valid or (expected is not None and v["valid"] != expected):
-                problems.append(
-                    f"{ajv_path.relative_to(ROOT)} (format {report.format_version}, "
-                    f"{report.model_type}):\n"
-                    f"  Ajv {which}: {'valid' if v['valid'] else 'invalid: ' + '; '.join(v['errors'])}\n"
-                    f"  specfmt: {'valid' if specfmt_valid else 'invalid: ' + '; '.join(f'{f.rule} {f.message}' for f in schema_findings)}"
-                    + (
-                        ""
-                        if expected is None
-                        else f"\n  fixture expects: {'valid' if expected else 'invalid'}"
-                    )
+            want = verdicts[which.removesuffix("_07")]
+            if v["valid"] == want and (expected is None or v["valid"] == expected):
+                continue
+            shown = "; ".join(f"{f.rule} {f.message}" for f in findings) or "no S finding"
+            problems.append(
+                f"{ajv_path.relative_to(ROOT)} (format {report.format_version}, "
+                f"{report.model_type}):\n"
+                f"  Ajv {which}: {'valid' if v['valid'] else 'invalid: ' + '; '.join(v['errors'])}\n"
+                f"  specfmt: {'valid' if want else 'invalid'} ({shown})"
+                + (
+                    ""
+                    if expected is None
+                    else f"\n  fixture expects: {'valid' if expected else 'invalid'}"
                 )
+            )
     assert not problems, "Ajv and specfmt disagree:\n" + "\n".join(problems)
 
 

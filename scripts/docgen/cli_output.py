@@ -63,20 +63,14 @@ def _broken_draft(root: Path) -> dict[str, Any]:
     return config
 
 
-def _pending(command: str) -> str:
-    return (
-        "```text\n"
-        f"(This build of specfmt has no `{command}` command yet; this example is generated "
-        "from the real command once it is there.)\n```\n"
-    )
-
-
 def snippets(root: Path) -> dict[str, str]:
-    top = _commands()
     out: dict[str, str] = {}
     example = "examples/qwen3-8b-eagle3"
+    config = f"{example}/config.json"
     out["validate-example.txt"] = _console(["validate", example], root)
     out["validate-json.txt"] = _console(["validate", "--format", "json", example], root)
+    out["migrate-example.txt"] = _console(["migrate", "--dry-run", config], root, expect=(0,))
+    out["history.txt"] = _console(["history"], root, expect=(0,))
     out["schema-vscode.txt"] = _console(["schema", "vscode"], root)
     with tempfile.TemporaryDirectory() as tmp:
         draft = Path(tmp) / "drafts" / "qwen3-8b-dflash"
@@ -85,19 +79,19 @@ def snippets(root: Path) -> dict[str, str]:
         rel = "drafts/qwen3-8b-dflash"
         out["validate-broken.txt"] = _console(["validate", rel], Path(tmp))
         out["validate-github.txt"] = _console(["validate", "--format", "github", rel], Path(tmp))
-    config = f"{example}/config.json"
-    if "migrate" in top.commands:
-        out["migrate-example.txt"] = _console(["migrate", "--dry-run", config], root, expect=(0,))
-    else:
-        out["migrate-example.txt"] = _pending("migrate")
-    if "fix" in top.commands:
-        out["fix-example.txt"] = _console(["fix", "--dry-run", config], root, expect=(0,))
-    else:
-        out["fix-example.txt"] = _pending("fix")
-    if "history" in top.commands:
-        out["history.txt"] = _console(["history"], root, expect=(0,))
-    else:
-        out["history.txt"] = _pending("history")
+        # a 0.9 EAGLE-3 config that leaves out the keys readers disagree on
+        lean = json.loads(
+            (root / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text()
+        )
+        for key in ("norm_before_residual", "eagle_aux_hidden_state_layer_ids"):
+            lean.pop(key, None)
+        (Path(tmp) / "drafts" / "llama-eagle3").mkdir(parents=True)
+        (Path(tmp) / "drafts" / "llama-eagle3" / "config.json").write_text(
+            json.dumps(lean, indent=2) + "\n"
+        )
+        out["fix-example.txt"] = _console(
+            ["fix", "--dry-run", "drafts/llama-eagle3"], Path(tmp), expect=(0,)
+        )
     out["api-docstring.txt"] = _api_examples()
     return {f"generated/docs/snippets/{k}": v for k, v in out.items()}
 

@@ -20,14 +20,13 @@ if (_root / "pyproject.toml").is_file() and (_root / "generated" / "models").is_
 del _root
 
 # -- the public API ----------------------------------------------------------------------------
-# `spec_format.validate` is both the engine module and the function users call, and (once the
-# versions work lands) `spec_format.migrate` both the package and its function. Renaming the
+# `spec_format.validate` is both the engine module and the function users call, and
+# `spec_format.migrate` both the package and its function. Renaming the
 # modules would break every `from spec_format.validate import ...`; instead the two modules
 # are made callable, so `spec_format.validate(paths)` runs `spec_format.validate.validate`
 # and every import of the module keeps working.
 import types as _types  # noqa: E402
 from importlib import import_module as _import_module  # noqa: E402
-from importlib.util import find_spec as _find_spec  # noqa: E402
 
 
 class _CallableModule(_types.ModuleType):
@@ -44,8 +43,7 @@ def _callable_module(name: str) -> _types.ModuleType:
 
 
 validate = _callable_module("validate")
-if _find_spec(f"{__name__}.migrate") is not None:  # the versions work: `spec_format.migrate(...)`
-    migrate = _callable_module("migrate")
+migrate = _callable_module("migrate")
 
 from spec_format.api import (  # noqa: E402
     ConfigInvalid,
@@ -70,9 +68,8 @@ __all__ = [
     "ValidateOptions",
     "__version__",
     "load_config",
+    "migrate",
     "model_class",
     "validate",
     "validate_config",
 ]
-if "migrate" in globals():
-    __all__.append("migrate")

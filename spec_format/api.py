@@ -39,6 +39,18 @@ A config already in memory is checked with ``validate_config``:
 ['S101']
 >>> spec_format.validate_config({"speculators_model_type": "eagle-3"}).findings[0].message
 "unknown speculators_model_type 'eagle-3' (did you mean 'eagle3'?); known types: ..."
+
+``spec_format.migrate`` converts a config dict between format versions and records every
+change (see :mod:`spec_format.migrate`):
+
+>>> import json, pathlib
+>>> from spec_format.migrate import MigrateOptions
+>>> old = json.loads(pathlib.Path("examples/qwen3-8b-eagle3/config.json").read_text())
+>>> result = spec_format.migrate(old, MigrateOptions(to="0.9"))
+>>> result.detection.line, result.target, result.document["speculators_version"]
+('0.1', '0.9', '0.9.0')
+>>> result.document["dtype"], "torch_dtype" in result.document
+('bfloat16', False)
 """
 
 from __future__ import annotations

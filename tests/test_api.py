@@ -32,14 +32,18 @@ def test_public_names():
     )
 
 
-def test_validate_is_callable_and_still_the_module():
+def test_validate_and_migrate_are_callable_and_still_modules():
+    import spec_format.migrate as migrate_package
     import spec_format.validate as engine
+    from spec_format.migrate import MigrationResult
     from spec_format.validate import ValidateOptions
 
     assert engine is spec_format.validate
     assert ValidateOptions is spec_format.ValidateOptions
     report = spec_format.validate([EXAMPLES[0]])
     assert isinstance(report, spec_format.Report)
+    assert migrate_package is spec_format.migrate
+    assert isinstance(spec_format.migrate({"speculators_model_type": "mtp"}), MigrationResult)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

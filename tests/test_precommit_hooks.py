@@ -1,9 +1,7 @@
 """The pre-commit hooks in .pre-commit-hooks.yaml, run for real with `pre-commit try-repo`
-against a small sample repository (pre-commit installs specfmt from this checkout into its
-own environment, as it would for a user; about 10 s the first time).
-
-The environments are cached in .cache/pre-commit (git-ignored), keyed by the commit: a
-clean tree installs once, a dirty tree once per run.
+against a small sample repository: pre-commit installs specfmt from this checkout
+(uncommitted changes included) into a fresh environment, as it would for a user. try-repo
+uses a new temporary store each call, so each call costs about 10 s.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ def _git_env() -> dict[str, str]:
         GIT_AUTHOR_EMAIL="tests@specfmt.invalid",
         GIT_COMMITTER_NAME="specfmt tests",
         GIT_COMMITTER_EMAIL="tests@specfmt.invalid",
-        PRE_COMMIT_HOME=str(ROOT / ".cache" / "pre-commit"),
         NO_COLOR="1",
     )
     env.pop("PRE_COMMIT", None)

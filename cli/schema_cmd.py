@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import typer
-from spec_format.cli.common import handle_errors, stdout
 
 from spec_format import export, schemas
+from spec_format.cli.common import handle_errors, stdout
 
 schema_app = typer.Typer(
     name="schema",

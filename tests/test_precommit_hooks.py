@@ -122,11 +122,6 @@ def test_migrate_check_hook(migrated_repo):
     assert current.returncode == 0, current.stdout + current.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-commit passes every changed config.json to one call, and `specfmt migrate` "
-    "takes one PATH: it needs to accept several (at least with --check)",
-)
 def test_migrate_check_hook_with_several_files(migrated_repo):
     proc = _try_repo(
         migrated_repo,

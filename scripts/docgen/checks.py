@@ -92,6 +92,7 @@ def check_rules(cat: Catalogue) -> list[str]:
 
 def _commands():
     import typer
+
     from spec_format.cli.app import app
 
     return typer.main.get_command(app)

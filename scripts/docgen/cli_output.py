@@ -28,8 +28,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _run_cli(args: list[str], cwd: Path) -> tuple[int, str]:
-    from spec_format.cli.app import app
     from typer.testing import CliRunner
+
+    from spec_format.cli.app import app
 
     old = Path.cwd()
     os.chdir(cwd)

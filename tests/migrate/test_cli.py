@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from spec_format.cli.app import app
 from typer.testing import CliRunner
 
+from spec_format.cli.app import app
 from spec_format.migrate import output
 from tests.migrate.conftest import FIXTURES
 

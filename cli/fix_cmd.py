@@ -5,17 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from spec_format.cli.common import ExitCode, handle_errors
-from spec_format.cli.migrate_cmd import ReportFormat
-from spec_format.cli.rewrite_common import OUTPUT_HELP, emit, render_text, write_options
 
 from spec_format import documents, rewrite
+from spec_format.cli.common import ExitCode, handle_errors
+from spec_format.cli.migrate_cmd import ReportFormat
+from spec_format.cli.rewrite_common import (
+    OUTPUT_HELP,
+    FileResult,
+    render_text,
+    run_files,
+    write_options,
+)
 from spec_format.fix import FixOptions, fix
 
 
 @handle_errors
 def fix_command(
-    path: Path = typer.Argument(..., help="A config.json or the checkpoint directory holding it."),
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="config.json files or checkpoint directories (several need --check, --dry-run or --in-place).",
+    ),
     format_version: str = typer.Option(
         None,
         "--format-version",
@@ -47,18 +56,22 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    cfg = documents.read_config(path)
-    result = fix(
-        cfg.data,
-        FixOptions(
-            format_version=format_version,
-            verifier=documents.read_verifier(verifier) if verifier else None,
-        ),
+    options = FixOptions(
+        format_version=format_version,
+        verifier=documents.read_verifier(verifier) if verifier else None,
     )
+    raise typer.Exit(
+        run_files(paths, opts, report_format.value, lambda p: _fix_one(p, options, opts, check))
+    )
+
+
+def _fix_one(
+    path: Path, options: FixOptions, opts: rewrite.WriteOptions, check: bool
+) -> FileResult:
+    cfg = documents.read_config(path)
+    result = fix(cfg.data, options)
     outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document), opts)
     head = f"{cfg.path}: format {result.detection.label()}"
     text = render_text(head, result.changes, result.problems, outcome, opts)
-    emit(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, opts, report_format.value)
-    if check and outcome.changed:
-        raise typer.Exit(ExitCode.FINDINGS)
-    raise typer.Exit(ExitCode.OK)
+    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
+    return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)

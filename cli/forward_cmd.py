@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import typer
-from spec_format.cli.common import handle_errors, stdout
 
+from spec_format.cli.common import handle_errors, stdout
 from spec_format.forward import ForwardOptions, render_text, run_forward
 
 

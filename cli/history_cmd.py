@@ -6,10 +6,10 @@ import json
 import sys
 
 import typer
-from spec_format.cli.common import handle_errors
-from spec_format.cli.migrate_cmd import ReportFormat
 
 from spec_format import history
+from spec_format.cli.common import handle_errors
+from spec_format.cli.migrate_cmd import ReportFormat
 
 
 @handle_errors

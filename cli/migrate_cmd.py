@@ -6,10 +6,17 @@ import enum
 from pathlib import Path
 
 import typer
-from spec_format.cli.common import ExitCode, handle_errors
-from spec_format.cli.rewrite_common import OUTPUT_HELP, emit, fail, render_text, write_options
 
 from spec_format import documents, rewrite
+from spec_format.cli.common import ExitCode, handle_errors
+from spec_format.cli.rewrite_common import (
+    OUTPUT_HELP,
+    FileFailed,
+    FileResult,
+    render_text,
+    run_files,
+    write_options,
+)
 from spec_format.migrate import MigrateOptions, migrate
 
 
@@ -20,7 +27,10 @@ class ReportFormat(str, enum.Enum):
 
 @handle_errors
 def migrate_command(
-    path: Path = typer.Argument(..., help="A config.json or the checkpoint directory holding it."),
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="config.json files or checkpoint directories (several need --check, --dry-run or --in-place).",
+    ),
     to: str = typer.Option(
         None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
     ),
@@ -58,24 +68,32 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    cfg = documents.read_config(path)
     options = MigrateOptions(
         to=to,
         source_version=source,
         allow_lossy=allow_lossy,
         verifier=documents.read_verifier(verifier) if verifier else None,
     )
+    raise typer.Exit(
+        run_files(paths, opts, report_format.value, lambda p: _migrate_one(p, options, opts, check))
+    )
+
+
+def _migrate_one(
+    path: Path, options: MigrateOptions, opts: rewrite.WriteOptions, check: bool
+) -> FileResult:
+    cfg = documents.read_config(path)
     result = migrate(cfg.data, options)
     if result.target_errors:
         detail = "\n".join(f"  {e}" for e in result.target_errors[:20])
         if result.is_bug:
-            fail(
+            raise FileFailed(
                 f"{cfg.path}: the migrated config fails the {result.target} schema although the "
                 f"input passed its own ({result.detection.line}). This is a bug in specfmt; "
                 f"please report it with the input file. Nothing was written.\n{detail}",
                 ExitCode.INTERNAL,
             )
-        fail(
+        raise FileFailed(
             f"{cfg.path}: the input does not validate against format {result.detection.line}, so "
             f"the migrated config fails {result.target} too; fix these first (`specfmt validate "
             f"{cfg.path}` explains each). Nothing was written.\n{detail}",
@@ -90,7 +108,5 @@ def migrate_command(
             f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
         )
     text = render_text(head, result.changes, result.problems, outcome, opts, extra)
-    emit(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, opts, report_format.value)
-    if check and outcome.changed:
-        raise typer.Exit(ExitCode.FINDINGS)
-    raise typer.Exit(ExitCode.OK)
+    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
+    return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)

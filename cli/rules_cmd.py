@@ -6,8 +6,8 @@ import json
 
 import typer
 from rich.console import Console
-from spec_format.cli.common import handle_errors, stdout
 
+from spec_format.cli.common import handle_errors, stdout
 from spec_format.errors import UsageError
 from spec_format.rules import registry
 from spec_format.rules.base import Rule

@@ -16,6 +16,9 @@ python -m pip install -q -e '.[dev,forward,deep]'
 echo "== one environment per speculators release for the interop tests (cached in .cache/interop)"
 bash scripts/interop-envs.sh
 
+echo "== Node.js packages (TypeScript generation, Ajv, tsc), pinned by package-lock.json"
+npm ci --no-audit --no-fund
+
 echo "== generated files are up to date"
 python scripts/generate.py --check
 echo "== lint"

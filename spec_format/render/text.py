@@ -65,7 +65,11 @@ def _file(fr: FileReport, verbosity: int) -> Iterator[list[Segment]]:
         what.append(fr.model_type)
     if fr.format_version:
         what.append(f"format {fr.format_version} ({fr.version_source})")
-    head: list[Segment] = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]
+    head: list[Segment] = [
+        (fr.status.value, _STATUS_STYLE[fr.status]),
+        (" ", ""),
+        (fr.path, "bold"),
+    ]
     if what:
         head += [(" ", ""), (", ".join(what), "dim")]
     yield head

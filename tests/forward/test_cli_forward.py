@@ -11,8 +11,9 @@ import pytest
 import torch
 from forward_helpers import build, tiny_config
 from safetensors.torch import load_file, save_file
-from spec_format.cli.app import app
 from typer.testing import CliRunner
+
+from spec_format.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

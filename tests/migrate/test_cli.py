@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from spec_format.cli.app import app
 from typer.testing import CliRunner
 
+from spec_format.cli.app import app
 from spec_format.migrate import output
 from tests.migrate.conftest import FIXTURES
 
@@ -238,3 +238,29 @@ def test_killed_mid_write_leaves_the_original_intact(cfg, tmp_path):
     assert all(
         name.endswith(".specfmt-tmp") for name in leftovers
     )  # only our temp, never config.json
+
+
+def test_several_paths_each_reported_and_worst_exit_code_wins(tmp_path):
+    from spec_format.cli.app import app
+
+    root = tmp_path / "drafts"
+    old = root / "old"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "qwen3-8b-eagle3", old)
+    broken = root / "broken"
+    broken.mkdir(parents=True)
+    (broken / "config.json").write_text("{")
+    runner = CliRunner()
+
+    result = runner.invoke(app, ["migrate", "--check", str(old), str(old / "config.json")])
+    assert result.exit_code == 1
+    assert result.output.count("would change") == 2
+
+    result = runner.invoke(app, ["migrate", "--check", str(broken), str(old), "--format", "json"])
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert [("error" in d) for d in doc] == [True, False]
+    assert doc[1]["would_change"] is True
+
+    result = runner.invoke(app, ["migrate", str(old), str(old)])
+    assert result.exit_code == 2
+    assert "use --check, --dry-run or --in-place" in result.output

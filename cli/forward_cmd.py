@@ -69,7 +69,7 @@ def forward_command(
 ) -> None:
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
-    Needs torch: pip install 'specfmt[forward]'. Exit codes: 0 ok, 1 the checkpoint cannot
+    Needs torch: pip install 'specfmt\\[forward]'. Exit codes: 0 ok, 1 the checkpoint cannot
     run (missing/unexpected/misshapen tensor, NaN) or --compare mismatch, 2 usage error or
     unsupported feature, 3 an input could not be read.
     """

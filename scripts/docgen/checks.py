@@ -21,7 +21,7 @@ from spec_format.rules.base import Layer
 # like the rest. The generator fails when an entry here exists already, so the lists clean
 # themselves up.
 #: commands other work streams add
-PENDING_COMMANDS = ("forward",)
+PENDING_COMMANDS: tuple[str, ...] = ()
 #: (command, option) pairs other work streams add: the weights and verifier checks
 PENDING_OPTIONS = {("validate", "--deep"), ("validate", "--verifier"), ("validate", "--scan")}
 #: keys rule examples may use before the schema of their format version is catalogued:

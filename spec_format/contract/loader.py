@@ -17,7 +17,7 @@ from typing import Any
 from spec_format.contract.expr import compile_expression
 from spec_format.errors import SpecfmtError
 
-_PACKAGE = "spec_format.schema_data"
+_PACKAGE = "spec_format.schema"
 _FOLDER = "tensors"
 _SHARED = "symbols.json"
 _NOT_TYPES = {_SHARED, "contract.schema.json"}

@@ -1,0 +1,80 @@
+"""Pieces shared by the CLI commands: exit codes, error translation, colour choice."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from spec_format.errors import SpecfmtError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(enum.IntEnum):
+    """The exit codes every specfmt command shares (documented in the README)."""
+
+    OK = 0
+    FINDINGS = 1  # errors found / --check found a difference
+    USAGE = 2  # bad options or arguments
+    UNREADABLE = 3  # an input could not be read or parsed
+    INTERNAL = 70  # a bug in specfmt
+
+
+class Color(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+    def flag(self) -> bool | None:
+        return {"auto": None, "always": True, "never": False}[self.value]
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def handle_errors(func: F) -> F:
+    """Turn specfmt's own errors into one clean line on stderr and the matching exit code.
+
+    Anything else is a bug: print it plainly with a request to report it, unless the
+    SPECFMT_DEBUG environment variable asks for the traceback.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except SpecfmtError as exc:
+            err_console().print(
+                f"[bold red]specfmt:[/bold red] {exc}", markup=True, highlight=False
+            )
+            raise typer.Exit(exc.exit_code) from None
+        except BrokenPipeError:
+            raise
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+        except Exception as exc:  # pragma: no cover - only for bugs
+            import os
+
+            if os.environ.get("SPECFMT_DEBUG"):
+                raise
+            err_console().print(
+                f"[bold red]specfmt: internal error:[/bold red] {type(exc).__name__}: {exc}\n"
+                "This is a bug in specfmt; rerun with SPECFMT_DEBUG=1 for the traceback and "
+                "report it.",
+            )
+            raise typer.Exit(ExitCode.INTERNAL) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def stdout() -> Any:
+    return sys.stdout

@@ -1,0 +1,3 @@
+from spec_format.cli.app import main
+
+main()

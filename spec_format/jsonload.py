@@ -1,0 +1,346 @@
+"""Strict, bounded loading of JSON files (config.json, verifier configs, indexes).
+
+Python's :mod:`json` is lenient where other readers are not: it keeps the last of two
+duplicate keys, accepts ``NaN``/``Infinity``, and rejects a UTF-8 byte-order mark with a
+confusing message. This module reads with the standard parser (fast, C-accelerated) and
+turns each of those cases into a :class:`Problem` with a JSON pointer and a line, so the
+caller can report it as a finding instead of a traceback.
+
+Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
+(only when a finding needs a line number) with a small scanner of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
+MAX_DEPTH = 64  # real configs nest 4 levels deep
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule."""
+
+    kind: str  # not-found, unreadable, empty, too-large, bom, not-utf8, not-json,
+    # not-object, too-deep, duplicate-key, non-finite-number
+    message: str
+    fatal: bool
+    pointer: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass
+class Loaded:
+    """A parsed JSON document (``data`` is ``None`` when a fatal problem stopped parsing)."""
+
+    path: Path
+    data: Any = None
+    text: str = ""
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.data is not None and not any(p.fatal for p in self.problems)
+
+    _locator: Locator | None = None
+
+    def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
+        """1-based (line, column) of the value at ``pointer`` (or its nearest parent)."""
+        if pointer is None or not self.text:
+            return None, None
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator.find(pointer)
+
+
+def escape_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer_from_parts(parts) -> str:
+    return "".join("/" + escape_pointer_token(str(p)) for p in parts)
+
+
+def load_json(
+    path: Path, *, require_object: bool = True, max_bytes: int = MAX_JSON_BYTES
+) -> Loaded:
+    """Read and parse ``path``; never raises for bad input."""
+    out = Loaded(path=path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        out.problems.append(Problem("not-found", f"{path}: no such file", True))
+        return out
+    except OSError as exc:
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
+        )
+        return out
+    if size > max_bytes:
+        out.problems.append(
+            Problem(
+                "too-large",
+                f"{path}: {size:,} bytes is larger than the {max_bytes:,}-byte limit for a JSON "
+                "config; this is not a config.json",
+                True,
+            )
+        )
+        return out
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
+        )
+        return out
+    return parse_json_bytes(raw, path, require_object=require_object, out=out)
+
+
+def parse_json_bytes(
+    raw: bytes, path: Path, *, require_object: bool = True, out: Loaded | None = None
+) -> Loaded:
+    out = out or Loaded(path=path)
+    if not raw.strip():
+        out.problems.append(
+            Problem("empty", f"{path}: the file is empty; expected a JSON object", True)
+        )
+        return out
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+        out.problems.append(
+            Problem(
+                "bom",
+                f"{path}: starts with a UTF-8 byte-order mark, which transformers' "
+                "json.load refuses; save the file as UTF-8 without BOM",
+                False,
+                pointer="",
+                line=1,
+                column=1,
+            )
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        out.problems.append(
+            Problem(
+                "not-utf8",
+                f"{path}:{line}:{col}: byte 0x{raw[exc.start]:02x} is not valid UTF-8; "
+                "JSON files must be UTF-8 encoded",
+                True,
+                line=line,
+                column=col,
+            )
+        )
+        return out
+    out.text = text
+    duplicates: list[str] = []
+    non_finite: list[str] = []
+
+    def pairs_hook(pairs):
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                duplicates.append(key)
+            obj[key] = value
+        return obj
+
+    def constant_hook(name):
+        non_finite.append(name)
+        return float(name.replace("Infinity", "inf"))
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
+    except json.JSONDecodeError as exc:
+        out.problems.append(
+            Problem(
+                "not-json",
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}",
+                True,
+                line=exc.lineno,
+                column=exc.colno,
+            )
+        )
+        return out
+    except RecursionError:
+        out.problems.append(
+            Problem("too-deep", f"{path}: JSON nested too deeply to parse; not a config.json", True)
+        )
+        return out
+    if _depth(data) > MAX_DEPTH:
+        out.problems.append(
+            Problem(
+                "too-deep",
+                f"{path}: JSON nested more than {MAX_DEPTH} levels deep; not a config.json",
+                True,
+            )
+        )
+        return out
+    if require_object and not isinstance(data, dict):
+        out.problems.append(
+            Problem(
+                "not-object",
+                f"{path}: the top-level JSON value is {_json_type(data)}, expected an object "
+                "({...})",
+                True,
+                pointer="",
+                line=1,
+                column=1,
+            )
+        )
+        return out
+    out.data = data
+    if duplicates or non_finite:
+        locator = Locator(text)
+        out._locator = locator
+        for pointer, line, col in locator.duplicates:
+            out.problems.append(
+                Problem(
+                    "duplicate-key",
+                    f"key {pointer.rsplit('/', 1)[-1]!r} appears more than once in the same "
+                    "object; Python readers silently keep the last value, other readers may "
+                    "keep the first: remove the duplicate",
+                    False,
+                    pointer=pointer,
+                    line=line,
+                    column=col,
+                )
+            )
+        for pointer, literal, line, col in locator.non_finite:
+            out.problems.append(
+                Problem(
+                    "non-finite-number",
+                    f"{literal} is not valid JSON (Python accepts it, other readers and JSON "
+                    "Schema tools do not): write a finite number or null",
+                    False,
+                    pointer=pointer,
+                    line=line,
+                    column=col,
+                )
+            )
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def _depth(value: Any) -> int:
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict):
+            depth = max(depth, d)
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            depth = max(depth, d)
+            stack.extend((v, d + 1) for v in node)
+    return depth
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_LITERAL = re.compile(r"true|false|null|NaN|-?Infinity")
+
+
+class Locator:
+    """Maps JSON pointers to positions in the original text.
+
+    A small scanner (the text already parsed, so it trusts the grammar); it also collects
+    the pointers of duplicate keys and of non-finite number literals.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.positions: dict[str, int] = {}
+        self.duplicates: list[tuple[str, int, int]] = []
+        self.non_finite: list[tuple[str, str, int, int]] = []
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # the text already parsed; a scanner slip only costs line numbers
+        with contextlib.suppress(IndexError, AttributeError, RecursionError):
+            self._value(_WS.match(text, 0).end(), "")
+
+    def _linecol(self, offset: int) -> tuple[int, int]:
+        lo, hi = 0, len(self._line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self._line_starts[lo] + 1
+
+    def find(self, pointer: str) -> tuple[int | None, int | None]:
+        while True:
+            if pointer in self.positions:
+                return self._linecol(self.positions[pointer])
+            if not pointer:
+                return None, None
+            pointer = pointer.rsplit("/", 1)[0]
+
+    def _skip(self, i: int) -> int:
+        return _WS.match(self.text, i).end()
+
+    def _value(self, i: int, pointer: str) -> int:
+        self.positions.setdefault(pointer, i)
+        ch = self.text[i]
+        if ch == "{":
+            seen: set[str] = set()
+            i = self._skip(i + 1)
+            if self.text[i] == "}":
+                return i + 1
+            while True:
+                m = _STRING.match(self.text, i)
+                key = json.loads(m.group(0))
+                child = pointer + "/" + escape_pointer_token(key)
+                if key in seen:
+                    line, col = self._linecol(i)
+                    self.duplicates.append((child, line, col))
+                    self.positions[child] = i
+                seen.add(key)
+                i = self._skip(m.end())
+                i = self._skip(i + 1)  # the colon
+                i = self._skip(self._value(i, child))
+                if self.text[i] == ",":
+                    i = self._skip(i + 1)
+                    continue
+                return i + 1  # the closing brace
+        if ch == "[":
+            index = 0
+            i = self._skip(i + 1)
+            if self.text[i] == "]":
+                return i + 1
+            while True:
+                i = self._skip(self._value(i, f"{pointer}/{index}"))
+                index += 1
+                if self.text[i] == ",":
+                    i = self._skip(i + 1)
+                    continue
+                return i + 1
+        if ch == '"':
+            return _STRING.match(self.text, i).end()
+        m = _LITERAL.match(self.text, i)
+        if m:
+            if m.group(0) in ("NaN", "Infinity", "-Infinity"):
+                line, col = self._linecol(i)
+                self.non_finite.append((pointer, m.group(0), line, col))
+            return m.end()
+        return _NUMBER.match(self.text, i).end()

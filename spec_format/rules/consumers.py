@@ -1,0 +1,527 @@
+"""Consumer rules (C): what readers (speculators, vLLM, other engines) make of a config
+that is valid but leaves room for disagreement, or uses features old readers ignore.
+
+The per-field reader defaults live in the schemas (``x-consumer-defaults`` beside each
+property), so this module, the docs' consumer-defaults table and ``specfmt fix`` read one
+source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from spec_format import schemas
+from spec_format.families import BUILDABLE_LAYER_TYPES, EAGLE_FAMILY
+from spec_format.report import Severity
+from spec_format.rules.base import Context, Hit, Layer, Rule
+
+
+class _ConsumerRule(Rule):
+    abstract = True
+    layer = Layer.CONSUMER
+    since = "0.1.0"
+
+
+@cache
+def consumer_defaults(version: str, model_type: str) -> dict[str, dict[str, Any]]:
+    """Top-level keys of a type whose absence readers interpret differently."""
+    out = {}
+    for key in schemas.type_schema(version, model_type).get("properties", {}):
+        node = schemas.resolve(version, model_type, (key,))
+        if "x-consumer-defaults" in node:
+            out[key] = node["x-consumer-defaults"]
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+class ImplicitDefaultDisagreement(_ConsumerRule):
+    """A field is absent whose default differs between readers.
+
+    ## What it checks
+    Every field marked with reader defaults in the schema (`x-consumer-defaults`) is written
+    explicitly: eagle3 `norm_before_residual` (speculators false, vLLM true), the EAGLE aux
+    layer ids (guessed from the verifier), DFlash-family `sample_from_anchor` and
+    `sliding_window_non_causal`.
+
+    ## Why it matters
+    The checkpoint loads everywhere and runs a different draft in each engine; only the
+    acceptance rate shows it. One missing aux-id list gave 1.2 % acceptance instead of
+    58.9 %.
+
+    ## Example
+    ```json
+    {"speculators_model_type": "eagle3"}
+    ```
+    (no `norm_before_residual`).
+
+    ## Use instead
+    ```json
+    {"speculators_model_type": "eagle3", "norm_before_residual": false}
+    ```
+    with the value the draft was trained with; `specfmt fix` writes the speculators default
+    and reports it.
+
+    ## References
+    vllm-project/vllm#50170, lightseekorg/tokenspeed#526, vllm-project/speculators#760,
+    sgl-project/sglang-jax#1619
+    """
+
+    id = "C001"
+    name = "implicit-default-disagreement"
+    severity = Severity.WARNING
+    references = (
+        "vllm-project/vllm#50170",
+        "lightseekorg/tokenspeed#526",
+        "vllm-project/speculators#760",
+        "sgl-project/sglang-jax#1619",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for key, readers in consumer_defaults(ctx.format_version, ctx.model_type).items():
+            if ctx.config.get(key) is not None:
+                continue
+            state = "null" if key in ctx.config else "absent"
+            views = "; ".join(f"{who} reads {_fmt(v)}" for who, v in readers.items())
+            yield Hit(
+                f"{key} is {state} and readers disagree on what that means ({views}); write "
+                "the value the draft was trained with (`specfmt fix` fills the speculators "
+                "default)",
+                pointer=f"/{key}",
+            )
+
+
+class LayerModelTypeMissing(_ConsumerRule):
+    """`transformer_layer_config.model_type` is missing.
+
+    ## What it checks
+    The layer config names its decoder family.
+
+    ## Why it matters
+    Without it each reader picks its own class: speculators 0.7 and later build Qwen3 layers
+    for EAGLE-3, older releases Llama layers, vLLM assumes llama, and mtp defaults to
+    Qwen2. A Qwen3 draft read as Llama fails on `k_norm` weights; the reverse drops them.
+
+    ## Example
+    ```json
+    {"transformer_layer_config": {"hidden_size": 4096, "num_hidden_layers": 1}}
+    ```
+
+    ## Use instead
+    ```json
+    {"transformer_layer_config": {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 1}}
+    ```
+
+    ## References
+    vllm-project/speculators#620, vllm-project/vllm#43132
+    """
+
+    id = "C002"
+    name = "layer-model-type-missing"
+    severity = Severity.WARNING
+    references = ("vllm-project/speculators#620", "vllm-project/vllm#43132")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if ctx.layer_config and "model_type" not in ctx.layer_config:
+            options = BUILDABLE_LAYER_TYPES.get(ctx.model_type, ("qwen3",))
+            yield Hit(
+                "transformer_layer_config.model_type is missing: speculators >= 0.7 builds "
+                "Qwen3 layers, older releases Llama, vLLM assumes llama; write the decoder "
+                f"family the draft was trained with ({' or '.join(options)})",
+                pointer="/transformer_layer_config/model_type",
+            )
+
+
+_NESTED = {
+    "/speculators_config": ("algorithm", "proposal_methods", "default_proposal_method", "verifier"),
+    "/speculators_config/verifier": ("name_or_path", "architectures"),
+}
+_PROPOSAL_KEYS = ("proposal_type", "speculative_tokens", "verifier_accept_k", "accept_tolerance")
+
+
+class NestedKeyDropped(_ConsumerRule):
+    """`speculators_config`, its `verifier` or a proposal method carries a key that
+    speculators silently drops.
+
+    ## What it checks
+    Nested objects hold only the keys their classes declare.
+
+    ## Why it matters
+    Unlike the top level (which keeps unknown keys), these nested models ignore extra keys:
+    the value is lost on load and gone after the next save, so a setting placed there
+    never takes effect.
+
+    ## Example
+    ```json
+    {"speculators_config": {"block_size": 8, "algorithm": "dflash"}}
+    ```
+
+    ## Use instead
+    ```json
+    {"block_size": 8, "speculators_config": {"algorithm": "dflash"}}
+    ```
+    """
+
+    id = "C003"
+    name = "nested-key-dropped"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        objects: list[tuple[str, Any, tuple[str, ...]]] = [
+            ("/speculators_config", ctx.spec_config, _NESTED["/speculators_config"]),
+            (
+                "/speculators_config/verifier",
+                ctx.spec_config.get("verifier"),
+                _NESTED["/speculators_config/verifier"],
+            ),
+        ]
+        objects += [
+            (f"/speculators_config/proposal_methods/{i}", m, _PROPOSAL_KEYS)
+            for i, m in enumerate(ctx.proposal_methods)
+        ]
+        for where, obj, known in objects:
+            if not isinstance(obj, dict):
+                continue
+            for key in obj:
+                if key not in known:
+                    yield Hit(
+                        f"{where[1:]}.{key} is not a field of that object: speculators drops "
+                        "it silently on load; move it where it belongs or remove it",
+                        pointer=f"{where}/{key}",
+                    )
+
+
+class AuxLayerCountNotThree(_ConsumerRule):
+    """An EAGLE-3 draft taps a number of verifier layers other than three.
+
+    ## What it checks
+    eagle3/peagle: `len(eagle_aux_hidden_state_layer_ids) == 3`.
+
+    ## Why it matters
+    vLLM before #54598 (and several other engines) sized `fc` for exactly three aux layers
+    and fail to load (`4096x16384` vs `4096x12288`) or, where weights load loosely, run a
+    wrong projection.
+
+    ## Example
+    ```json
+    {"eagle_aux_hidden_state_layer_ids": [2, 46, 91, 93]}
+    ```
+
+    ## Use instead
+    Nothing to change in the file if the draft was trained with four layers: serve it with
+    vLLM including #54598, and check other engines before deploying.
+
+    ## References
+    vllm-project/vllm#54526, vllm-project/vllm#54598, verl-project/verl-SpeCo#6
+    """
+
+    id = "C004"
+    name = "aux-layer-count-not-three"
+    severity = Severity.INFO
+    applies_to = EAGLE_FAMILY
+    references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        ids = ctx.config.get("eagle_aux_hidden_state_layer_ids")
+        if isinstance(ids, list) and ids and len(ids) != 3:
+            yield Hit(
+                f"{len(ids)} aux layers: vLLM older than #54598 and some other engines "
+                "assume 3 and cannot load this fc",
+                pointer="/eagle_aux_hidden_state_layer_ids",
+            )
+
+
+class FeatureIgnoredByOldReaders(_ConsumerRule):
+    """A flag is enabled that older readers ignore without a warning.
+
+    ## What it checks
+    For eagle3/peagle flags with a recorded first reader (`x-since` in the schema:
+    `norm_before_fc`, `fc_norm`, `norm_output`), enabling the flag is noted with the reader
+    versions that honour it.
+
+    ## Why it matters
+    An older vLLM loads the draft, skips the norm, and acceptance degrades with no error
+    (gpt-oss drafts with norm_before_fc; Eagle 3.1 drafts with fc_norm/norm_output).
+
+    ## Example
+    ```json
+    {"norm_before_fc": true}
+    ```
+
+    ## Use instead
+    Keep the flag; serve with a reader that honours it (see the message).
+
+    ## References
+    vllm-project/vllm#38111, vllm-project/vllm#46488
+    """
+
+    id = "C005"
+    name = "feature-ignored-by-old-readers"
+    severity = Severity.INFO
+    applies_to = EAGLE_FAMILY
+    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        props = schemas.type_schema(ctx.format_version, ctx.model_type).get("properties", {})
+        for key in props:
+            if ctx.config.get(key) is not True:
+                continue
+            since = schemas.resolve(ctx.format_version, ctx.model_type, (key,)).get("x-since")
+            if since:
+                yield Hit(
+                    f"{key} is true: honoured by speculators >= {since['speculators']} and "
+                    f"vLLM with {since['vllm']}; older readers silently skip it",
+                    pointer=f"/{key}",
+                )
+
+
+_OLD_ARCH_RELEASES = (
+    "speculators 0.4-0.6 training wrote [] (0.3 wrote LlamaForCausalLM for every verifier)"
+)
+
+
+class VerifierArchitecturesEmpty(_ConsumerRule):
+    """`speculators_config.verifier.architectures` is empty.
+
+    ## What it checks
+    The verifier block lists the verifier's architectures.
+
+    ## Why it matters
+    Readers use it to check that a draft is paired with a compatible target; drafts trained
+    with speculators 0.4-0.6 wrote `[]` because the draft's own layer config was read
+    instead of the verifier's.
+
+    ## Example
+    ```json
+    {"verifier": {"name_or_path": "google/gemma-4-31B-it", "architectures": []}}
+    ```
+
+    ## Use instead
+    ```json
+    {"verifier": {"name_or_path": "google/gemma-4-31B-it", "architectures": ["Gemma4ForConditionalGeneration"]}}
+    ```
+    `specfmt migrate --verifier DIR` fills it from the verifier's config.json.
+    """
+
+    id = "C006"
+    name = "verifier-architectures-empty"
+    severity = Severity.WARNING
+    legacy_severity = Severity.INFO
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        verifier = ctx.spec_config.get("verifier")
+        if isinstance(verifier, dict) and verifier.get("architectures") == []:
+            yield Hit(
+                "verifier.architectures is empty, so no reader can check the draft's target "
+                f"({_OLD_ARCH_RELEASES}); fill it from the verifier's config.json, for example "
+                "with `specfmt migrate --verifier DIR`",
+                pointer="/speculators_config/verifier/architectures",
+            )
+
+
+_LOCAL_PATH = re.compile(r"^(/|\./|\.\./|~|[A-Za-z]:\\|s3://|gs://|file://)")
+
+
+class VerifierPathNotPortable(_ConsumerRule):
+    """`verifier.name_or_path` is a local or object-store path.
+
+    ## What it checks
+    The verifier is named by a Hugging Face id rather than `/models/...`, `s3://...`.
+
+    ## Why it matters
+    speculators loads the verifier (config and embeddings) from this name; on another
+    machine the path does not exist and loading fails or, offline, picks up whatever is
+    there.
+
+    ## Example
+    ```json
+    {"verifier": {"name_or_path": "/model/from_s3", "architectures": ["Qwen3MoeForCausalLM"]}}
+    ```
+
+    ## Use instead
+    ```json
+    {"verifier": {"name_or_path": "Qwen/Qwen3-30B-A3B", "architectures": ["Qwen3MoeForCausalLM"]}}
+    ```
+
+    ## References
+    vllm-project/speculators#1065
+    """
+
+    id = "C007"
+    name = "verifier-path-not-portable"
+    severity = Severity.INFO
+    references = ("vllm-project/speculators#1065",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        verifier = ctx.spec_config.get("verifier")
+        name = verifier.get("name_or_path") if isinstance(verifier, dict) else None
+        if isinstance(name, str) and _LOCAL_PATH.match(name):
+            yield Hit(
+                f"verifier.name_or_path {name!r} is a local or object-store path; use the "
+                "verifier's Hugging Face id so the checkpoint works elsewhere",
+                pointer="/speculators_config/verifier/name_or_path",
+            )
+
+
+class TopLevelModelType(_ConsumerRule):
+    """The config has a top-level `model_type`.
+
+    ## What it checks
+    No `model_type` key at the top level (it belongs in `transformer_layer_config`).
+
+    ## Why it matters
+    speculators never writes it; releases up to 0.4 fail to load such a file
+    (`AttributeError: 'model_type' is a ClassVar`), later ones ignore it, and Hugging Face
+    tools may mistake the draft for a plain model of that type.
+
+    ## Example
+    ```json
+    {"model_type": "llama", "speculators_model_type": "eagle3"}
+    ```
+
+    ## Use instead
+    ```json
+    {"speculators_model_type": "eagle3", "transformer_layer_config": {"model_type": "llama"}}
+    ```
+    """
+
+    id = "C008"
+    name = "top-level-model-type"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if "model_type" in ctx.config:
+            yield Hit(
+                "top-level model_type breaks speculators <= 0.4 loaders and is ignored by "
+                "later ones; remove it (the decoder family belongs in "
+                "transformer_layer_config.model_type)",
+                pointer="/model_type",
+            )
+
+
+_NOISE = {
+    "has_no_defaults_at_init": "written by speculators <= 0.5.0.dev80 as an accidental field",
+    "base_model_ep_plan": "written by speculators <= 0.5.0.dev80 with transformers >= 4.56",
+    "max_anchors": "a DFlash training-only field removed in speculators 0.7",
+    "num_depths": "a P-EAGLE training-only field removed in speculators 0.7",
+    "down_sample_ratio": "a P-EAGLE training-only field removed in speculators 0.7",
+    "down_sample_ratio_min": "a P-EAGLE training-only field removed in speculators 0.7",
+}
+
+
+class ObsoleteKey(_ConsumerRule):
+    """The config carries a key that no current reader uses.
+
+    ## What it checks
+    Serialization noise (`has_no_defaults_at_init`, `base_model_ep_plan`) and removed
+    training-only fields (`max_anchors`, `num_depths`, `down_sample_ratio`,
+    `down_sample_ratio_min`).
+
+    ## Why it matters
+    Harmless to load, but they say the file was written by an older release whose other
+    defaults may also differ; `specfmt migrate` drops them and reports why.
+
+    ## Example
+    ```json
+    {"has_no_defaults_at_init": false, "base_model_ep_plan": null}
+    ```
+
+    ## Use instead
+    Remove them, or run `specfmt migrate`.
+    """
+
+    id = "C009"
+    name = "obsolete-key"
+    severity = Severity.INFO
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for key, why in _NOISE.items():
+            if key in ctx.config:
+                yield Hit(f"{key} is {why}; `specfmt migrate` drops it", pointer=f"/{key}")
+
+
+class AnchorSamplingSupport(_ConsumerRule):
+    """A DFlash draft samples from the anchor position, which most readers do not support.
+
+    ## What it checks
+    dflash: `sample_from_anchor` is not true.
+
+    ## Why it matters
+    With anchor sampling, K draft tokens use K query positions instead of K + 1, a different
+    query geometry; vLLM loads the flag only since #48639 and supports true for DFlash only
+    with #54154 (open when this rule was written).
+
+    ## Example
+    ```json
+    {"speculators_model_type": "dflash", "sample_from_anchor": true, "block_size": 8}
+    ```
+
+    ## Use instead
+    Serve with a reader that supports anchor sampling for DFlash, or keep the trained layout
+    and check acceptance after deploying.
+
+    ## References
+    vllm-project/vllm#48639, vllm-project/vllm#54154
+    """
+
+    id = "C010"
+    name = "anchor-sampling-support"
+    severity = Severity.WARNING
+    applies_to = ("dflash",)
+    references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if ctx.config.get("sample_from_anchor") is True:
+            yield Hit(
+                "sample_from_anchor is true: vLLM supports anchor sampling for dflash only "
+                "with vllm-project/vllm#54154; older readers draft with the wrong layout",
+                pointer="/sample_from_anchor",
+            )
+
+
+_NEW_TYPES = {
+    "dflash2": "speculators >= 0.8 and vLLM with #53797 (served as dflash)",
+    "xpress": "speculators >= 0.9",
+}
+
+
+class TypeNeedsRecentReader(_ConsumerRule):
+    """The type is new: older readers reject it outright.
+
+    ## What it checks
+    Notes types added recently (dflash2, xpress) with the readers that know them.
+
+    ## Why it matters
+    Older speculators and vLLM releases fail with "Expected one of ..." for an unknown type;
+    worth knowing before shipping the checkpoint to a fleet.
+
+    ## Example
+    ```json
+    {"speculators_model_type": "dflash2"}
+    ```
+
+    ## Use instead
+    Nothing to change; serve with a reader that knows the type.
+
+    ## References
+    vllm-project/vllm#53797
+    """
+
+    id = "C011"
+    name = "type-needs-recent-reader"
+    severity = Severity.INFO
+    references = ("vllm-project/vllm#53797",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if ctx.model_type in _NEW_TYPES:
+            yield Hit(
+                f"{ctx.model_type} is read only by {_NEW_TYPES[ctx.model_type]}",
+                pointer="/speculators_model_type",
+            )

@@ -1,0 +1,382 @@
+"""Schema rules (S): dispatch on speculators_model_type, then the type's JSON Schema.
+
+Dispatch happens before JSON Schema validation so users never see the noise of a failed
+``oneOf`` over seven types. Each JSON Schema error becomes one finding whose rule id
+depends on the failed keyword; errors under ``anyOf``/``oneOf`` are collapsed to the best
+matching sub-error (as check-jsonschema does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import ValidationError
+from jsonschema.exceptions import best_match
+
+from spec_format import schemas
+from spec_format.jsonload import pointer_from_parts
+from spec_format.report import Severity
+from spec_format.rules.base import Hit, Layer, Rule
+
+
+class _SchemaRule(Rule):
+    abstract = True
+    layer = Layer.SCHEMA
+    since = "0.1.0"
+    engine_emitted = True
+    severity = Severity.ERROR
+
+
+class MissingModelType(_SchemaRule):
+    """`speculators_model_type` is missing: the file is not a speculators config.
+
+    ## What it checks
+    The top-level key `speculators_model_type` exists and is a string.
+
+    ## Why it matters
+    It is the only discriminator: speculators refuses to load without it
+    (`from_pretrained` raises NotImplementedError, `from_dict` ValueError) and vLLM does
+    not recognise the directory as a speculators draft.
+
+    ## Example
+    ```json
+    {"architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    ```
+
+    ## Use instead
+    ```json
+    {"speculators_model_type": "eagle3", "architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    ```
+    If the file came from another project (SafeAILab EAGLE, z-lab DFlash), convert it with
+    `speculators convert` first.
+    """
+
+    id = "S001"
+    name = "missing-model-type"
+
+
+class UnknownModelType(_SchemaRule):
+    """`speculators_model_type` names no type that any speculators release knows.
+
+    ## What it checks
+    The value is one of the known types (eagle3, peagle, dflash, dflash2, dspark, xpress,
+    mtp, and the retired eagle, independent, mlp).
+
+    ## Why it matters
+    Every release fails hard on an unknown type.
+
+    ## Example
+    ```json
+    {"speculators_model_type": "eagle-3"}
+    ```
+
+    ## Use instead
+    ```json
+    {"speculators_model_type": "eagle3"}
+    ```
+    """
+
+    id = "S002"
+    name = "unknown-model-type"
+
+
+class RetiredModelType(_SchemaRule):
+    """The config uses a type that current releases dropped (`eagle`, `independent`, `mlp`).
+
+    ## What it checks
+    The type still exists in the format version being validated.
+
+    ## Why it matters
+    `eagle` (EAGLE-1/HASS) was un-registered in speculators 0.5 and deleted in 0.7;
+    `independent` and `mlp` were removed in 0.5. Current readers refuse these configs.
+
+    ## Example
+    ```json
+    {"speculators_model_type": "eagle", "transformer_layer_architecture": "LlamaDecoderLayer"}
+    ```
+
+    ## Use instead
+    Validate it as what it is (`--format-version 0.4`), or retrain/convert the draft to a
+    current type. `specfmt migrate` explains what can and cannot be carried over.
+    """
+
+    id = "S003"
+    name = "retired-model-type"
+    legacy_severity = Severity.WARNING
+
+
+class ThirdPartyConfig(_SchemaRule):
+    """The file is a draft config from another project, not the speculators format.
+
+    ## What it checks
+    Recognises SafeAILab/NVIDIA EAGLE-3 configs (`LlamaForCausalLMEagle3`), z-lab DFlash
+    configs (`dflash_config`), EAGLE-3.1 configs with `eagle_config`, and EAGLE-1 configs.
+
+    ## Why it matters
+    These load in other engines under other rules (other layer-index conventions); served
+    as speculators drafts they are rejected or, worse, mis-read.
+
+    ## Example
+    ```json
+    {"architectures": ["LlamaForCausalLMEagle3"], "draft_vocab_size": 32000}
+    ```
+
+    ## Use instead
+    Convert with `speculators convert --algorithm eagle3` (or `dflash`), which writes the
+    speculators format and shifts layer ids where conventions differ.
+    """
+
+    id = "S004"
+    name = "third-party-config"
+
+
+class TypeNotInVersion(_SchemaRule):
+    """The type did not exist yet in the requested format version.
+
+    ## What it checks
+    With `--format-version V`, the config's type is one that release V knows.
+
+    ## Why it matters
+    That release fails hard on the type, so a checkpoint promised to work with it will not.
+
+    ## Example
+    A `dspark` config validated with `--format-version 0.6` (dspark arrived in 0.7).
+
+    ## Use instead
+    Serve it with a release that knows the type, or pick a version that has it.
+    """
+
+    id = "S005"
+    name = "type-not-in-version"
+
+
+class RequiredPropertyMissing(_SchemaRule):
+    """A property that readers require is missing.
+
+    ## What it checks
+    The JSON Schema `required` keyword: for example `speculators_config`,
+    `transformer_layer_config`, `speculators_config.proposal_methods`,
+    `speculators_config.verifier.name_or_path`, `transformer_layer_config.hidden_size`.
+
+    ## Why it matters
+    vLLM reads `proposal_methods[0].speculative_tokens` and `verifier.name_or_path`
+    unconditionally; decoder fields that are missing silently take the Hugging Face class
+    defaults (a Llama default hidden size of 4096, for example).
+
+    ## Example
+    ```json
+    {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 4096}}
+    ```
+
+    ## Use instead
+    Add the missing key with the value the draft was trained with.
+    """
+
+    id = "S101"
+    name = "required-property-missing"
+
+
+class WrongType(_SchemaRule):
+    """A value has the wrong JSON type.
+
+    ## What it checks
+    The JSON Schema `type` keyword.
+
+    ## Why it matters
+    A string where a number belongs (`"block_size": "8"`) is accepted by some readers and
+    rejected by others, and breaks arithmetic on it.
+
+    ## Example
+    ```json
+    {"block_size": "8"}
+    ```
+
+    ## Use instead
+    ```json
+    {"block_size": 8}
+    ```
+    """
+
+    id = "S102"
+    name = "wrong-type"
+
+
+class ValueOutOfRange(_SchemaRule):
+    """A value violates a bound: minimum, maximum, length or item count.
+
+    ## What it checks
+    The JSON Schema keywords `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+    `minLength`, `maxLength`, `minItems`, `maxItems`, `uniqueItems` and `pattern`.
+
+    ## Why it matters
+    `speculative_tokens: 0`, `block_size: 0`, negative layer ids or an empty
+    `proposal_methods` load without error in some releases and break serving.
+
+    ## Example
+    ```json
+    {"speculators_config": {"proposal_methods": []}}
+    ```
+
+    ## Use instead
+    ```json
+    {"speculators_config": {"proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 3}]}}
+    ```
+    """
+
+    id = "S103"
+    name = "value-out-of-range"
+
+
+class ValueNotAllowed(_SchemaRule):
+    """A value is not one of the allowed constants.
+
+    ## What it checks
+    The JSON Schema keywords `const` and `enum` (for example `proposal_type` must be
+    `greedy`; `markov_head_type` one of vanilla, gated, rnn).
+
+    ## Why it matters
+    speculators' pydantic models reject these values; older releases accepted other
+    proposal types that no current reader knows.
+
+    ## Example
+    ```json
+    {"markov_head_type": "lstm"}
+    ```
+
+    ## Use instead
+    ```json
+    {"markov_head_type": "rnn"}
+    ```
+    """
+
+    id = "S104"
+    name = "value-not-allowed"
+
+
+class SchemaViolation(_SchemaRule):
+    """The value matches none of the shapes the schema allows.
+
+    ## What it checks
+    Every other JSON Schema keyword (`anyOf`, `oneOf`, `not`, ...). The message gives the
+    best-matching reason.
+
+    ## Why it matters
+    The value cannot be read the way the format defines it.
+
+    ## Example
+    ```json
+    {"transformer_layer_config": {"rope_parameters": 10000}}
+    ```
+
+    ## Use instead
+    ```json
+    {"transformer_layer_config": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}}
+    ```
+    """
+
+    id = "S105"
+    name = "schema-violation"
+
+
+_BY_KEYWORD: dict[str, type[Rule]] = {
+    "required": RequiredPropertyMissing,
+    "type": WrongType,
+    "const": ValueNotAllowed,
+    "enum": ValueNotAllowed,
+}
+for _kw in (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "pattern",
+):
+    _BY_KEYWORD[_kw] = ValueOutOfRange
+
+
+def schema_findings(
+    config: dict[str, Any], version: str, model_type: str
+) -> Iterator[tuple[type[Rule], Hit]]:
+    """Validate ``config`` against its type schema; yield (rule, hit) per error."""
+    validator = schemas.validator(version, model_type)
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
+        if error.context:
+            # anyOf/oneOf: report the best sub-error with a note of how many branches failed
+            best = best_match(error.context)
+            yield _hit_for(best, version, model_type, alternatives=len(error.context))
+        else:
+            yield _hit_for(error, version, model_type)
+
+
+def _hit_for(
+    error: ValidationError, version: str, model_type: str, alternatives: int = 0
+) -> tuple[type[Rule], Hit]:
+    rule = _BY_KEYWORD.get(str(error.validator), SchemaViolation)
+    parts = tuple(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        missing = _missing_key(error)
+        parts = (*parts, missing) if missing else parts
+        message = f"required key {missing!r} is missing"
+    else:
+        message = _value_message(error)
+    where = pointer_from_parts(parts)
+    hint = _hint(version, model_type, parts)
+    label = where or "the document"
+    text = f"{label}: {message}"
+    if alternatives:
+        text += f" (best of {alternatives} alternatives)"
+    if hint:
+        text += f". {hint}"
+    return rule, Hit(text, pointer=where)
+
+
+def _missing_key(error: ValidationError) -> str | None:
+    # jsonschema's message is "'key' is a required property"
+    msg = error.message
+    if msg.startswith("'") and "' is a required property" in msg:
+        return msg[1 : msg.index("' is a required property")]
+    return None
+
+
+def _value_message(error: ValidationError) -> str:
+    value = error.instance
+    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    kw = error.validator
+    v = error.validator_value
+    if kw == "type":
+        want = " or ".join(v) if isinstance(v, list) else v
+        return f"{shown} is not of type {want}"
+    if kw == "const":
+        return f"{shown} is not allowed; expected {v!r}"
+    if kw == "enum":
+        return f"{shown} is not one of {', '.join(repr(x) for x in v)}"
+    if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            kw
+        ]
+        return f"{shown} must be {op} {v}"
+    if kw == "minItems":
+        return f"needs at least {v} item{'s' if v != 1 else ''}"
+    if kw == "maxItems":
+        return f"allows at most {v} item{'s' if v != 1 else ''}"
+    if kw == "uniqueItems":
+        return "items must be unique"
+    if kw == "minLength":
+        return "must not be empty" if v == 1 else f"must be at least {v} characters"
+    return error.message
+
+
+def _hint(version: str, model_type: str, parts: tuple[str, ...]) -> str:
+    """First sentence of the schema's description of the offending property."""
+    node = schemas.resolve(version, model_type, parts)
+    desc = node.get("description", "") if node else ""
+    if not desc:
+        return ""
+    first = desc.split(". ")[0].rstrip(".")
+    return first + "."

@@ -1,0 +1,186 @@
+"""Bundled JSON Schemas: the catalog, lookup by (format version, type), and validators.
+
+Schemas are read from the package (``spec_format.schema``, the repository's
+``schema/`` folder) with :mod:`importlib.resources`, so an installed wheel works from any
+directory. Every file has an absolute ``$id``; references between files are resolved by a
+:mod:`referencing` registry built from the bundled files only: nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from spec_format.errors import UsageError
+
+SCHEMA_SUFFIX = ".schema.json"
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One format version (a speculators release line) as the catalog lists it."""
+
+    version: str  # "0.9"
+    release: str  # "0.9.0"
+    types: tuple[str, ...]
+    root: str
+    transformers: str  # major transformers version its writer used ("4" or "5")
+
+
+@dataclass(frozen=True)
+class RetiredType:
+    name: str
+    last_version: str
+    what: str
+    note: str
+
+
+def _schema_root():
+    return resources.files("spec_format.schema")
+
+
+@cache
+def catalog() -> dict[str, Any]:
+    return json.loads((_schema_root() / "catalog.json").read_text(encoding="utf-8"))
+
+
+@cache
+def versions() -> dict[str, VersionEntry]:
+    """Every format version, oldest first."""
+    out = {}
+    for version, entry in catalog()["versions"].items():
+        out[version] = VersionEntry(
+            version=version,
+            release=entry["release"],
+            types=tuple(entry["types"]),
+            root=entry["root"],
+            transformers=entry.get("transformers", "5"),
+        )
+    return dict(sorted(out.items(), key=lambda kv: tuple(int(p) for p in kv[0].split("."))))
+
+
+def latest_version() -> str:
+    return catalog()["latest"]
+
+
+def retired_types() -> dict[str, RetiredType]:
+    return {
+        name: RetiredType(name=name, **entry) for name, entry in catalog()["retired_types"].items()
+    }
+
+
+def known_types() -> tuple[str, ...]:
+    """Every speculators_model_type that any catalogued version knows, newest first."""
+    seen: dict[str, None] = {}
+    for entry in reversed(list(versions().values())):
+        for t in entry.types:
+            seen.setdefault(t, None)
+    return tuple(seen)
+
+
+def version_entry(version: str) -> VersionEntry:
+    try:
+        return versions()[version]
+    except KeyError:
+        raise UsageError(
+            f"unknown format version {version!r}; known versions: {', '.join(versions())}"
+        ) from None
+
+
+def schema_uri(version: str, name: str) -> str:
+    return f"{catalog()['base_uri']}{version}/{name}"
+
+
+@cache
+def _all_documents() -> dict[str, dict[str, Any]]:
+    """Every bundled schema document keyed by its ``$id``."""
+    docs: dict[str, dict[str, Any]] = {}
+
+    def walk(folder) -> None:
+        for item in folder.iterdir():
+            if item.is_dir():
+                walk(item)
+            elif item.name.endswith(SCHEMA_SUFFIX):
+                doc = json.loads(item.read_text(encoding="utf-8"))
+                docs[doc["$id"]] = doc
+
+    walk(_schema_root())
+    return docs
+
+
+@cache
+def registry() -> Registry:
+    resources_ = [
+        (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
+        for uri, doc in _all_documents().items()
+    ]
+    return Registry().with_resources(resources_)
+
+
+def load_schema(version: str, name: str) -> dict[str, Any]:
+    """The raw document of ``<version>/<name>`` (``name`` with or without the suffix)."""
+    if not name.endswith(SCHEMA_SUFFIX):
+        name += SCHEMA_SUFFIX
+    uri = schema_uri(version, name)
+    try:
+        return _all_documents()[uri]
+    except KeyError:
+        raise UsageError(f"no bundled schema {version}/{name}") from None
+
+
+def type_schema(version: str, model_type: str) -> dict[str, Any]:
+    entry = version_entry(version)
+    if model_type not in entry.types:
+        raise UsageError(
+            f"format version {version} has no type {model_type!r}; "
+            f"it knows {', '.join(entry.types)}"
+        )
+    return load_schema(version, model_type)
+
+
+@cache
+def validator(version: str, model_type: str) -> Draft202012Validator:
+    """A compiled validator for one type of one version (cached for the process)."""
+    schema = type_schema(version, model_type)
+    return Draft202012Validator(schema, registry=registry())
+
+
+@cache
+def root_validator(version: str) -> Draft202012Validator:
+    entry = version_entry(version)
+    return Draft202012Validator(load_schema(version, entry.root), registry=registry())
+
+
+@cache
+def resolve(version: str, model_type: str, pointer_parts: tuple[str, ...]) -> dict[str, Any]:
+    """The (``$ref``-followed) subschema describing the property at ``pointer_parts``,
+    with sibling keywords of a ``$ref`` merged over the referenced schema. Returns ``{}``
+    when the path leaves the declared properties. Cached: callers must not mutate it."""
+    schema = type_schema(version, model_type)
+    resolver = registry().resolver(base_uri=schema["$id"])
+    node, resolver = _deref(schema, resolver)
+    for part in pointer_parts:
+        props = node.get("properties", {})
+        if part in props:
+            node, resolver = _deref(props[part], resolver)
+        elif part.isdigit() and "items" in node:
+            node, resolver = _deref(node["items"], resolver)
+        else:
+            return {}
+    return node
+
+
+def _deref(node: dict[str, Any], resolver) -> tuple[dict[str, Any], Any]:
+    while isinstance(node, dict) and "$ref" in node:
+        resolved = resolver.lookup(node["$ref"])
+        merged = dict(resolved.contents)
+        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        node, resolver = merged, resolved.resolver
+    return node, resolver

@@ -118,10 +118,15 @@ def tiny_config(model_type: str, overrides: Mapping[str, Any] | None = None) -> 
             sliding_window_non_causal=model_type == "dflash2",
             sample_from_anchor=anchor,
         )
-        config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = 4 if anchor else 3
+        config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = (
+            4 if anchor else 3
+        )
         if model_type == "dflash2":
             config.update(
-                draft_vocab_size=256, conv_kernel_size=2, conv_group_size=16, selector_rank=16,
+                draft_vocab_size=256,
+                conv_kernel_size=2,
+                conv_group_size=16,
+                selector_rank=16,
                 selector_top_k=4,
             )
         if model_type == "dspark":
@@ -135,7 +140,9 @@ def tiny_config(model_type: str, overrides: Mapping[str, Any] | None = None) -> 
             config.update(xpress_rank=16, xpress_mlp_ratio=2, num_jacobi_passes=6)
     elif model_type == "mtp":
         layer.update(model_type="qwen3", num_hidden_layers=8)
-        config.update(architectures=["MTPDraftModel"], num_nextn_predict_layers=1, draft_vocab_size=256)
+        config.update(
+            architectures=["MTPDraftModel"], num_nextn_predict_layers=1, draft_vocab_size=256
+        )
         config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = 1
         config["speculators_config"]["verifier"]["architectures"] = ["Qwen3ForCausalLM"]
     else:
@@ -279,7 +286,11 @@ def write_safetensors(
     offset = 0
     for name in order:
         t = tensors[name]
-        header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [offset, offset + t.nbytes]}
+        header[name] = {
+            "dtype": t.dtype,
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + t.nbytes],
+        }
         offset += t.nbytes
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)
@@ -300,7 +311,9 @@ def write_safetensors(
     return total
 
 
-def write_raw(path: str | os.PathLike[str], header: bytes | Mapping[str, Any], data: bytes = b"") -> None:
+def write_raw(
+    path: str | os.PathLike[str], header: bytes | Mapping[str, Any], data: bytes = b""
+) -> None:
     """Write a file byte for byte: 8-byte length, header (JSON-encoded if a mapping), data.
     For crafting broken files."""
     raw = header if isinstance(header, bytes) else json.dumps(header).encode()
@@ -398,7 +411,9 @@ def build_checkpoint(
     nan, inf = set(nan), set(inf)
     for name, spec in (extra or {}).items():
         chosen[name] = (spec[0], tuple(spec[1]))
-    unknown = (drop | set(rename) | set(reshape) | set(retype) | set(values) | set(mutate) | nan | inf) - set(chosen)
+    unknown = (
+        drop | set(rename) | set(reshape) | set(retype) | set(values) | set(mutate) | nan | inf
+    ) - set(chosen)
     if unknown:
         raise ValueError(f"not tensors of this checkpoint: {sorted(unknown)}")
 
@@ -451,7 +466,9 @@ def build_checkpoint(
     return BuiltCheckpoint(directory, config, built, files)
 
 
-def _include_optional(choice: bool | Iterable[str] | None, name: str, role: str | None, model_type: str) -> bool:
+def _include_optional(
+    choice: bool | Iterable[str] | None, name: str, role: str | None, model_type: str
+) -> bool:
     if choice is None:
         return role in ("embed", "lm_head") and model_type != "mtp"
     if isinstance(choice, bool):

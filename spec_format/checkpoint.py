@@ -40,6 +40,7 @@ from spec_format.safetensors import (
     Header,
     HeaderError,
     HeaderErrorKind,
+    HeaderScan,
     ShardIndex,
     ShardIndexError,
     parse_index,
@@ -142,7 +143,9 @@ class Checkpoint:
         """The raw bytes of one (small) tensor; refuses tensors over ``max_bytes``."""
         record = self.tensors[name]
         if record.nbytes > max_bytes:
-            raise ValueError(f"{name} is {record.nbytes:,} bytes, over the {max_bytes:,}-byte limit")
+            raise ValueError(
+                f"{name} is {record.nbytes:,} bytes, over the {max_bytes:,}-byte limit"
+            )
         data = self.storage.source(record.file).read(record.begin, record.nbytes)
         if len(data) != record.nbytes:
             raise HeaderError(
@@ -241,7 +244,9 @@ class LocalStorage(Storage):
         try:
             entries = list(os.scandir(self.directory))
         except OSError as e:
-            raise InputError(f"{self.directory}: cannot list the directory ({e.strerror or e})") from None
+            raise InputError(
+                f"{self.directory}: cannot list the directory ({e.strerror or e})"
+            ) from None
         for entry in entries:
             try:
                 if entry.is_dir():
@@ -324,9 +329,8 @@ def _populate(ckpt: Checkpoint) -> None:
         ckpt.files.append(_read_file(ckpt, SINGLE_NAME))
         used.add(SINGLE_NAME)
     for w in ckpt.files:
-        if w.header is not None:
-            if w.header.metadata is not None and ckpt.metadata is None:
-                ckpt.metadata = dict(w.header.metadata)
+        if w.header is not None and w.header.metadata is not None and ckpt.metadata is None:
+            ckpt.metadata = dict(w.header.metadata)
     ckpt.complete = ckpt.complete and all(w.readable for w in ckpt.files)
 
     for name in safetensors_files:
@@ -361,8 +365,9 @@ def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
         ckpt.issue(e.kind.value, e.message, wf.display)
         return wf
     scan = scan_header(source)
+    for issue in issues_from_scan(scan, wf.display):
+        ckpt.issue(issue.rule, issue.message, issue.file, issue.tensor)
     for err in scan.errors:
-        ckpt.issue(err.kind.value, err.message, wf.display, err.tensor)
         if err.tensor and (scan.header is None or err.tensor not in scan.header.tensors):
             wf.malformed.add(err.tensor)
             ckpt.malformed.add(err.tensor)
@@ -370,20 +375,28 @@ def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
     wf.readable = scan.header is not None
     if scan.header is None:
         return wf
-    if scan.header.leading_whitespace:
-        ckpt.issue(
-            HEADER_PADDING,
-            "the header starts with whitespace; the safetensors library accepts it, but the "
-            "format says a header begins with '{' and stricter readers refuse it. Write the "
-            "file again with a safetensors writer.",
-            wf.display,
-        )
     for t in scan.header.tensors.values():
         if t.name in ckpt.tensors:
             continue  # reported by the shard checks
         begin, end = scan.header.absolute_offsets(t.name)
         ckpt.tensors[t.name] = TensorRecord(t.name, t.dtype, t.shape, name, begin, end)
     return wf
+
+
+def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
+    """The issues of one header scan (errors, then the leading-whitespace note)."""
+    out = [CheckpointIssue(e.kind.value, e.message, display, e.tensor) for e in scan.errors]
+    if scan.header is not None and scan.header.leading_whitespace:
+        out.append(
+            CheckpointIssue(
+                HEADER_PADDING,
+                "the header starts with whitespace; the safetensors library accepts it, but the "
+                "format says a header begins with '{' and stricter readers refuse it. Write the "
+                "file again with a safetensors writer.",
+                display,
+            )
+        )
+    return out
 
 
 def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
@@ -401,7 +414,9 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     ckpt.layout = "sharded"
     ckpt.index = index
     for problem in index.problems:
-        ckpt.issue(INVALID_SHARD_INDEX, f"{INDEX_NAME}: {problem.message}", index_display, problem.tensor)
+        ckpt.issue(
+            INVALID_SHARD_INDEX, f"{INDEX_NAME}: {problem.message}", index_display, problem.tensor
+        )
         ckpt.complete = False
     used = {INDEX_NAME}
     by_shard = index.tensors_by_shard()
@@ -457,6 +472,27 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
             if tensor not in seen:
                 ckpt.complete = False
     return used
+
+
+class RemoteName:
+    """Stands in for a ``Path`` where a remote file is named (``hf://ORG/NAME/config.json``):
+    ``pathlib`` would collapse the ``//``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __fspath__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemoteName({self.url!r})"
+
+    @property
+    def name(self) -> str:
+        return self.url.rsplit("/", 1)[-1]
 
 
 _HF_URL = re.compile(r"^hf://(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\s@]+))?/?$")

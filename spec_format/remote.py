@@ -78,7 +78,9 @@ class HttpSource(ByteSource):
             with _stream(self._session, self.url, headers) as (status, response_headers, chunks):
                 if status == 416:  # empty file, or offset past the end
                     if learn_size:
-                        self.size = _total_from_range(response_headers.get("content-range", "")) or 0
+                        self.size = (
+                            _total_from_range(response_headers.get("content-range", "")) or 0
+                        )
                     return b""
                 if status not in (200, 206):
                     raise HeaderError(
@@ -178,7 +180,9 @@ class HubStorage(Storage):
             )
         self.repo_id = repo_id
         self.revision = revision or "main"
-        self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or hub.constants.ENDPOINT).rstrip("/")
+        self.endpoint = (
+            endpoint or os.environ.get("HF_ENDPOINT") or hub.constants.ENDPOINT
+        ).rstrip("/")
         self._hub = hub
         self._headers = hub.utils.build_hf_headers(library_name="specfmt")
         self._session = hub.get_session()
@@ -199,16 +203,22 @@ class HubStorage(Storage):
         return f"{self.url_prefix}/{name}"
 
     def file_url(self, name: str) -> str:
-        return self._hub.hf_hub_url(self.repo_id, name, revision=self.revision, endpoint=self.endpoint)
+        return self._hub.hf_hub_url(
+            self.repo_id, name, revision=self.revision, endpoint=self.endpoint
+        )
 
     def list_files(self) -> dict[str, int | None]:
         if self._listing is not None:
             return self._listing
         api = self._hub.HfApi(endpoint=self.endpoint, library_name="specfmt")
         try:
-            entries = list(api.list_repo_tree(self.repo_id, revision=self.revision, recursive=False))
+            entries = list(
+                api.list_repo_tree(self.repo_id, revision=self.revision, recursive=False)
+            )
         except Exception as e:  # RepositoryNotFoundError, RevisionNotFoundError, HTTP errors
-            raise InputError(f"{self.url_prefix}: cannot list the repository ({_hub_error(e)})") from None
+            raise InputError(
+                f"{self.url_prefix}: cannot list the repository ({_hub_error(e)})"
+            ) from None
         self._listing = {
             e.path: getattr(e, "size", None)
             for e in entries

@@ -631,7 +631,7 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
     if not isinstance(dtype, str):
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f"tensor {name!r}: dtype is a JSON {_json_type(dtype)}, not a string such as \"BF16\".",
+            f'tensor {name!r}: dtype is a JSON {_json_type(dtype)}, not a string such as "BF16".',
             tensor=name,
         )
         ok = False
@@ -714,7 +714,9 @@ class ShardIndex:
 def parse_index(data: bytes) -> ShardIndex:
     """Parse the bytes of ``model.safetensors.index.json``; raise :class:`ShardIndexError`."""
     if len(data) > MAX_INDEX_SIZE:
-        raise ShardIndexError(f"index is {len(data):,} bytes, over the {MAX_INDEX_SIZE:,}-byte limit.")
+        raise ShardIndexError(
+            f"index is {len(data):,} bytes, over the {MAX_INDEX_SIZE:,}-byte limit."
+        )
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
@@ -724,7 +726,7 @@ def parse_index(data: bytes) -> ShardIndex:
         ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
         raise ShardIndexError(
-            "index has no \"weight_map\" object mapping tensor names to shard files; "
+            'index has no "weight_map" object mapping tensor names to shard files; '
             "write it again with save_pretrained."
         )
     index = ShardIndex({}, doc.get("metadata") if isinstance(doc.get("metadata"), dict) else None)

@@ -99,7 +99,9 @@ def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierI
                     merged[canonical] = merged[alias]
                     sources[canonical] = sources.get(alias, alias)
                     break
-    return VerifierInfo(path=path or Path("config.json"), config=merged, text_key=text_key, sources=sources)
+    return VerifierInfo(
+        path=path or Path("config.json"), config=merged, text_key=text_key, sources=sources
+    )
 
 
 def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
@@ -108,7 +110,9 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
     if p.is_dir():
         p = p / "config.json"
     if not p.is_file():
-        raise UsageError(f"--verifier {path}: no config.json there; pass the verifier's config.json or its directory")
+        raise UsageError(
+            f"--verifier {path}: no config.json there; pass the verifier's config.json or its directory"
+        )
     try:
         size = p.stat().st_size
         if size > MAX_VERIFIER_CONFIG:

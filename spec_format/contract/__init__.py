@@ -16,7 +16,12 @@ from spec_format.contract.diff import (
     diff_tensors,
     torch_dtype_name,
 )
-from spec_format.contract.expected import AbsentTensor, ExpectedSet, ExpectedTensor, expected_tensors
+from spec_format.contract.expected import (
+    AbsentTensor,
+    ExpectedSet,
+    ExpectedTensor,
+    expected_tensors,
+)
 from spec_format.contract.expr import UNKNOWN, ExpressionError, evaluate
 from spec_format.contract.loader import (
     Contract,

@@ -45,7 +45,11 @@ class ContractDiff:
     @property
     def ok(self) -> bool:
         return not (
-            self.missing or self.unexpected or self.ruled_out or self.wrong_shape or self.wrong_dtype
+            self.missing
+            or self.unexpected
+            or self.ruled_out
+            or self.wrong_shape
+            or self.wrong_dtype
         )
 
     def format(self, limit: int = 20) -> str:
@@ -67,7 +71,10 @@ class ContractDiff:
         )
         section(
             "wrong shape",
-            [f"{m.name}: {list(m.actual)}, expected {m.expected.describe_shape()}" for m in self.wrong_shape],
+            [
+                f"{m.name}: {list(m.actual)}, expected {m.expected.describe_shape()}"
+                for m in self.wrong_shape
+            ],
         )
         section(
             "wrong dtype",

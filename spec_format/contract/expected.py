@@ -37,11 +37,11 @@ class ExpectedTensor:
     def shape_matches(self, actual: tuple[int, ...]) -> bool:
         if len(actual) != len(self.shape):
             return False
-        return all(e is None or e == a for e, a in zip(self.shape, actual))
+        return all(e is None or e == a for e, a in zip(self.shape, actual, strict=False))
 
     def describe_shape(self) -> str:
         parts = []
-        for value, text in zip(self.shape, self.shape_text):
+        for value, text in zip(self.shape, self.shape_text, strict=False):
             if value is None:
                 parts.append(f"{text}=?")
             elif str(value) == text:
@@ -69,7 +69,9 @@ class ExpectedSet:
     tensors: dict[str, ExpectedTensor] = field(default_factory=dict)
     absent: dict[str, AbsentTensor] = field(default_factory=dict)
     #: entries whose loop bounds are unknown: (compiled name pattern, spec, loop vars)
-    patterns: list[tuple[re.Pattern[str], TensorSpec, tuple[str, ...]]] = field(default_factory=list)
+    patterns: list[tuple[re.Pattern[str], TensorSpec, tuple[str, ...]]] = field(
+        default_factory=list
+    )
     exhaustive: Any = True  # True, False or UNKNOWN
 
     def match(self, name: str) -> ExpectedTensor | None:
@@ -121,7 +123,7 @@ def _expand(spec: TensorSpec, symbols: Symbols, out: ExpectedSet) -> None:
         ranges.append((var, range(lo, max(lo, hi))))
     for combo in itertools.product(*(r for _, r in ranges)):
         local = dict(env)
-        local.update({var: value for (var, _), value in zip(ranges, combo)})
+        local.update({var: value for (var, _), value in zip(ranges, combo, strict=False)})
         name = _VAR.sub(lambda m, local=local: str(local.get(m.group(1), m.group(0))), spec.name)
         required = evaluate(spec.required_if, local)
         if required is True:

@@ -64,7 +64,14 @@ _CMPOPS = {
     ast.NotIn: lambda a, b: a not in b,
 }
 #: JSON spellings accepted as literals, so contracts read naturally to non-Python tools.
-_LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_LITERAL_NAMES = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
 
 
 @lru_cache(maxsize=1024)
@@ -100,7 +107,9 @@ def compile_expression(text: str) -> ast.expr:
             ),
         ):
             raise ExpressionError(f"{type(node).__name__} is not allowed in {text!r}")
-        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, str, bool, type(None))):
+        if isinstance(node, ast.Constant) and not isinstance(
+            node.value, (int, str, bool, type(None))
+        ):
             raise ExpressionError(f"literal {node.value!r} is not allowed in {text!r}")
     return tree.body
 
@@ -162,7 +171,7 @@ def _eval(node: ast.expr, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env)
         result: Any = True
-        for op, right_node in zip(node.ops, node.comparators):
+        for op, right_node in zip(node.ops, node.comparators, strict=False):
             right = _eval(right_node, env)
             if left is UNKNOWN or right is UNKNOWN:
                 result = UNKNOWN

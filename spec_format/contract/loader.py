@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -93,7 +93,7 @@ def has_contract(model_type: str | None) -> bool:
     return isinstance(model_type, str) and model_type in available_types()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_contract(model_type: str) -> Contract:
     """The contract of one type; raises :class:`ContractError` if there is none."""
     if not has_contract(model_type):
@@ -121,7 +121,7 @@ def load_contract(model_type: str) -> Contract:
     return contract
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(name: str) -> dict:
     try:
         text = resources.files(_PACKAGE).joinpath(_FOLDER, name).read_text(encoding="utf-8")
@@ -153,7 +153,9 @@ def _tensor(entry: dict, model_type: str) -> TensorSpec:
         required_if = _condition(presence.get("required", False))
         optional_if = _condition(presence.get("optional", False))
     else:
-        raise ContractError(f"{model_type}: tensor {entry.get('name')!r}: bad presence {presence!r}")
+        raise ContractError(
+            f"{model_type}: tensor {entry.get('name')!r}: bad presence {presence!r}"
+        )
     loops = tuple((var, bounds[0], bounds[1]) for var, bounds in entry.get("for", {}).items())
     return TensorSpec(
         name=entry["name"],
@@ -184,7 +186,9 @@ def _check(contract: Contract) -> None:
             raise ContractError(f"{contract.model_type}: symbol {s.name}: unknown type {s.type!r}")
     for t in contract.tensors:
         if t.dtype not in contract.dtype_families:
-            raise ContractError(f"{contract.model_type}: {t.name}: unknown dtype family {t.dtype!r}")
+            raise ContractError(
+                f"{contract.model_type}: {t.name}: unknown dtype family {t.dtype!r}"
+            )
         exprs.extend(t.shape)
         exprs.extend([t.required_if, t.optional_if])
         for _, start, stop in t.loops:

@@ -69,10 +69,9 @@ def pointer_from_parts(parts) -> str:
     return "".join("/" + escape_pointer_token(str(p)) for p in parts)
 
 
-def load_json(
-    path: Path, *, require_object: bool = True, max_bytes: int = MAX_JSON_BYTES
-) -> Loaded:
+def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
     """Read and parse ``path``; never raises for bad input."""
+    max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     out = Loaded(path=path)
     try:
         size = path.stat().st_size

@@ -401,6 +401,14 @@ def _dispatch(
     profile = options.profile
     model_type = config.get("speculators_model_type")
     if model_type is None:
+        if "speculators_config" in config:
+            return schema_rules.MissingModelType.finding(
+                "speculators_model_type is missing although speculators_config is present; add "
+                f"it{_type_hint(config)} (one of {', '.join(schemas.known_types())})",
+                file,
+                profile=profile,
+                pointer="/speculators_model_type",
+            )
         third_party = _third_party(config)
         if third_party:
             return schema_rules.ThirdPartyConfig.finding(
@@ -454,6 +462,15 @@ def _dispatch(
     )
 
 
+def _type_hint(config: dict[str, Any]) -> str:
+    """Suggest a type from speculators_config.algorithm or the architectures list."""
+    spec = config.get("speculators_config")
+    algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
+    if isinstance(algorithm, str) and algorithm in schemas.known_types():
+        return f": speculators_config.algorithm suggests {algorithm!r}"
+    return ""
+
+
 def _third_party(config: dict[str, Any]) -> str | None:
     """Recognise draft configs of other projects; returns an explanation or None."""
     archs = config.get("architectures")
@@ -464,7 +481,7 @@ def _third_party(config: dict[str, Any]) -> str | None:
             "speculators format; convert it with `speculators convert --algorithm dflash`, "
             "which also shifts target_layer_ids by +1"
         )
-    if any(a.endswith("Eagle3") or "Eagle3" in a for a in archs) or "eagle_config" in config:
+    if any("Eagle3" in a and "ForCausalLM" in a for a in archs) or "eagle_config" in config:
         return (
             f"this is a SafeAILab/NVIDIA-style EAGLE-3 config ({', '.join(archs) or 'eagle_config'}),"
             " not the speculators format; convert it with `speculators convert --algorithm "

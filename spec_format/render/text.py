@@ -1,11 +1,12 @@
 """``--format text``: readable findings, one per line, coloured only on a terminal.
 
-Colour follows rich's rules: none when the stream is not a terminal, none when the
-``NO_COLOR`` environment variable is set, forced with ``--color always``.
+Colour (and any other terminal styling) only when the stream is a terminal and the
+``NO_COLOR`` environment variable is unset or empty; ``--color always|never`` overrides.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TextIO
 
 from rich.console import Console
@@ -21,10 +22,12 @@ def render_text(
     report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
 ) -> None:
     """verbosity 0: errors and the summary; 1: every finding; 2: also skipped checks."""
+    if color is None:  # auto: a terminal, and NO_COLOR unset (no-color.org: any value)
+        color = _isatty(stream) and not os.environ.get("NO_COLOR")
     console = Console(
         file=stream,
-        force_terminal=color if color is not None else None,
-        no_color=color is False,
+        force_terminal=color,
+        color_system="auto" if color else None,
         highlight=False,
         soft_wrap=True,
     )
@@ -34,6 +37,13 @@ def render_text(
         console.print(f"[dim]note:[/dim] {escape(note)}")
     style = "green" if report.exit_code == 0 else "bold red"
     console.print(f"[{style}]{escape(report.summary())}[/{style}]")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _file(console: Console, fr: FileReport, verbosity: int) -> None:

@@ -307,9 +307,10 @@ def schema_findings(
     validator = schemas.validator(version, model_type)
     for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
         if error.context:
-            # anyOf/oneOf: report the best sub-error with a note of how many branches failed
+            # anyOf/oneOf: one S105 finding worded after the best-matching branch
             best = best_match(error.context)
-            yield _hit_for(best, version, model_type, alternatives=len(error.context))
+            _, hit = _hit_for(best, version, model_type, alternatives=_branches(error))
+            yield SchemaViolation, Hit(hit.message, pointer=pointer_from_parts(error.absolute_path))
         else:
             yield _hit_for(error, version, model_type)
 
@@ -330,10 +331,15 @@ def _hit_for(
     label = where or "the document"
     text = f"{label}: {message}"
     if alternatives:
-        text += f" (best of {alternatives} alternatives)"
+        text += f" (and {alternatives - 1} other allowed shape{'s' if alternatives > 2 else ''} do not match either)"
     if hint:
         text += f". {hint}"
     return rule, Hit(text, pointer=where)
+
+
+def _branches(error: ValidationError) -> int:
+    value = error.validator_value
+    return len(value) if isinstance(value, list) else len(error.context)
 
 
 def _missing_key(error: ValidationError) -> str | None:

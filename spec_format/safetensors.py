@@ -430,13 +430,22 @@ def _scan(source: ByteSource) -> HeaderScan:
             f"header is not valid UTF-8 (byte {e.start} of the header); the file is corrupt.",
         )
     try:
-        doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+        doc = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_int=_parse_int
+        )
     except (ValueError, RecursionError) as e:
         detail = str(e) if isinstance(e, ValueError) else "nested too deeply"
         return fail(
             HeaderErrorKind.HEADER_NOT_JSON,
             f"header is not valid JSON ({_short(detail)}); the file is corrupt or was not "
             "written by a safetensors writer.",
+        )
+    problem = _json_limits(doc)
+    if problem:
+        return fail(
+            HeaderErrorKind.HEADER_NOT_JSON,
+            f"header is not valid JSON for strict parsers ({problem}); the file is corrupt or "
+            "was not written by a safetensors writer.",
         )
     if not isinstance(doc, _Pairs):
         return fail(
@@ -450,12 +459,53 @@ def _scan(source: ByteSource) -> HeaderScan:
     return HeaderScan(header, errors, source.bytes_read - before)
 
 
+#: serde_json's default recursion limit; the library refuses deeper headers.
+MAX_JSON_DEPTH = 128
+
+
+def _json_limits(doc: object) -> str | None:
+    """What Python's json accepts but the library's parser (serde_json) refuses: nesting
+    deeper than 128 and strings with lone surrogates (``"\\ud800"``), which are not UTF-8."""
+    stack: list[tuple[object, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if not _utf8_encodable(node):
+                return "a string holds a lone UTF-16 surrogate escape"
+        elif isinstance(node, list):
+            if depth >= MAX_JSON_DEPTH:
+                return f"nested more than {MAX_JSON_DEPTH} levels deep"
+            if isinstance(node, _Pairs):
+                for key, value in node:
+                    stack.append((key, depth))
+                    stack.append((value, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in node)
+    return None
+
+
+def _utf8_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 class _Pairs(list):
     """A JSON object kept as its list of (key, value) pairs, so duplicates stay visible."""
 
 
 def _pairs(pairs: list) -> _Pairs:
     return _Pairs(pairs)
+
+
+class _NegativeZero(int):
+    """``-0`` in JSON: Python reads 0, the library's parser refuses it as a size."""
+
+
+def _parse_int(text: str) -> int:
+    return _NegativeZero(0) if text == "-0" else int(text)
 
 
 def _reject_constant(name: str) -> None:
@@ -480,8 +530,17 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _is_array(value: object) -> bool:
+    """A JSON array (objects are kept as pair lists, so ``list`` alone is not enough)."""
+    return isinstance(value, list) and not isinstance(value, _Pairs)
+
+
 def _is_uint(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _U64_MAX
+    return (
+        isinstance(value, int)
+        and not isinstance(value, (bool, _NegativeZero))
+        and 0 <= value <= _U64_MAX
+    )
 
 
 def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
@@ -552,14 +611,16 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
             )
         position = max(position, end)
         bits = DTYPE_BITS[dtype]
+        # the library multiplies in u64: first the element count (checked at every step),
+        # then the bit count
         numel = 1
         overflow = False
         for d in shape:
             numel *= d
-            if numel * bits > _U64_MAX:
+            if numel > _U64_MAX:
                 overflow = True
                 break
-        if overflow:
+        if overflow or numel * bits > _U64_MAX:
             err(
                 HeaderErrorKind.INVALID_SHAPE,
                 f"tensor {name!r}: shape {list(shape)} of {dtype} overflows a 64-bit byte count; "
@@ -617,6 +678,14 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
         )
         return None
     fields = dict(entry)
+    if len(fields) != len(entry):
+        repeated = sorted({k for k, _ in entry if sum(1 for k2, _ in entry if k2 == k) > 1})
+        err(
+            HeaderErrorKind.INVALID_TENSOR_ENTRY,
+            f"tensor {name!r} repeats the field {', '.join(repeated)}; every field appears once.",
+            tensor=name,
+        )
+        return None
     missing = [k for k in ("dtype", "shape", "data_offsets") if k not in fields]
     if missing:
         err(
@@ -644,10 +713,11 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
             tensor=name,
         )
         ok = False
-    if not isinstance(shape, list) or not all(_is_uint(d) for d in shape):
-        if isinstance(shape, list):
+    if not _is_array(shape) or not all(_is_uint(d) for d in shape):
+        if _is_array(shape):
             bad = next(d for d in shape if not _is_uint(d))
-            why = f"dimension {_short(json.dumps(bad), 40)} is not a non-negative integer"
+            shown = "-0" if isinstance(bad, _NegativeZero) else _short(json.dumps(bad), 40)
+            why = f"dimension {shown} is not a non-negative integer"
         else:
             why = f"shape is a JSON {_json_type(shape)}, not a list"
         err(
@@ -657,7 +727,7 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
             tensor=name,
         )
         ok = False
-    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_uint(o) for o in offsets)):
+    if not (_is_array(offsets) and len(offsets) == 2 and all(_is_uint(o) for o in offsets)):
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
             f"tensor {name!r}: data_offsets must be two non-negative integers [begin, end], "

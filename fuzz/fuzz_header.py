@@ -43,7 +43,11 @@ def problem(blob: bytes) -> str | None:
         theirs = False
     if scan.ok and not theirs:
         return "accepted a file the library refuses"
-    if theirs and not scan.ok and {e.kind for e in scan.errors} - {HeaderErrorKind.DUPLICATE_TENSOR_NAME}:
+    if (
+        theirs
+        and not scan.ok
+        and {e.kind for e in scan.errors} - {HeaderErrorKind.DUPLICATE_TENSOR_NAME}
+    ):
         return f"refused a file the library accepts: {scan.errors[:2]}"
     return None
 

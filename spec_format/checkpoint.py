@@ -163,7 +163,9 @@ class Checkpoint:
 
         record = self.tensors[name]
         item = max(1, DTYPE_BITS[record.dtype] // 8)
-        step = max(item, len(buffer) - len(buffer) % item)
+        if len(buffer) < item:
+            buffer = bytearray(item)
+        step = len(buffer) - len(buffer) % item
         view = memoryview(buffer)
         source = self.storage.source(record.file)
         position = record.begin
@@ -177,6 +179,13 @@ class Checkpoint:
                     file=self.display(record.file),
                 )
             usable = n - n % item
+            if usable == 0:  # a partial element at the end of a short file
+                raise HeaderError(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    f"{name}: file ended inside an element",
+                    tensor=name,
+                    file=self.display(record.file),
+                )
             yield view[:usable]
             position += usable
 
@@ -334,8 +343,8 @@ def _populate(ckpt: Checkpoint) -> None:
     ckpt.complete = ckpt.complete and all(w.readable for w in ckpt.files)
 
     for name in safetensors_files:
-        if name in used:
-            continue
+        if name in used or (ckpt.layout == "sharded" and ckpt.index is None):
+            continue  # (with an unreadable index, the shards are not stray)
         ckpt.stray.append(name)
         if ckpt.layout == "none":
             why = (

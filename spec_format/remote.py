@@ -31,14 +31,25 @@ _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)")
 
 
 def _hub():
+    """The few huggingface_hub pieces we use (its package attributes are lazy, so import
+    each one by name)."""
     try:
-        import huggingface_hub
+        from types import SimpleNamespace
+
+        from huggingface_hub import HfApi, constants, get_session, hf_hub_url
+        from huggingface_hub.utils import build_hf_headers
     except ImportError:  # pragma: no cover - depends on the environment
         raise UsageError(
             "reading hf:// checkpoints needs the optional dependency huggingface_hub: "
             "pip install 'specfmt[remote]'"
         ) from None
-    return huggingface_hub
+    return SimpleNamespace(
+        HfApi=HfApi,
+        constants=constants,
+        get_session=get_session,
+        hf_hub_url=hf_hub_url,
+        build_hf_headers=build_hf_headers,
+    )
 
 
 class HttpSource(ByteSource):
@@ -174,7 +185,7 @@ class HubStorage(Storage):
     def __init__(self, repo_id: str, revision: str | None, endpoint: str | None = None) -> None:
         super().__init__()
         hub = _hub()
-        if getattr(hub.constants, "HF_HUB_OFFLINE", False):
+        if _offline(hub):
             raise UsageError(
                 f"hf://{repo_id}: HF_HUB_OFFLINE is set; unset it or validate a local copy"
             )
@@ -184,7 +195,7 @@ class HubStorage(Storage):
             endpoint or os.environ.get("HF_ENDPOINT") or hub.constants.ENDPOINT
         ).rstrip("/")
         self._hub = hub
-        self._headers = hub.utils.build_hf_headers(library_name="specfmt")
+        self._headers = hub.build_hf_headers(library_name="specfmt")
         self._session = hub.get_session()
         self._small = 0
         self._listing: dict[str, int | None] | None = None
@@ -252,6 +263,13 @@ class HubStorage(Storage):
     @property
     def bytes_read(self) -> int:
         return super().bytes_read + self._small
+
+
+def _offline(hub) -> bool:
+    check = getattr(hub.constants, "is_offline_mode", None)
+    return (
+        bool(check()) if callable(check) else bool(getattr(hub.constants, "HF_HUB_OFFLINE", False))
+    )
 
 
 def _hub_error(e: Exception) -> str:

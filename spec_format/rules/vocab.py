@@ -346,6 +346,8 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
     else:
         return 0, 0, None
     udtype = np.dtype(view)
+    if len(buffer) < udtype.itemsize:
+        buffer = bytearray(udtype.itemsize)
     scratch = np.empty(len(buffer) // udtype.itemsize, dtype=udtype)
     flags = np.empty(len(buffer) // udtype.itemsize, dtype=bool)
     for chunk in ckpt.iter_chunks(name, buffer):

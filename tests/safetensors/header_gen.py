@@ -44,7 +44,16 @@ def _entry(r: random.Random, start: int) -> tuple[dict, int]:
         size += r.choice([-1, 1])
     offsets: object = [start, start + size]
     if r.random() < 0.08:
-        offsets = r.choice([[start], [start, start + size, 0], [-1, size], [start + 1, start + size + 1], None, [1.0, 2.0]])
+        offsets = r.choice(
+            [
+                [start],
+                [start, start + size, 0],
+                [-1, size],
+                [start + 1, start + size + 1],
+                None,
+                [1.0, 2.0],
+            ]
+        )
     entry = {"dtype": dtype, "shape": shape, "data_offsets": offsets}
     if r.random() < 0.05:
         entry.pop(r.choice(sorted(entry)))

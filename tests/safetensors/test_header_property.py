@@ -18,6 +18,7 @@ from spec_format.safetensors import BytesSource, HeaderErrorKind, HeaderScan, sc
 
 SEEDS = st.integers(0, 2**63)
 
+
 def library_accepts(blob: bytes) -> bool:
     try:
         safetensors.deserialize(blob)

@@ -65,14 +65,21 @@ CASES = [
     ("string", raw(b'"model"'), K.HEADER_NOT_OBJECT),
     (
         "duplicate-name",
-        raw(b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, '
-            b'"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}', b"\0"),
+        raw(
+            b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, '
+            b'"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}',
+            b"\0",
+        ),
         K.DUPLICATE_TENSOR_NAME,
     ),
     ("metadata-number", raw({"__metadata__": {"total_size": 12}}), K.INVALID_METADATA),
     ("metadata-list", raw({"__metadata__": ["pt"]}), K.INVALID_METADATA),
     ("entry-not-object", raw({"a": [1, 2]}), K.INVALID_TENSOR_ENTRY),
-    ("entry-missing-offsets", raw({"a": {"dtype": "U8", "shape": [1]}}, b"\0"), K.INVALID_TENSOR_ENTRY),
+    (
+        "entry-missing-offsets",
+        raw({"a": {"dtype": "U8", "shape": [1]}}, b"\0"),
+        K.INVALID_TENSOR_ENTRY,
+    ),
     ("offsets-three-ints", raw({"a": entry(offsets=(0, 1, 2))}, b"\0"), K.INVALID_TENSOR_ENTRY),
     ("offsets-negative", raw({"a": entry(offsets=(-1, 0))}, b"\0"), K.INVALID_TENSOR_ENTRY),
     ("dtype-lowercase", raw({"a": entry("bf16", (1,), (0, 2))}, b"\0\0"), K.UNKNOWN_DTYPE),
@@ -85,11 +92,18 @@ CASES = [
     ("shape-above-u64", raw({"a": entry(shape=(2**64,))}, b"\0"), K.INVALID_SHAPE),
     (
         "offsets-overlap",
-        raw({"a": entry(shape=(2,), offsets=(0, 2)), "b": entry(shape=(2,), offsets=(1, 3))}, b"\0" * 3),
+        raw(
+            {"a": entry(shape=(2,), offsets=(0, 2)), "b": entry(shape=(2,), offsets=(1, 3))},
+            b"\0" * 3,
+        ),
         K.INVALID_DATA_OFFSETS,
     ),
     ("offsets-gap", raw({"a": entry(offsets=(1, 2))}, b"\0\0"), K.INVALID_DATA_OFFSETS),
-    ("offsets-reversed", raw({"a": entry(shape=(0,), offsets=(1, 0))}, b"\0"), K.INVALID_DATA_OFFSETS),
+    (
+        "offsets-reversed",
+        raw({"a": entry(shape=(0,), offsets=(1, 0))}, b"\0"),
+        K.INVALID_DATA_OFFSETS,
+    ),
     ("size-mismatch", raw({"a": entry("F32", (2,), (0, 4))}, b"\0" * 4), K.TENSOR_SIZE_MISMATCH),
     ("sub-byte-misaligned", raw({"a": entry("F4", (3,), (0, 2))}, b"\0\0"), K.TENSOR_SIZE_MISMATCH),
     ("trailing-bytes", raw({"a": entry()}, b"\0\0"), K.BUFFER_SIZE_MISMATCH),
@@ -132,7 +146,7 @@ def test_a_valid_file_reads_and_matches_the_library(tmp_path):
     assert header.data_start % 8 == 0  # canonical padding
     with safetensors.safe_open(str(path), "np") as f:
         assert set(f.keys()) == set(tensors)
-        offsets = {k: f.get_slice(k).get_shape() for k in f.keys() if k != "w"}
+        offsets = {k: f.get_slice(k).get_shape() for k in f if k != "w"}
     assert offsets["ids"] == [5]
 
 
@@ -196,6 +210,11 @@ def test_files_that_cannot_be_opened_are_a_finding_not_a_hang(tmp_path, case):
     assert scan.header is None
     (err,) = scan.errors
     assert err.kind is K.FILE_UNREADABLE
-    expected = {"loop": "symlink loop", "dangling": "dangling symlink", "fifo": "not a regular file",
-                "directory": "not a regular file", "missing": "does not exist"}[case]
+    expected = {
+        "loop": "symlink loop",
+        "dangling": "dangling symlink",
+        "fifo": "not a regular file",
+        "directory": "not a regular file",
+        "missing": "does not exist",
+    }[case]
     assert expected in err.message

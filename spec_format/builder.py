@@ -264,6 +264,8 @@ class TensorData:
     dtype: str
     shape: tuple[int, ...]
     data: bytes | None = None
+    #: with ``data`` None: repeat these bytes over the tensor (cheap dense data for benches)
+    pattern: bytes | None = None
 
     @property
     def nbytes(self) -> int:
@@ -306,6 +308,14 @@ def write_safetensors(
                     raise ValueError(f"{name}: {len(t.data)} bytes for {t.nbytes}")
                 f.seek(position)
                 f.write(t.data)
+            elif t.pattern:
+                f.seek(position)
+                block = t.pattern * max(1, (8 << 20) // len(t.pattern))
+                left = t.nbytes
+                while left > 0:
+                    chunk = block[: min(left, len(block))]
+                    f.write(chunk)
+                    left -= len(chunk)
             position += t.nbytes
         f.truncate(total)
     return total
@@ -370,8 +380,10 @@ def build_checkpoint(
     ({name: shape}), ``retype`` ({name: dtype}, values converted), ``values`` ({name: array},
     replaces the values), ``mutate`` ({name: fn(array) -> array}), ``nan``/``inf`` (names
     whose first element becomes NaN/Inf), ``extra`` ({name: (dtype, shape)}).
-    ``data`` is ``"random"``, ``"zeros"`` or ``"sparse"`` (float tensors become holes: a
-    multi-GB file costs nothing; vocabulary maps and ``values`` are still written).
+    ``data`` is ``"random"``, ``"zeros"``, ``"sparse"`` (float tensors become holes: a
+    multi-GB file costs nothing) or ``"pattern"`` (float tensors repeat a 1 MiB block of
+    random values: dense, finite and cheap to write); vocabulary maps and ``values`` are
+    always written for real.
     ``shards=N`` splits the tensors over N files plus ``model.safetensors.index.json``.
     """
     import numpy as np
@@ -444,10 +456,15 @@ def build_checkpoint(
             if array.size:
                 array.flat[0] = np.nan if name in nan else np.inf
         payload: bytes | None
+        pattern = None
         if array is not None:
             payload = to_bytes(array, tensor_dtype)
         elif data == "sparse" and tensor_dtype not in ("BOOL", "I64"):
             payload = None
+        elif data == "pattern" and tensor_dtype not in ("BOOL", "I64"):
+            payload = None
+            item = DTYPE_BITS[tensor_dtype] // 8
+            pattern = to_bytes(_random_values(name, ((1 << 20) // item,), rng), tensor_dtype)
         elif data in ("zeros", "sparse"):
             payload = bytes(TensorData(tensor_dtype, shape).nbytes)
         else:
@@ -456,7 +473,7 @@ def build_checkpoint(
             else:
                 payload = to_bytes(_random_values(name, shape, rng), tensor_dtype)
         final = rename.get(name, name)
-        out[final] = TensorData(tensor_dtype, shape, payload)
+        out[final] = TensorData(tensor_dtype, shape, payload, pattern)
         built[final] = (tensor_dtype, shape)
 
     meta = {"format": "pt"} if metadata is None else dict(metadata)

@@ -21,8 +21,9 @@ from spec_format.safetensors import HeaderError
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
 MAX_MAP_BYTES = 128 * 1024 * 1024
-#: ``--scan-weights`` buffer; peak memory is about three times this.
-SCAN_CHUNK_BYTES = 8 * 1024 * 1024
+#: ``--scan-weights`` buffer: small enough that a chunk stays in the CPU cache between the
+#: read and the bit test (2 MiB measured fastest); peak memory is about three times this.
+SCAN_CHUNK_BYTES = 2 * 1024 * 1024
 
 _INT_DTYPES = {
     "I64": "<i8",
@@ -350,12 +351,19 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
         buffer = bytearray(udtype.itemsize)
     scratch = np.empty(len(buffer) // udtype.itemsize, dtype=udtype)
     flags = np.empty(len(buffer) // udtype.itemsize, dtype=bool)
+    pattern = exp_mask if record.dtype in _IEEE else mant_mask
+    # when the pattern is the mask itself, "any masked value equals it" is "the maximum of
+    # the masked values equals it": one reduction instead of a comparison array and any()
+    by_max = pattern == exp_mask
     for chunk in ckpt.iter_chunks(name, buffer):
         values = np.frombuffer(chunk, dtype=udtype)
         n = values.size
         masked, hit = scratch[:n], flags[:n]
         np.bitwise_and(values, udtype.type(exp_mask), out=masked)
-        np.equal(masked, udtype.type(exp_mask if record.dtype in _IEEE else mant_mask), out=hit)
+        if by_max and (n == 0 or masked.max() != pattern):
+            seen += n
+            continue
+        np.equal(masked, udtype.type(pattern), out=hit)
         if hit.any():
             where = np.flatnonzero(hit)
             if first is None:

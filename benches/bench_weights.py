@@ -167,7 +167,9 @@ def child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool) -> dict:
                             bad += int(not bool(torch.isfinite(tensor).all()))
                         del tensor
             times.append(time.perf_counter() - t)
-        out.update(seconds=times, rss_before_mb=base_rss, peak_rss_mb=peak_rss_mb(), nonfinite_tensors=bad)
+        out.update(
+            seconds=times, rss_before_mb=base_rss, peak_rss_mb=peak_rss_mb(), nonfinite_tensors=bad
+        )
     print(json.dumps(out))
     return out
 
@@ -176,8 +178,18 @@ def child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool) -> dict:
 
 
 def run_child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool = False) -> dict:
-    cmd = [sys.executable, str(HERE), "--child", mode, "--path", str(path), "--tiny", str(tiny),
-           "--repeat", str(repeat)] + (["--cold"] if cold else [])
+    cmd = [
+        sys.executable,
+        str(HERE),
+        "--child",
+        mode,
+        "--path",
+        str(path),
+        "--tiny",
+        str(tiny),
+        "--repeat",
+        str(repeat),
+    ] + (["--cold"] if cold else [])
     result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
     if result.returncode != 0:
         raise RuntimeError(f"{mode} failed:\n{result.stderr}")
@@ -233,7 +245,10 @@ def main() -> int:
         for data in modes:
             path = workdir / data
             build_s, size, on_disk = build(path, "sparse" if data == "sparse" else "pattern")
-            print(f"[{data}] built {size / 1e9:.2f} GB ({on_disk / 1e6:.0f} MB on disk) in {build_s:.1f} s", flush=True)
+            print(
+                f"[{data}] built {size / 1e9:.2f} GB ({on_disk / 1e6:.0f} MB on disk) in {build_s:.1f} s",
+                flush=True,
+            )
             run: dict = {"build_s": build_s, "size": size, "on_disk": on_disk}
             run["header"] = run_child("header", path, tiny, args.repeat * 4)
             run["deep"] = run_child("deep", path, tiny, args.repeat * 4)
@@ -243,7 +258,9 @@ def main() -> int:
                 tag = "cold" if cold else "warm"
                 run[f"raw-read-{tag}"] = run_child("raw-read", path, tiny, args.repeat, cold)
                 run[f"scan-{tag}"] = run_child("scan", path, tiny, max(2, args.repeat // 2), cold)
-                run[f"safe_open-all-{tag}"] = run_child("safe_open-all", path, tiny, max(2, args.repeat // 2), cold)
+                run[f"safe_open-all-{tag}"] = run_child(
+                    "safe_open-all", path, tiny, max(2, args.repeat // 2), cold
+                )
                 run[f"safe_open-isfinite-{tag}"] = run_child(
                     "safe_open-isfinite", path, tiny, max(2, args.repeat // 2), cold
                 )

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import typer
-from spec_format.cli.rules_cmd import explain_command, rules_command
-from spec_format.cli.validate_cmd import validate_command
 
 from spec_format import __version__
+from spec_format.cli.fix_cmd import fix_command
+from spec_format.cli.history_cmd import history_command
+from spec_format.cli.migrate_cmd import migrate_command
+from spec_format.cli.rules_cmd import explain_command, rules_command
+from spec_format.cli.schema_cmd import schema_app
+from spec_format.cli.validate_cmd import validate_command
 
 app = typer.Typer(
     name="specfmt",
@@ -36,6 +40,10 @@ def _root(
 app.command("validate")(validate_command)
 app.command("rules")(rules_command)
 app.command("explain")(explain_command)
+app.command("migrate")(migrate_command)
+app.command("fix")(fix_command)
+app.command("history")(history_command)
+app.add_typer(schema_app, name="schema")
 
 
 def main() -> None:

@@ -6,10 +6,8 @@ import json
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
-from rich.table import Table
-from spec_format.cli.common import handle_errors, stdout
 
+from spec_format.cli.common import handle_errors, stdout
 from spec_format.errors import UsageError
 from spec_format.rules import registry
 from spec_format.rules.base import Rule
@@ -41,6 +39,8 @@ def rules_command(
         json.dump([rule_record(r) for r in registry.RULES], stdout(), indent=2)
         stdout().write("\n")
         return
+    from rich.table import Table
+
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
     for r in registry.RULES:
         table.add_row(r.id, r.name, r.layer.value, r.severity.value, r.summary())
@@ -58,6 +58,8 @@ def explain_command(
         json.dump(rule_record(rule), stdout(), indent=2)
         stdout().write("\n")
         return
+    from rich.markdown import Markdown
+
     console = Console(file=stdout())
     console.print(f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value})")
     console.print(Markdown(rule.doc))

@@ -6,8 +6,8 @@ import enum
 from pathlib import Path
 
 import typer
-from spec_format.cli.common import Color, handle_errors, stdout
 
+from spec_format.cli.common import Color, handle_errors, stdout
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
 from spec_format.validate import ValidateOptions, validate

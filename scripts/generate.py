@@ -25,6 +25,11 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+# generators live beside this script (gen_typescript.py, docgen/) and import the package
+# from the checkout
+for _path in (ROOT, ROOT / "scripts"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 REGENERATE = "python scripts/generate.py"
 
 
@@ -82,10 +87,37 @@ def models() -> dict[str, str]:
     return out
 
 
+def bundled_schemas() -> dict[str, str]:
+    """Self-contained JSON Schemas (2020-12 and draft-07) per version, as `specfmt schema
+    export` writes them."""
+    from spec_format import export
+
+    files = export.export_all(drafts=tuple(export.Draft))
+    return {f"generated/schemas/{f.path}": f.text for f in files}
+
+
+def typescript() -> dict[str, str]:
+    """TypeScript declarations per type and version (json-schema-to-typescript, Node.js)."""
+    from gen_typescript import generate
+
+    return generate(ROOT, bundled_schemas())
+
+
+def docs() -> dict[str, str]:
+    """Reference pages, rule pages, the consumer-defaults table, CLI snippets, the nav."""
+    from docgen import generate
+
+    return generate(ROOT)
+
+
 #: name -> (generator, folders it owns: stale files there are removed)
 GENERATORS: dict[str, tuple[Callable[[], dict[str, str]], tuple[str, ...]]] = {
     "models": (models, ("generated/models",)),
+    "schemas": (bundled_schemas, ("generated/schemas",)),
+    "typescript": (typescript, ("generated/typescript",)),
+    "docs": (docs, ("docs/reference", "docs/rules", "generated/docs")),
 }
+# `typescript` needs Node.js and `npm ci`; without them: --skip typescript
 
 
 # -- driver -----------------------------------------------------------------------------
@@ -102,10 +134,10 @@ def _owned_files(folders: tuple[str, ...]) -> set[str]:
     return found
 
 
-def run(only: list[str] | None, check: bool) -> int:
+def run(only: list[str] | None, check: bool, skip: list[str] | None = None) -> int:
     stale = 0
     for name, (generate, folders) in GENERATORS.items():
-        if only and name not in only:
+        if (only and name not in only) or (skip and name in skip):
             continue
         wanted = generate()
         existing = _owned_files(folders)
@@ -146,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report drift, write nothing")
     parser.add_argument("--only", action="append", choices=sorted(GENERATORS), help="one generator")
+    parser.add_argument(
+        "--skip", action="append", choices=sorted(GENERATORS), help="leave one generator out"
+    )
     args = parser.parse_args(argv)
-    return run(args.only, args.check)
+    return run(args.only, args.check, args.skip)
 
 
 if __name__ == "__main__":

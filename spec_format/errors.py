@@ -25,3 +25,10 @@ class InternalError(SpecfmtError):
     """A bug in specfmt (for example a migration whose output fails its own schema)."""
 
     exit_code = 70
+
+
+class MigrationRefused(UsageError):
+    """A migration cannot be done as asked (a type the target lacks, a lossy downgrade
+    without ``--allow-lossy``, an input no release can read)."""
+
+    exit_code = 2

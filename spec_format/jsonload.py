@@ -175,7 +175,8 @@ def parse_json_bytes(
             Problem("too-deep", f"{path}: JSON nested too deeply to parse; not a config.json", True)
         )
         return out
-    if _depth(data) > MAX_DEPTH:
+    # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
+    if text.count("{") + text.count("[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
         out.problems.append(
             Problem(
                 "too-deep",
@@ -245,13 +246,10 @@ def _depth(value: Any) -> int:
     depth, stack = 0, [(value, 1)]
     while stack:
         node, d = stack.pop()
-        if isinstance(node, dict):
-            depth = max(depth, d)
-            stack.extend((v, d + 1) for v in node.values())
-        elif isinstance(node, list):
-            depth = max(depth, d)
-            stack.extend((v, d + 1) for v in node)
-    return depth
+        depth = max(depth, d)
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((v, d + 1) for v in children if isinstance(v, (dict, list)))
+    return depth if isinstance(value, (dict, list)) else 0
 
 
 _WS = re.compile(r"[ \t\n\r]*")

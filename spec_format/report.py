@@ -16,7 +16,8 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 
 class Severity(str, enum.Enum):
@@ -69,9 +70,22 @@ class Finding:
         return out
 
 
+class PositionSource(Protocol):
+    """Maps JSON pointers of one file to (line, column); see spec_format.jsonload.Loaded."""
+
+    path: object
+
+    def locate(self, pointer: str | None) -> tuple[int | None, int | None]: ...
+
+
 @dataclass
 class FileReport:
-    """Everything found about one input path."""
+    """Everything found about one input path.
+
+    Line and column numbers are presentation: they are looked up from ``positions`` the
+    first time findings are listed for output (``sorted_findings``/``to_dict``), not while
+    checking, so validating many files stays fast.
+    """
 
     path: str
     findings: list[Finding] = field(default_factory=list)
@@ -80,6 +94,7 @@ class FileReport:
     version_source: str | None = None  # "declared", "inferred" or "requested"
     skipped: list[str] = field(default_factory=list)  # checks not run, and why
     unreadable: bool = False
+    positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
     def extend(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -95,9 +110,24 @@ class FileReport:
     def counts(self) -> Counter:
         return Counter(f.severity.value for f in self.findings)
 
+    def located_findings(self) -> list[Finding]:
+        """Findings with line/column filled in where a JSON pointer can be located."""
+        if self.positions is not None:
+            file = str(self.positions.path)
+            located = []
+            for f in self.findings:
+                if f.file == file and f.pointer is not None and f.line is None:
+                    line, column = self.positions.locate(f.pointer)
+                    if line is not None:
+                        f = replace(f, line=line, column=column)
+                located.append(f)
+            self.findings = located
+            self.positions = None
+        return self.findings
+
     def sorted_findings(self) -> list[Finding]:
         return sorted(
-            self.findings,
+            self.located_findings(),
             key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
         )
 

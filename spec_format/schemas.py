@@ -147,9 +147,49 @@ def type_schema(version: str, model_type: str) -> dict[str, Any]:
 
 @cache
 def validator(version: str, model_type: str) -> Draft202012Validator:
-    """A compiled validator for one type of one version (cached for the process)."""
+    """A compiled validator for one type of one version (cached for the process).
+
+    It validates an inlined copy of the schema (every ``$ref`` replaced by its target;
+    the schemas have no recursive references), which spares the registry lookups that
+    otherwise dominate validation time. Messages and paths are the same.
+    """
     schema = type_schema(version, model_type)
-    return Draft202012Validator(schema, registry=registry())
+    resolver = registry().resolver(base_uri=schema["$id"])
+    return Draft202012Validator(_inline(schema, resolver), registry=registry())
+
+
+def _inline(node: Any, resolver) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target, target_resolver = _deref(node, resolver)
+            return _inline(target, target_resolver)
+        return {
+            k: _inline(v, resolver) if k not in ("const", "enum", "default", "examples") else v
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_inline(v, resolver) for v in node]
+    return node
+
+
+@cache
+def model_class(version: str, model_type: str):
+    """The generated pydantic model of one type (imports spec_format.models lazily)."""
+    import importlib
+
+    module = importlib.import_module(f"spec_format.models.v{version.replace('.', '_')}")
+    return getattr(module, type_schema(version, model_type)["title"])
+
+
+def accepts_strictly(version: str, model_type: str, config: dict[str, Any]) -> bool:
+    """True when the generated model accepts ``config`` in strict mode."""
+    from pydantic import ValidationError
+
+    try:
+        model_class(version, model_type).model_validate(config, strict=True)
+    except ValidationError:
+        return False
+    return True
 
 
 @cache

@@ -12,10 +12,11 @@ import difflib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import schemas
+from spec_format import schemas, versions
 from spec_format.errors import InputError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.report import FileReport, Finding, Report
@@ -29,7 +30,7 @@ from spec_format.verifier import VerifierInfo, load_verifier
 CONFIG_NAME = "config.json"
 
 #: rule layers that look at the config alone, in the order they run
-CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER)
+CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 #: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
 WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
 
@@ -236,11 +237,11 @@ def _check_weights(
         available.add("verifier")
     if options.deep:
         available.add("deep")
-    else:
+    elif "weights" in available:
         report.skipped.append("vocabulary map values (D001-D004): pass --deep")
     if options.scan_weights:
         available.add("scan")
-    else:
+    elif "weights" in available:
         report.skipped.append("NaN/Inf scan of every tensor (D010): pass --scan-weights")
     try:
         if ctx is None:
@@ -323,11 +324,23 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
             if isinstance(config.get("speculators_model_type"), str)
             else None
         )
-        _add_lines(report.findings, loaded)
+        report.positions = loaded if loaded.text else None
         return None
     model_type = dispatched
     report.model_type = model_type
     findings: list[Finding] = []
+    retired = schemas.retired_types().get(model_type)
+    if retired is not None and source != "requested":
+        findings.append(
+            schema_rules.RetiredModelType.finding(
+                f"speculators_model_type {model_type!r} ({retired.what}) was last readable by "
+                f"speculators {retired.last_version} ({retired.note}); checked against format "
+                f"{version}, but no current reader loads it",
+                file,
+                profile=options.profile,
+                pointer="/speculators_model_type",
+            )
+        )
     for rule, hit in schema_rules.schema_findings(config, version, model_type):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
@@ -341,12 +354,10 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         if isinstance(config.get("speculators_version"), str)
         else None,
     )
-    for layer in CONFIG_LAYERS:
-        for rule in checks_for(layer):
-            if _runs(rule, ctx, options):
-                findings.extend(run_rule(rule, ctx, options.profile))
-    _add_lines(findings, loaded)
+    for rule in _config_rules(model_type, version, options.select, options.ignore):
+        findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
+    report.positions = loaded if loaded.text else None
     return ctx
 
 
@@ -354,6 +365,21 @@ def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
     if not _selected(rule, options):
         return False
     return rule.applies(ctx.model_type, ctx.format_version)
+
+
+@cache
+def _config_rules(
+    model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
+) -> tuple[type[Rule], ...]:
+    """The config-layer rules that apply to one type and version, in layer order."""
+    return tuple(
+        rule
+        for layer in CONFIG_LAYERS
+        for rule in checks_for(layer)
+        if (not select or rule.id in select)
+        and rule.id not in ignore
+        and rule.applies(model_type, version)
+    )
 
 
 def _selected(rule: type[Rule], options: ValidateOptions) -> bool:
@@ -372,23 +398,15 @@ def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding
     ]
 
 
-def _add_lines(findings: list[Finding], loaded: Loaded) -> None:
-    if not loaded.text:
-        return
-    file = str(loaded.path)
-    for i, f in enumerate(findings):
-        if f.file == file and f.pointer is not None and f.line is None:
-            line, col = loaded.locate(f.pointer)
-            if line is not None:
-                findings[i] = Finding(**{**f.__dict__, "line": line, "column": col})
-
-
 def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:
-    """The format version to validate against and where it came from."""
+    """The format version to validate against and where it came from: ``requested``
+    (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
+    ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
     if options.format_version:
         schemas.version_entry(options.format_version)  # raises UsageError when unknown
         return options.format_version, "requested"
-    return schemas.latest_version(), "latest"
+    detection = versions.detect(config)
+    return detection.line, detection.source
 
 
 # -- dispatch ------------------------------------------------------------------------------

@@ -2,5 +2,13 @@
 """Pydantic v2 models generated from schema/ (see scripts/generate.py)."""
 
 VERSIONS = {
+    "0.1": "spec_format.models.v0_1",
+    "0.2": "spec_format.models.v0_2",
+    "0.3": "spec_format.models.v0_3",
+    "0.4": "spec_format.models.v0_4",
+    "0.5": "spec_format.models.v0_5",
+    "0.6": "spec_format.models.v0_6",
+    "0.7": "spec_format.models.v0_7",
+    "0.8": "spec_format.models.v0_8",
     "0.9": "spec_format.models.v0_9",
 }

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, MISSING, RootModel
 
 
 class Architecture(RootModel[str]):
@@ -73,49 +73,49 @@ class RopeScaling(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    rope_type: Annotated[str | None, Field(examples=["default", "llama3", "yarn"])] = (
-        None
-    )
+    rope_type: Annotated[
+        str | MISSING, Field(examples=["default", "llama3", "yarn"])
+    ] = MISSING
     """
     default, linear, dynamic, yarn, longrope or llama3 (and model-specific types such as mrope). `specfmt forward` supports default, linear, dynamic, yarn and llama3.
     """
-    type: str | None = None
+    type: str | MISSING = MISSING
     """
     Old spelling of rope_type (transformers < 4.45).
     """
-    rope_theta: Annotated[float | None, Field(gt=0.0)] = None
+    rope_theta: Annotated[float | MISSING, Field(gt=0.0)] = MISSING
     """
     RoPE base frequency (transformers 5 keeps it here instead of at the layer config's top level).
     """
-    factor: Annotated[float | None, Field(gt=0.0)] = None
+    factor: Annotated[float | MISSING, Field(gt=0.0)] = MISSING
     """
     Context extension factor (linear, dynamic, yarn, llama3).
     """
-    original_max_position_embeddings: Annotated[int | None, Field(ge=1)] = None
+    original_max_position_embeddings: Annotated[int | MISSING, Field(ge=1)] = MISSING
     """
     Context length the verifier was pre-trained with (llama3, yarn, dynamic).
     """
-    low_freq_factor: float | None = None
+    low_freq_factor: float | MISSING = MISSING
     """
     llama3 scaling: low-frequency factor.
     """
-    high_freq_factor: float | None = None
+    high_freq_factor: float | MISSING = MISSING
     """
     llama3 scaling: high-frequency factor.
     """
-    beta_fast: float | None = None
+    beta_fast: float | MISSING = MISSING
     """
     yarn: fast boundary (default 32).
     """
-    beta_slow: float | None = None
+    beta_slow: float | MISSING = MISSING
     """
     yarn: slow boundary (default 1).
     """
-    attention_factor: float | None = None
+    attention_factor: float | None | MISSING = MISSING
     """
     yarn/longrope: attention temperature factor; computed from factor when absent.
     """
-    partial_rotary_factor: Annotated[float | None, Field(gt=0.0, le=1.0)] = None
+    partial_rotary_factor: Annotated[float | MISSING, Field(gt=0.0, le=1.0)] = MISSING
     """
     Fraction of head_dim that is rotated (transformers 5 spelling).
     """
@@ -130,8 +130,8 @@ class TransformerLayerConfig(BaseModel):
         extra="allow",
     )
     model_type: Annotated[
-        str | None, Field(examples=["llama", "qwen3"], min_length=1)
-    ] = None
+        str | MISSING, Field(examples=["llama", "qwen3"], min_length=1)
+    ] = MISSING
     """
     Decoder family used to build the layers. eagle3/peagle: llama or qwen3 (both vLLM and speculators refuse anything else); DFlash family: speculators always builds Qwen3-style layers; mtp: the verifier's text model type (qwen3, qwen3_next, qwen3_5_text, qwen3_5_moe_text). Absent, speculators >= 0.7 builds Qwen3 layers, older releases Llama, and vLLM assumes llama: always write it.
     """
@@ -147,15 +147,15 @@ class TransformerLayerConfig(BaseModel):
     """
     Query heads nH, copied from the verifier.
     """
-    num_key_value_heads: Annotated[int | None, Field(ge=1)] = None
+    num_key_value_heads: Annotated[int | MISSING, Field(ge=1)] = MISSING
     """
     Key/value heads nKV (grouped-query attention); must divide num_attention_heads. Copied from the verifier.
     """
-    head_dim: Annotated[int | None, Field(ge=1)] = None
+    head_dim: Annotated[int | None | MISSING, Field(ge=1)] = MISSING
     """
     Per-head dimension hd; absent means hidden_size / num_attention_heads. Copied from the verifier.
     """
-    intermediate_size: Annotated[int | None, Field(ge=1)] = None
+    intermediate_size: Annotated[int | MISSING, Field(ge=1)] = MISSING
     """
     MLP width I of the draft layers.
     """
@@ -163,55 +163,55 @@ class TransformerLayerConfig(BaseModel):
     """
     The verifier's vocabulary size V (not the draft vocabulary): rows of embed_tokens and length of t2d. Must equal the verifier's vocab_size and be at least draft_vocab_size.
     """
-    rms_norm_eps: Annotated[float | None, Field(gt=0.0)] = None
+    rms_norm_eps: Annotated[float | MISSING, Field(gt=0.0)] = MISSING
     """
     RMSNorm epsilon, copied from the verifier.
     """
-    max_position_embeddings: Annotated[int | None, Field(ge=1)] = None
+    max_position_embeddings: Annotated[int | MISSING, Field(ge=1)] = MISSING
     """
     Longest position the RoPE tables cover.
     """
-    hidden_act: str | None = None
+    hidden_act: str | MISSING = MISSING
     """
     MLP activation (silu for llama and qwen3).
     """
-    attention_bias: bool | None = None
+    attention_bias: bool | MISSING = MISSING
     """
     Bias on q/k/v/o projections. vLLM's Qwen3 EAGLE-3 layer cannot load an o_proj bias.
     """
-    mlp_bias: bool | None = None
+    mlp_bias: bool | MISSING = MISSING
     """
     Bias on the MLP projections (llama).
     """
-    rope_theta: Annotated[float | None, Field(gt=0.0)] = None
+    rope_theta: Annotated[float | MISSING, Field(gt=0.0)] = MISSING
     """
     RoPE base (transformers 4 spelling; transformers 5 moves it into rope_parameters). Readers built on transformers 4 (speculators 0.1-0.4) ignore rope_parameters and fall back to 10000.
     """
-    rope_scaling: RopeScaling | None = None
+    rope_scaling: RopeScaling | None | MISSING = MISSING
     """
     RoPE scaling (transformers 4 spelling); null for plain RoPE.
     """
-    rope_parameters: RopeScaling | dict[str, RopeScaling] | None = None
+    rope_parameters: RopeScaling | dict[str, RopeScaling] | None | MISSING = MISSING
     """
     RoPE settings (transformers 5 spelling: rope_theta, rope_type and scaling parameters together; or one such object per layer type). When rope_theta/rope_scaling are also present they must agree.
     """
-    partial_rotary_factor: Annotated[float | None, Field(gt=0.0, le=1.0)] = None
+    partial_rotary_factor: Annotated[float | MISSING, Field(gt=0.0, le=1.0)] = MISSING
     """
     Fraction of head_dim that is rotated (transformers 4 spelling).
     """
-    layer_types: list[str] | None = None
+    layer_types: list[str] | MISSING = MISSING
     """
     Attention kind per draft layer (full_attention or sliding_attention; mtp verifiers also linear_attention). Length must equal num_hidden_layers. Read by speculators >= 0.7; older readers ignore it and use full attention everywhere.
     """
-    sliding_window: Annotated[int | None, Field(ge=1)] = None
+    sliding_window: Annotated[int | None | MISSING, Field(ge=1)] = MISSING
     """
     Window size in tokens for sliding_attention layers.
     """
-    use_sliding_window: bool | None = None
+    use_sliding_window: bool | MISSING = MISSING
     """
     Qwen-family switch that enables sliding_window.
     """
-    tie_word_embeddings: bool | None = None
+    tie_word_embeddings: bool | MISSING = MISSING
     """
     Nested copy written by transformers 5; drafts do not tie embeddings.
     """
@@ -228,7 +228,8 @@ class TransformerLayerConfig(BaseModel):
             "auto",
         ]
         | None
-    ) = None
+        | MISSING
+    ) = MISSING
     """
     Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
     """
@@ -245,7 +246,8 @@ class TransformerLayerConfig(BaseModel):
             "auto",
         ]
         | None
-    ) = None
+        | MISSING
+    ) = MISSING
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
@@ -334,7 +336,7 @@ class PEagleConfig(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -342,7 +344,7 @@ class PEagleConfig(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
@@ -441,7 +443,7 @@ class DFlashConfig(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -449,7 +451,7 @@ class DFlashConfig(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
@@ -540,7 +542,7 @@ class DFlash2Config(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -548,7 +550,7 @@ class DFlash2Config(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
@@ -655,7 +657,7 @@ class DSparkConfig(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -663,7 +665,7 @@ class DSparkConfig(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
@@ -770,7 +772,7 @@ class XPressConfig(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -778,7 +780,7 @@ class XPressConfig(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
@@ -881,7 +883,7 @@ class MTPConfig(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -889,7 +891,7 @@ class MTPConfig(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     num_nextn_predict_layers: Annotated[int, Field(ge=1)] = 1
     """
     MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
@@ -956,7 +958,7 @@ class Eagle3Config(BaseModel):
     """
     Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
     """
-    transformers_version: str | None = None
+    transformers_version: str | MISSING = MISSING
     """
     Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
     """
@@ -964,7 +966,7 @@ class Eagle3Config(BaseModel):
     """
     Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
     """
-    auto_map: dict[str, str] | None = None
+    auto_map: dict[str, str] | MISSING = MISSING
     draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
+from spec_format.render.github import render_github
 from spec_format.render.json_out import render_json
+from spec_format.render.sarif import render_sarif
 from spec_format.render.text import render_text
 from spec_format.report import Report
 
@@ -19,6 +21,8 @@ Renderer = Callable[..., None]
 RENDERERS: dict[str, Renderer] = {
     "text": render_text,
     "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
 }
 
 

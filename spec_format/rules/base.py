@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import inspect
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,11 +166,14 @@ class Rule:
         if not cls.engine_emitted and cls.check is Rule.check:
             raise TypeError(f"rule {cls.id}: no check() and not engine_emitted")
         cls.doc = doc
-        try:
-            cls.source_file = inspect.getsourcefile(cls) or ""
-            cls.source_line = inspect.getsourcelines(cls)[1]
-        except (OSError, TypeError):  # pragma: no cover - frozen or zipped installs
-            pass
+        # where the class statement is (for "view source" links); inspect.getsourcelines
+        # would re-read and tokenize the module for every rule, which costs start-up time
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__") != cls.__module__:
+            frame = frame.f_back
+        if frame is not None:
+            cls.source_file = frame.f_code.co_filename
+            cls.source_line = frame.f_lineno
 
     # -- metadata helpers ---------------------------------------------------------------
     @classmethod

@@ -85,15 +85,28 @@ class ImplicitDefaultDisagreement(_ConsumerRule):
     )
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, readers in consumer_defaults(ctx.format_version, ctx.model_type).items():
+        # today's readers serve files of every format version, so their defaults are the
+        # latest version's; keys the file's own version lacks are written by migrate
+        latest = schemas.latest_version()
+        own = consumer_defaults(ctx.format_version, ctx.model_type)
+        readers_now = (
+            consumer_defaults(latest, ctx.model_type)
+            if ctx.model_type in schemas.version_entry(latest).types
+            else own
+        )
+        for key, readers in {**readers_now, **own}.items():
             if ctx.config.get(key) is not None:
                 continue
             state = "null" if key in ctx.config else "absent"
             views = "; ".join(f"{who} reads {_fmt(v)}" for who, v in readers.items())
+            how = (
+                "`specfmt fix` fills the speculators default"
+                if key in own
+                else f"`specfmt migrate --to {latest}` writes it"
+            )
             yield Hit(
                 f"{key} is {state} and readers disagree on what that means ({views}); write "
-                "the value the draft was trained with (`specfmt fix` fills the speculators "
-                "default)",
+                f"the value the draft was trained with ({how})",
                 pointer=f"/{key}",
             )
 

@@ -6,7 +6,17 @@ Ids are never reused: a retired rule stays in ``REDIRECTS`` (old id -> successor
 
 from __future__ import annotations
 
-from spec_format.rules import consumers, crossfield, header, input, schema, verifier, vocab, weights
+from spec_format.rules import (
+    consumers,
+    crossfield,
+    header,
+    input,
+    schema,
+    verifier,
+    version,
+    vocab,
+    weights,
+)
 from spec_format.rules.base import Layer, Rule
 
 RULES: tuple[type[Rule], ...] = (
@@ -66,6 +76,15 @@ RULES: tuple[type[Rule], ...] = (
     consumers.ObsoleteKey,
     consumers.AnchorSamplingSupport,
     consumers.TypeNeedsRecentReader,
+    # version (M)
+    version.VersionStringInvalid,
+    version.VersionMissing,
+    version.VersionDisagreesWithKeys,
+    version.OlderFormat,
+    version.DSparkAnchorUnrecorded,
+    version.DFlashTokensOffByOne,
+    version.ConverterLostDecoderLayer,
+    version.HiddenStatesOffByOne,
     # safetensors container (H), emitted by the checkpoint loader
     header.HeaderTooSmall,
     header.HeaderTooLarge,

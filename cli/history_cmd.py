@@ -1,0 +1,28 @@
+"""``specfmt history``: list format versions and migration steps."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from spec_format import history
+from spec_format.cli.common import handle_errors
+from spec_format.cli.migrate_cmd import ReportFormat
+
+
+@handle_errors
+def history_command(
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Full step descriptions and the keys each touches."
+    ),
+    report_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Output format."
+    ),
+) -> None:
+    """List the known format versions and what each migration step changes."""
+    if report_format.value == "json":
+        sys.stdout.write(json.dumps(history.history(), indent=2) + "\n")
+    else:
+        sys.stdout.write(history.render(verbose))

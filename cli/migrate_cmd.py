@@ -1,0 +1,112 @@
+"""``specfmt migrate``: parse options, call spec_format.migrate, write, render, exit."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import typer
+
+from spec_format import documents, rewrite
+from spec_format.cli.common import ExitCode, handle_errors
+from spec_format.cli.rewrite_common import (
+    OUTPUT_HELP,
+    FileFailed,
+    FileResult,
+    render_text,
+    run_files,
+    write_options,
+)
+from spec_format.migrate import MigrateOptions, migrate
+
+
+class ReportFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+@handle_errors
+def migrate_command(
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="config.json files or checkpoint directories (several need --check, --dry-run or --in-place).",
+    ),
+    to: str = typer.Option(
+        None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
+    ),
+    source: str = typer.Option(
+        None, "--from", help="Treat the input as this format version instead of detecting it."
+    ),
+    output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
+    in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
+    backup: bool = typer.Option(
+        False, "--backup", help="With --in-place: keep the original as <name>.bak."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print a unified diff and the change report; write nothing."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Exit 1 when migrating would change the file; write nothing."
+    ),
+    allow_lossy: bool = typer.Option(
+        False, "--allow-lossy", help="Accept a downgrade that loses information."
+    ),
+    verifier: Path = typer.Option(
+        None,
+        "--verifier",
+        help="The verifier's config.json (or folder): fills verifier.architectures.",
+    ),
+    report_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Report format."
+    ),
+) -> None:
+    """Convert a config to another format version, step by step, listing every change.
+
+    Exit codes: 0 done (with --check: nothing would change); 1 --check found the file would
+    change, or the input fails its own schema; 2 usage error or a refused migration (lossy
+    without --allow-lossy, a type the target lacks); 3 the input could not be read; 70 a bug
+    (the result fails the target schema although the input passed).
+    """
+    opts = write_options(output, in_place, backup, dry_run, check)
+    options = MigrateOptions(
+        to=to,
+        source_version=source,
+        allow_lossy=allow_lossy,
+        verifier=documents.read_verifier(verifier) if verifier else None,
+    )
+    raise typer.Exit(
+        run_files(paths, opts, report_format.value, lambda p: _migrate_one(p, options, opts, check))
+    )
+
+
+def _migrate_one(
+    path: Path, options: MigrateOptions, opts: rewrite.WriteOptions, check: bool
+) -> FileResult:
+    cfg = documents.read_config(path)
+    result = migrate(cfg.data, options)
+    if result.target_errors:
+        detail = "\n".join(f"  {e}" for e in result.target_errors[:20])
+        if result.is_bug:
+            raise FileFailed(
+                f"{cfg.path}: the migrated config fails the {result.target} schema although the "
+                f"input passed its own ({result.detection.line}). This is a bug in specfmt; "
+                f"please report it with the input file. Nothing was written.\n{detail}",
+                ExitCode.INTERNAL,
+            )
+        raise FileFailed(
+            f"{cfg.path}: the input does not validate against format {result.detection.line}, so "
+            f"the migrated config fails {result.target} too; fix these first (`specfmt validate "
+            f"{cfg.path}` explains each). Nothing was written.\n{detail}",
+            ExitCode.FINDINGS,
+        )
+    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document), opts)
+    det = result.detection
+    head = f"{cfg.path}: format {det.label()} -> {result.target} ({result.target_release})"
+    extra = [f"  steps: {', '.join(s.id for s in result.steps) or 'none'}"]
+    if not det.agrees:
+        extra.append(
+            f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
+        )
+    text = render_text(head, result.changes, result.problems, outcome, opts, extra)
+    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
+    return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)

@@ -1,0 +1,143 @@
+"""Options and rendering shared by ``specfmt migrate`` and ``specfmt fix``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from spec_format import rewrite
+from spec_format.cli.common import ExitCode, err_console
+from spec_format.errors import SpecfmtError, UsageError
+from spec_format.migrate.records import Change, Problem
+
+OUTPUT_HELP = "Write the result to FILE instead of stdout."
+
+
+def write_options(
+    output: Path | None, in_place: bool, backup: bool, dry_run: bool, check: bool
+) -> rewrite.WriteOptions:
+    opts = rewrite.WriteOptions(output, in_place, backup, dry_run, check)
+    opts.validate()
+    return opts
+
+
+def render_text(
+    head: str,
+    changes: list[Change],
+    problems: list[Problem],
+    outcome: rewrite.Outcome,
+    opts: rewrite.WriteOptions,
+    extra: list[str] | None = None,
+) -> str:
+    lines = [head, *(extra or [])]
+    for c in changes:
+        mark = " [lossy]" if c.lossy else ""
+        lines.append(f"  {c.step:<9} {c.describe()}{mark}")
+    for p in problems:
+        lines.append(f"  {p.severity:<9} {p.code}: {p.message}")
+    if not changes and not problems:
+        lines.append("  no changes")
+    if opts.dry_run and outcome.changed:
+        lines.append("")
+        lines.append(outcome.diff().rstrip("\n"))
+    if opts.check:
+        lines.append(
+            f"  would change {outcome.path}"
+            if outcome.changed
+            else f"  {outcome.path} is up to date"
+        )
+    if outcome.written_to is not None:
+        lines.append(
+            f"  wrote {outcome.written_to}"
+            + (f" (backup {outcome.backup})" if outcome.backup else "")
+        )
+    elif opts.in_place and not outcome.changed:
+        lines.append(f"  {outcome.path} already up to date; not rewritten")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class FileResult:
+    """What processing one input produced, for rendering and the exit code."""
+
+    text: str
+    payload: dict[str, Any]
+    outcome: rewrite.Outcome
+    exit_code: int
+
+
+class FileFailed(Exception):
+    """One input could not be processed; the message names the file and the fix."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+#: which exit code wins when several inputs end differently (a bug, then unreadable input,
+#: then a refusal or usage problem, then "would change" / findings)
+_PRECEDENCE = (ExitCode.INTERNAL, ExitCode.UNREADABLE, ExitCode.USAGE, ExitCode.FINDINGS)
+
+
+def run_files(
+    paths: list[Path],
+    opts: rewrite.WriteOptions,
+    fmt: str,
+    process: Callable[[Path], FileResult],
+) -> int:
+    """Process every input (one failing input never stops the others); return the exit code.
+
+    One input keeps the single-file contract: the document on stdout unless another
+    destination is named, a JSON report as one object. Several inputs need a mode that
+    writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
+    list with one object per input.
+    """
+    if len(paths) > 1 and (opts.to_stdout or opts.output is not None):
+        raise UsageError(
+            f"{len(paths)} inputs given: stdout and -o take one file; use --check, --dry-run or "
+            "--in-place for several"
+        )
+    payloads: list[dict[str, Any]] = []
+    codes: list[int] = []
+    for path in paths:
+        try:
+            result = process(path)
+        except (FileFailed, SpecfmtError) as exc:
+            code = exc.exit_code
+            err_console().print(
+                f"[bold red]specfmt:[/bold red] {escape(str(exc))}", highlight=False
+            )
+            payloads.append({"path": str(path), "error": str(exc), "exit_code": int(code)})
+            codes.append(code)
+            continue
+        codes.append(result.exit_code)
+        if fmt == "json":
+            payloads.append(_json_payload(result, opts))
+        elif opts.to_stdout:
+            sys.stdout.write(result.outcome.after)
+            sys.stderr.write(result.text)
+        else:
+            sys.stdout.write(result.text)
+    if fmt == "json":
+        doc: Any = payloads[0] if len(paths) == 1 else payloads
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))
+
+
+def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, Any]:
+    payload = dict(result.payload)
+    outcome = result.outcome
+    payload["would_change" if opts.check or opts.dry_run else "changed"] = outcome.changed
+    if outcome.written_to is not None:
+        payload["written_to"] = str(outcome.written_to)
+    if opts.dry_run:
+        payload["diff"] = outcome.diff()
+    if opts.to_stdout:
+        payload["document"] = json.loads(outcome.after)
+    return payload

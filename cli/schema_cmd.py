@@ -1,0 +1,129 @@
+"""``specfmt schema``: export, show and wire up the bundled JSON Schemas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from spec_format import export, schemas
+from spec_format.cli.common import handle_errors, stdout
+
+schema_app = typer.Typer(
+    name="schema",
+    help="Export the JSON Schemas (self-contained, 2020-12 or draft-07), print one, or set up "
+    "an editor.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+
+_VERSION_HELP = "Format version (default: every version for export, the newest for the others)."
+
+
+def _versions(version: str | None) -> list[str]:
+    if version is None:
+        return list(schemas.versions())
+    schemas.version_entry(version)  # UsageError for unknown versions
+    return [version]
+
+
+@schema_app.command("export")
+@handle_errors
+def export_command(
+    version: str = typer.Option(None, "--version", help=_VERSION_HELP),
+    draft: export.Draft = typer.Option(
+        export.Draft.D2020_12,
+        "--draft",
+        help="JSON Schema dialect: 2020-12 (the source) or 07 (draft-07, for editors).",
+    ),
+    output: Path = typer.Option(
+        Path("specfmt-schemas"),
+        "--output",
+        "-o",
+        help="Folder to write into; files go to <folder>/<version>/ (draft-07 under "
+        "<version>/draft-07/).",
+        file_okay=False,
+    ),
+) -> None:
+    """Write one self-contained schema per type and one root schema per format version.
+
+    Every $ref is resolved inside each file, so nothing needs to be fetched; the $id of each
+    file is stable (its published URI).
+    """
+    files = export.export_all(_versions(version), drafts=(draft,))
+    for path in export.write_export(files, output):
+        typer.echo(str(path))
+
+
+@schema_app.command("show")
+@handle_errors
+def show_command(
+    model_type: str = typer.Argument(
+        ...,
+        metavar="TYPE",
+        help="A speculators_model_type (eagle3, dflash, ...) or 'speculators' "
+        "for the version's root schema.",
+    ),
+    version: str = typer.Option(
+        None, "--version", help="Format version (default: the newest that has TYPE)."
+    ),
+    draft: export.Draft = typer.Option(
+        export.Draft.D2020_12, "--draft", help="JSON Schema dialect: 2020-12 or 07."
+    ),
+) -> None:
+    """Print the self-contained schema of one type (or the root schema)."""
+    version = version or export.newest_version_with(model_type)
+    if model_type == export.root_name(version):
+        schema = export.bundle_root(version, draft)
+    else:
+        schema = export.bundle_type(version, model_type, draft)
+    stdout().write(export.dumps(schema))
+
+
+@schema_app.command("vscode")
+@handle_errors
+def vscode_command(
+    version: str = typer.Option(None, "--version", help="Format version (default: the newest)."),
+    schema_dir: Path = typer.Option(
+        None,
+        "--schema-dir",
+        help="Also write the draft-07 root schema into this folder (relative to the workspace) "
+        "and point the settings at that file instead of the published URI: works offline.",
+        file_okay=False,
+    ),
+    match: list[str] = typer.Option(
+        None,
+        "--match",
+        help="Path glob of draft config.json files (repeatable); replaces the default globs.",
+    ),
+) -> None:
+    """Print a VS Code settings snippet that maps draft config.json files to the schema.
+
+    config.json is too common a name to match alone (every Hugging Face model has one), so
+    the snippet matches paths: directories named after a draft type or 'speculator'. Paste it
+    into .vscode/settings.json and adjust the globs to your layout.
+    """
+    version = version or schemas.latest_version()
+    schemas.version_entry(version)
+    name = export.root_name(version)
+    if schema_dir is not None:
+        (written,) = export.write_export(
+            [
+                export.ExportedFile(
+                    export.export_path(version, name, export.Draft.D07),
+                    version,
+                    name,
+                    export.Draft.D07,
+                    export.bundle_root(version, export.Draft.D07),
+                )
+            ],
+            schema_dir,
+        )
+        typer.echo(f"wrote {written}", err=True)
+        url = written.resolve().as_uri() if schema_dir.is_absolute() else "./" + written.as_posix()
+    else:
+        url = export.draft07_uri(version, name + schemas.SCHEMA_SUFFIX)
+    settings = export.vscode_settings(url, list(match) if match else export.default_globs(version))
+    json.dump(settings, stdout(), indent=2)
+    stdout().write("\n")

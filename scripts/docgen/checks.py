@@ -1,0 +1,176 @@
+"""What the generator refuses: unknown types, versions and fields in rule metadata and
+examples, and `specfmt` command lines naming commands or options that do not exist."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+
+from docgen.schema_walk import Catalogue, version_known
+from spec_format import schemas
+from spec_format.rules import registry
+from spec_format.rules.base import Layer
+
+# Work in flight elsewhere: mentions of these are accepted until they exist, then checked
+# like the rest. The generator fails when an entry here exists already, so the lists clean
+# themselves up.
+#: commands other work streams add
+PENDING_COMMANDS = ("forward",)
+#: (command, option) pairs other work streams add: the weights and verifier checks
+PENDING_OPTIONS: set[tuple[str, str]] = set()
+#: keys rule examples may use before the schema of their format version is catalogued:
+#: key -> where it comes from
+PENDING_FIELDS: dict[str, str] = {}
+
+
+_FENCE = re.compile(r"```json\n(.*?)```", re.S)
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+
+
+def _keys(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def check_rules(cat: Catalogue) -> list[str]:
+    problems = []
+    known_types = set(cat.types()) | set(schemas.retired_types())
+    known_fields = cat.all_field_names()
+    for key, where in PENDING_FIELDS.items():
+        if key in known_fields:
+            problems.append(
+                f"PENDING_FIELDS lists {key!r} ({where}) but a catalogued schema defines it "
+                "now: remove it from scripts/docgen/checks.py"
+            )
+    allowed = known_fields | set(PENDING_FIELDS)
+    for rule in registry.RULES:
+        where = f"{rule.id} ({rule.__name__})"
+        for t in rule.applies_to:
+            if t not in known_types:
+                problems.append(f"{where}: applies_to names unknown type {t!r}")
+        if rule.versions:
+            for spec in SpecifierSet(rule.versions):
+                base = ".".join(spec.version.split(".")[:2])
+                if not version_known(base):
+                    problems.append(
+                        f"{where}: versions {rule.versions!r} names unknown version {base}"
+                    )
+        for m in re.finditer(r"--format-version[ =](\d+(?:\.\d+)+)", rule.doc):
+            if not version_known(m.group(1)):
+                problems.append(f"{where}: mentions unknown format version {m.group(1)}")
+        named = {m.group(1) for m in _BACKTICK.finditer(rule.doc)}
+        for section, failing in (("Example", True), ("Use instead", False)):
+            for block in _FENCE.findall(rule.section(section)):
+                try:
+                    value = json.loads(block)
+                except json.JSONDecodeError as exc:
+                    if failing and rule.layer is Layer.INPUT:
+                        continue  # an input rule's failing example is broken JSON on purpose
+                    problems.append(f"{where}: the {section} JSON does not parse: {exc}")
+                    continue
+                for key in _keys(value):
+                    if key in allowed or (failing and key in named):
+                        continue
+                    problems.append(
+                        f"{where}: the {section} example uses {key!r}, which no catalogued "
+                        "schema defines"
+                        + ("" if failing else " (a passing example must use real fields)")
+                    )
+    return problems
+
+
+def _commands():
+    import typer
+
+    from spec_format.cli.app import app
+
+    return typer.main.get_command(app)
+
+
+def _command_lines(text: str) -> Iterator[str]:
+    """`specfmt ...` lines of shell code blocks and inline code spans elsewhere."""
+    fence: str | None = None  # the language of the open fence ("" for none)
+    prose: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            fence = line[3:].strip() if fence is None else None
+            continue
+        if fence is None:
+            prose.append(raw)
+        elif fence in ("", "console", "bash", "sh", "shell", "yaml"):
+            line = line.removeprefix("$ ").removeprefix("- run: ").removeprefix("run: ")
+            if line.startswith("specfmt "):
+                yield line
+    for span in _BACKTICK.findall("\n".join(prose)):
+        if span.startswith("specfmt "):
+            yield span
+
+
+def check_cli_mentions(root: Path) -> list[str]:
+    top = _commands()
+    problems = [
+        f"PENDING_COMMANDS lists {name!r}, which exists now: remove it from scripts/docgen/checks.py"
+        for name in PENDING_COMMANDS
+        if name in top.commands
+    ]
+    for command, option in sorted(PENDING_OPTIONS):
+        sub = top.commands.get(command)
+        if sub is not None and any(option in p.opts for p in sub.params):
+            problems.append(
+                f"PENDING_OPTIONS lists {command} {option}, which exists now: remove it from "
+                "scripts/docgen/checks.py"
+            )
+    sources = [
+        (p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
+        for p in sorted((root / "docs").rglob("*.md"))
+        if p.relative_to(root / "docs").parts[0] not in ("reference", "rules")
+    ]
+    sources += [(f"rule {r.id} docstring", r.doc) for r in registry.RULES]
+    for where, text in sources:
+        for line in _command_lines(text):
+            line = re.split(r"\s(?:\||>|&&|\|\||#)\s?", line)[0]
+            try:
+                words = shlex.split(line)[1:]
+            except ValueError:
+                problems.append(f"{where}: cannot parse `{line}`")
+                continue
+            command = top
+            path = ["specfmt"]
+            while hasattr(command, "commands") and words and not words[0].startswith("-"):
+                name = words.pop(0)
+                sub = command.commands.get(name)
+                if sub is None:
+                    if command is top and name in PENDING_COMMANDS:
+                        command = None
+                        break
+                    if name.isupper() or "/" in name or "." in name:
+                        words.insert(0, name)
+                        break
+                    problems.append(f"{where}: `{line}`: {' '.join(path)} has no command {name!r}")
+                    command = None
+                    break
+                command, path = sub, [*path, name]
+            if command is None:
+                continue
+            options = {"--help", "-h"}
+            for param in command.params:
+                options.update(param.opts)
+                options.update(param.secondary_opts)
+            for word in words:
+                if word.startswith("-") and word != "-":
+                    name = word.split("=", 1)[0]
+                    if name not in options and (path[-1], name) not in PENDING_OPTIONS:
+                        problems.append(f"{where}: `{line}`: {' '.join(path)} has no option {name}")
+    return problems

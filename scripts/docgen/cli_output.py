@@ -1,0 +1,133 @@
+"""Real command output for the docs: guide snippets and the CLI reference page."""
+
+from __future__ import annotations
+
+import copy
+import doctest
+import json
+import os
+import re
+import shlex
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from docgen.checks import _commands
+from docgen.schema_walk import BANNER
+
+#: a fixed terminal for command output in the docs (the same on every machine and CI)
+CLI_ENV = {
+    "COLUMNS": "100",
+    "NO_COLOR": "1",
+    "TERM": "dumb",
+    "FORCE_COLOR": None,
+    "PY_COLORS": None,
+    "GITHUB_ACTIONS": None,
+}
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _run_cli(args: list[str], cwd: Path) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from spec_format.cli.app import app
+
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, args, env=CLI_ENV, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    lines = [line.rstrip() for line in ANSI.sub("", result.output).splitlines()]
+    return result.exit_code, "\n".join(lines).strip("\n") + "\n"
+
+
+def _console(args: list[str], cwd: Path, *, expect: tuple[int, ...] = (0, 1)) -> str:
+    code, output = _run_cli(args, cwd)
+    if code not in expect:
+        raise SystemExit(
+            f"`specfmt {' '.join(args)}` exited {code} while generating the docs:\n{output}"
+        )
+    shown = " ".join(shlex.quote(a) for a in args)
+    return f"```console\n$ specfmt {shown}\n{output.rstrip()}\n```\n"
+
+
+def _broken_draft(root: Path) -> dict[str, Any]:
+    """The DFlash example with three realistic mistakes, for the validate examples."""
+    config = json.loads((root / "examples" / "qwen3-8b-dflash" / "config.json").read_text())
+    config = copy.deepcopy(config)
+    ids = config.get("aux_hidden_state_layer_ids") or [1, 9, 17, 25, 33]
+    config["aux_hidden_state_layer_ids"] = [0, *ids[1:]]  # z-lab ids not shifted by one
+    config.pop("sample_from_anchor", None)
+    methods = config["speculators_config"]["proposal_methods"]
+    methods[0]["speculative_tokens"] = config.get("block_size", 16)
+    return config
+
+
+def snippets(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    example = "examples/qwen3-8b-eagle3"
+    config = f"{example}/config.json"
+    out["validate-example.txt"] = _console(["validate", example], root)
+    out["validate-json.txt"] = _console(["validate", "--format", "json", example], root)
+    out["migrate-example.txt"] = _console(["migrate", "--dry-run", config], root, expect=(0,))
+    out["history.txt"] = _console(["history"], root, expect=(0,))
+    out["schema-vscode.txt"] = _console(["schema", "vscode"], root)
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / "drafts" / "qwen3-8b-dflash"
+        draft.mkdir(parents=True)
+        (draft / "config.json").write_text(json.dumps(_broken_draft(root), indent=2) + "\n")
+        rel = "drafts/qwen3-8b-dflash"
+        out["validate-broken.txt"] = _console(["validate", rel], Path(tmp))
+        out["validate-github.txt"] = _console(["validate", "--format", "github", rel], Path(tmp))
+        # a 0.9 EAGLE-3 config that leaves out the keys readers disagree on
+        lean = json.loads(
+            (root / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text()
+        )
+        for key in ("norm_before_residual", "eagle_aux_hidden_state_layer_ids"):
+            lean.pop(key, None)
+        (Path(tmp) / "drafts" / "llama-eagle3").mkdir(parents=True)
+        (Path(tmp) / "drafts" / "llama-eagle3" / "config.json").write_text(
+            json.dumps(lean, indent=2) + "\n"
+        )
+        out["fix-example.txt"] = _console(
+            ["fix", "--dry-run", "drafts/llama-eagle3"], Path(tmp), expect=(0,)
+        )
+    out["api-docstring.txt"] = _api_examples()
+    return {f"generated/docs/snippets/{k}": v for k, v in out.items()}
+
+
+def _api_examples() -> str:
+    from spec_format import api
+
+    parser = doctest.DocTestParser()
+    lines = []
+    for example in parser.get_examples(api.__doc__ or ""):
+        source = example.source.rstrip("\n").splitlines()
+        lines.append(">>> " + source[0])
+        lines += ["... " + s for s in source[1:]]
+        if example.want:
+            lines.append(example.want.rstrip("\n"))
+    return "```pycon\n" + "\n".join(lines) + "\n```\n"
+
+
+def cli_page() -> str:
+    lines = [
+        BANNER.format(source="the specfmt command line (`--help` of every command)"),
+        "# Command line",
+        "",
+        "Every command and its options, as `--help` prints them. Exit codes are shared: 0 ok, "
+        "1 findings (or, with `--check`, a file would change), 2 usage error, 3 an input "
+        "could not be read, 70 a bug in specfmt.",
+    ]
+
+    def visit(command, path: list[str]) -> None:
+        code, output = _run_cli([*path[1:], "--help"], Path.cwd())
+        title = " ".join(path)
+        lines.extend(["", f"## {title}", "", "```text", output.rstrip(), "```"])
+        if hasattr(command, "commands"):  # a group (typer bundles its own click)
+            for name in sorted(command.commands):
+                visit(command.commands[name], [*path, name])
+
+    visit(_commands(), ["specfmt"])
+    return "\n".join(lines) + "\n"

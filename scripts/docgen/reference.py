@@ -1,0 +1,363 @@
+"""Reference pages: versions, types (every field), the field x version matrix and the
+consumer-defaults table."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from docgen.rules import _linkify
+from docgen.schema_walk import (
+    BANNER,
+    MISSING,
+    Catalogue,
+    FieldDoc,
+    _cell,
+    _json,
+    _minor,
+    catalog_versions,
+    constraints_text,
+    ranges,
+    type_text,
+)
+from spec_format import export, schemas
+
+
+def _since_cell(cat: Catalogue, model_type: str, path: str, version: str) -> str:
+    present = cat.field_versions(model_type, path)
+    universe = cat.versions_of(model_type)
+    text = ranges(present, universe)
+    return text if text != ranges(universe, universe) else f"{text} (all)"
+
+
+def _default_cell(fd: FieldDoc) -> str:
+    if fd.required:
+        return "required" if fd.default is MISSING else f"required (`{_json(fd.default)}`)"
+    return "—" if fd.default is MISSING else f"`{_json(fd.default)}`"
+
+
+def _obj_anchor(title: str) -> str:
+    return "obj-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def _type_cell(doc: dict[str, Any], fd: FieldDoc) -> str:
+    text = _cell(type_text(doc, fd.node))
+    for branch in fd.objects:
+        title = branch.get("title")
+        if title:
+            text = text.replace(f"({title})", f"([{title}](#{_obj_anchor(title)}))", 1)
+    return text
+
+
+def _extras(fd: FieldDoc) -> str:
+    notes = []
+    cd = fd.node.get("x-consumer-defaults")
+    if cd:
+        notes.append(
+            "Readers when absent: "
+            + "; ".join(f"{k}: {_fmt_value(v)}" for k, v in cd.items())
+            + "."
+        )
+    since = fd.node.get("x-since")
+    if since:
+        notes.append("First honoured by: " + "; ".join(f"{k} {v}" for k, v in since.items()) + ".")
+    return (" " + " ".join(notes)) if notes else ""
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return _json(v)
+    return str(v)
+
+
+def type_page(cat: Catalogue, version: str, model_type: str) -> str:
+    doc = cat.bundles[(version, model_type)]
+    fields = cat.fields[(version, model_type)]
+    universe = cat.versions_of(model_type)
+    name = f"{model_type}{schemas.SCHEMA_SUFFIX}"
+    lines = [
+        BANNER.format(source=f"schema/{version}/{name}"),
+        f"# {model_type} (format {version})",
+        "",
+        doc.get("description", ""),
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Schema | `{doc['$id']}` (draft-07: `{export.draft07_uri(version, name)}`) |",
+        f"| Model / TypeScript name | `{doc.get('title', '')}` |",
+        f"| In format versions | {ranges(universe, catalog_versions())} |",
+        f"| Required keys | {', '.join(f'`{r}`' for r in doc.get('required', [])) or 'none'} |",
+        f"| Unknown keys | {'kept (allowed)' if doc.get('additionalProperties', True) is not False else 'rejected'} |",
+        "",
+        "## Fields",
+        "",
+        "Defaults are what speculators writes and reads; where other readers assume something "
+        "else, the description says so (see [consumer defaults](../consumer-defaults.md)). "
+        "*In versions* lists the format versions whose schema of this type has the field.",
+        "",
+    ]
+    lines += _field_table(cat, doc, model_type, [f for f in fields if not f.parent_title], version)
+    previous = [v for v in universe if _minor(v) < _minor(version)]
+    if previous:
+        current = {f.path for f in fields}
+        gone: dict[str, str] = {}
+        for v in previous:
+            for f in cat.fields[(v, model_type)]:
+                if f.path not in current:
+                    gone[f.path] = v
+        if gone:
+            lines += [
+                "",
+                "## Removed fields",
+                "",
+                "In older format versions of this type, not in this one (`specfmt migrate` drops "
+                "or renames them).",
+                "",
+                "| Field | In versions |",
+                "|---|---|",
+            ]
+            for path in sorted(gone):
+                lines.append(
+                    f"| `{path}` | {ranges(cat.field_versions(model_type, path), universe)} |"
+                )
+    seen: set[str] = set()
+    for fd in fields:
+        for branch in fd.objects:
+            title = branch.get("title", fd.path)
+            if title in seen:
+                continue
+            seen.add(title)
+            children = [f for f in fields if f.parent_title == title]
+            # the same object reached through several keys: document it once
+            first_parent = children[0].path.rsplit(".", 1)[0] if children else fd.path
+            children = [f for f in children if f.path.rsplit(".", 1)[0] == first_parent]
+            lines += [
+                "",
+                f"## {title} {{#{_obj_anchor(title)}}}",
+                "",
+                f"The object at `{first_parent}`. {branch.get('description', '')}".rstrip(),
+                "",
+            ]
+            lines += _field_table(
+                cat, doc, model_type, children, version, prefix=first_parent + "."
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _field_table(
+    cat: Catalogue,
+    doc: dict[str, Any],
+    model_type: str,
+    fields: list[FieldDoc],
+    version: str,
+    prefix: str = "",
+) -> list[str]:
+    lines = [
+        "| Field | Type | Default | Constraints | In versions | Description |",
+        "|---|---|---|---|---|---|",
+    ]
+    for fd in fields:
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{fd.name}`",
+                    _type_cell(doc, fd),
+                    _default_cell(fd),
+                    _cell(constraints_text(fd.node)),
+                    _since_cell(cat, model_type, fd.path, version),
+                    _cell(fd.node.get("description", "") + _extras(fd)),
+                ]
+            )
+            + " |"
+        )
+    return lines
+
+
+def version_page(cat: Catalogue, version: str) -> str:
+    entry = schemas.version_entry(version)
+    versions = catalog_versions()
+    index = versions.index(version)
+    prev = versions[index - 1] if index else None
+    lines = [
+        BANNER.format(source=f"schema/catalog.json and schema/{version}/"),
+        f"# Format {version}",
+        "",
+        f"What speculators {entry.release} writes (transformers {entry.transformers} spelling of "
+        "shared keys).",
+        "",
+        "| Type | Model | Description |",
+        "|---|---|---|",
+    ]
+    for t in entry.types:
+        doc = cat.bundles[(version, t)]
+        summary = doc.get("description", "").split(". ")[0].rstrip(".")
+        lines.append(f"| [{t}]({t}.md) | `{doc.get('title', '')}` | {_cell(summary)} |")
+    root = export.root_name(version)
+    lines += [
+        "",
+        "## Schemas",
+        "",
+        f"- root (`oneOf` over the types): `{schemas.schema_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
+        f"- draft-07: `{export.draft07_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
+        "",
+        f"`specfmt schema export --version {version}` writes them (see "
+        "[schemas for other languages](../../guide/schemas.md)).",
+    ]
+    if prev:
+        lines += ["", f"## Changes from {prev}", ""]
+        prev_types = set(schemas.version_entry(prev).types)
+        changes = []
+        for t in entry.types:
+            if t not in prev_types:
+                changes.append(f"- new type [{t}]({t}.md)")
+                continue
+            now = {f.path for f in cat.fields[(version, t)] if not f.parent_title}
+            before = {f.path for f in cat.fields[(prev, t)] if not f.parent_title}
+            added, removed = sorted(now - before), sorted(before - now)
+            if added:
+                changes.append(f"- [{t}]({t}.md): added " + ", ".join(f"`{a}`" for a in added))
+            if removed:
+                changes.append(f"- [{t}]({t}.md): removed " + ", ".join(f"`{r}`" for r in removed))
+        for t in sorted(prev_types - set(entry.types)):
+            changes.append(f"- type `{t}` is gone")
+        lines += changes or ["No top-level field was added or removed."]
+    return "\n".join(lines) + "\n"
+
+
+def reference_index(cat: Catalogue) -> str:
+    lines = [
+        BANNER.format(source="schema/catalog.json"),
+        "# Format reference",
+        "",
+        "A format version is a speculators release line. Each has its own JSON Schemas, one "
+        "per `speculators_model_type`; these pages are generated from them.",
+        "",
+        "| Format | Release | transformers | Types |",
+        "|---|---|---|---|",
+    ]
+    for version, entry in reversed(list(schemas.versions().items())):
+        types = ", ".join(f"[{t}]({version}/{t}.md)" for t in entry.types)
+        lines.append(
+            f"| [{version}]({version}/index.md) | {entry.release} | {entry.transformers} | {types} |"
+        )
+    retired = schemas.retired_types()
+    if retired:
+        lines += [
+            "",
+            "## Retired types",
+            "",
+            "| Type | Last format | What | Note |",
+            "|---|---|---|---|",
+        ]
+        for name, r in retired.items():
+            lines.append(f"| `{name}` | {r.last_version} | {_cell(r.what)} | {_cell(r.note)} |")
+    lines += [
+        "",
+        "## Also",
+        "",
+        "- [Field × version matrix](fields.md): every field of every type across versions.",
+        "- [Consumer defaults](consumer-defaults.md): what each reader assumes when a key is "
+        "absent.",
+        "- [Command line](cli.md): every command's options.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def fields_matrix(cat: Catalogue) -> str:
+    lines = [
+        BANNER.format(source="schema/"),
+        "# Field × version matrix",
+        "",
+        "For each type: every field (nested ones with dotted paths) against every format "
+        "version that has the type. A cell shows the schema default, ✓ for a field without "
+        "one, and is empty where the version does not have the field.",
+    ]
+    for model_type in cat.types():
+        versions = cat.versions_of(model_type)
+        order: dict[str, None] = {}
+        for v in versions:
+            for f in cat.fields[(v, model_type)]:
+                order.setdefault(f.path, None)
+        lines += ["", f"## {model_type}", ""]
+        lines.append(
+            "| Field | " + " | ".join(f"[{v}]({v}/{model_type}.md)" for v in versions) + " |"
+        )
+        lines.append("|---|" + "---|" * len(versions))
+        for path in order:
+            cells = []
+            for v in versions:
+                fd = next((f for f in cat.fields[(v, model_type)] if f.path == path), None)
+                if fd is None:
+                    cells.append("")
+                elif fd.default is MISSING:
+                    cells.append("✓")
+                else:
+                    text = _json(fd.default)
+                    cells.append(f"`{_cell(text if len(text) <= 24 else text[:21] + '...')}`")
+            lines.append(f"| `{path}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def consumer_defaults(cat: Catalogue) -> str:
+    rows: dict[tuple, dict[str, Any]] = {}
+    readers: dict[str, None] = {"speculators": None, "vllm": None}
+    since_rows: dict[tuple, dict[str, Any]] = {}
+    for (version, model_type), fields in cat.fields.items():
+        for fd in fields:
+            cd = fd.node.get("x-consumer-defaults")
+            if cd:
+                for k in cd:
+                    readers.setdefault(k, None)
+                key = (fd.path, _json(cd), _json(fd.default) if fd.default is not MISSING else "—")
+                row = rows.setdefault(
+                    key, {"cd": cd, "default": fd.default, "types": {}, "path": fd.path}
+                )
+                row["types"].setdefault(model_type, []).append(version)
+            since = fd.node.get("x-since")
+            if since:
+                key = (fd.path, _json(since))
+                row = since_rows.setdefault(key, {"since": since, "types": {}, "path": fd.path})
+                row["types"].setdefault(model_type, []).append(version)
+    names = {"speculators": "speculators", "vllm": "vLLM"}
+    lines = [
+        BANNER.format(source="the x-consumer-defaults and x-since annotations in schema/"),
+        "# Consumer defaults",
+        "",
+        "A config that leaves a key out relies on its reader's default, and readers do not "
+        "agree. The table lists every key whose absence speculators (which writes the files), "
+        "vLLM and other engines interpret differently, as recorded in the schemas "
+        "(`x-consumer-defaults`). *Schema default* is what `specfmt fix` and `specfmt migrate` "
+        "write. Rule [C001](../rules/C001.md) reports each absent key.",
+        "",
+        "| Key | Types (format versions) | Schema default | "
+        + " | ".join(names.get(r, r) for r in readers)
+        + " |",
+        "|---|---|---|" + "---|" * len(readers),
+    ]
+    for (path, _, _), row in sorted(rows.items()):
+        types = "; ".join(
+            f"{t} ({ranges(vs, cat.versions_of(t))})" for t, vs in sorted(row["types"].items())
+        )
+        default = "—" if row["default"] is MISSING else f"`{_json(row['default'])}`"
+        cells = [_cell(_fmt_value(row["cd"][r])) if r in row["cd"] else "" for r in readers]
+        lines.append(f"| `{path}` | {types} | {default} | " + " | ".join(cells) + " |")
+    if since_rows:
+        lines += [
+            "",
+            "## Features old readers ignore",
+            "",
+            "Keys that change the draft's computation but that readers before the listed "
+            "release or change silently ignore (`x-since`); rule [C005](../rules/C005.md) "
+            "reports them when set.",
+            "",
+            "| Key | Types (format versions) | First honoured by |",
+            "|---|---|---|",
+        ]
+        for (path, _), row in sorted(since_rows.items()):
+            types = "; ".join(
+                f"{t} ({ranges(vs, cat.versions_of(t))})" for t, vs in sorted(row["types"].items())
+            )
+            since = "; ".join(f"{k} {_linkify(str(v))}" for k, v in row["since"].items())
+            lines.append(f"| `{path}` | {types} | {_cell(since)} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""Rule pages from docstrings and registry metadata, and the rules index."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from docgen.schema_walk import BANNER, _cell
+from spec_format.rules import registry
+from spec_format.rules.base import LAYER_PREFIX, Layer, Rule
+
+GITHUB_REF = re.compile(r"\b([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)\b")
+
+
+def _linkify(text: str) -> str:
+    return GITHUB_REF.sub(
+        lambda m: f"[{m.group(0)}](https://github.com/{m.group(1)}/issues/{m.group(2)})", text
+    )
+
+
+def _fixtures(root: Path, rule_id: str) -> list[tuple[str, dict[str, Any]]]:
+    folder = root / "tests" / "fixtures" / "invalid" / rule_id
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        out.append(
+            (path.relative_to(root).as_posix(), json.loads(path.read_text(encoding="utf-8")))
+        )
+    return out
+
+
+def _rel_source(root: Path, rule: type[Rule]) -> str:
+    try:
+        return Path(rule.source_file).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(rule.source_file).name
+
+
+def rule_page(root: Path, rule: type[Rule]) -> str:
+    severities = {
+        "current": rule.severity.value,
+        "legacy": (rule.legacy_severity or rule.severity).value,
+        "strict": "error" if rule.severity.value == "warning" else rule.severity.value,
+    }
+    requires = ", ".join(sorted(rule.requires)) or "the config only"
+    lines = [
+        BANNER.format(source=f"the docstring of {rule.__name__} in {_rel_source(root, rule)}"),
+        f"# {rule.id} {rule.name}",
+        "",
+        rule.summary(),
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Layer | {rule.layer.value} ({LAYER_PREFIX[rule.layer]}) |",
+        f"| Severity | {severities['current']} (legacy profile: {severities['legacy']}; strict: "
+        f"{severities['strict']}) |",
+        f"| Applies to | {', '.join(f'`{t}`' for t in rule.applies_to) or 'every type'} |",
+        f"| Format versions | {f'`{rule.versions}`' if rule.versions else 'all'} |",
+        f"| Needs | {requires} |",
+        f"| Since | specfmt {rule.since} |",
+        f"| Source | `{_rel_source(root, rule)}` (`{rule.__name__}`) |",
+        "",
+        f"`specfmt explain {rule.id}` prints this page; `--ignore {rule.id}` turns the rule off.",
+        "",
+    ]
+    body = rule.doc.split("\n\n", 1)[1] if "\n\n" in rule.doc else ""
+    body = re.sub(r"^## Example$", "## Example (fails)", body, flags=re.M)
+    body = re.sub(r"^## Use instead$", "## Use instead (passes)", body, flags=re.M)
+    lines.append(_linkify(body.strip()))
+    if rule.references and "## References" not in rule.doc:
+        lines += ["", "## References", ""]
+        lines += [f"- {_linkify(r)}" for r in rule.references]
+    fixtures = _fixtures(root, rule.id)
+    if fixtures:
+        lines += [
+            "",
+            "## Regression cases",
+            "",
+            "Configs that must trigger this rule (`tests/fixtures/invalid/"
+            f"{rule.id}/`), each from a real report where one is known:",
+            "",
+            "| Case | What | Reproduces |",
+            "|---|---|---|",
+        ]
+        for rel, case in fixtures:
+            reproduces = case.get("reproduces", "")
+            lines.append(
+                f"| `{Path(rel).stem}` | {_cell(case.get('description', ''))} | "
+                f"{_cell(_linkify(reproduces)) if reproduces else '—'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def rules_index() -> str:
+    lines = [
+        BANNER.format(source="spec_format/rules/registry.py"),
+        "# Rules",
+        "",
+        "Every finding names a rule by a stable id; the first letter is its layer (see "
+        "[Validate](../guide/validate.md#what-is-checked-layers)). Ids are never reused. "
+        "`specfmt rules` prints this list, `specfmt explain ID` one page.",
+    ]
+    for layer in Layer:
+        rules = [r for r in registry.RULES if r.layer is layer]
+        if not rules:
+            continue
+        lines += [
+            "",
+            f"## {layer.value.capitalize()} ({LAYER_PREFIX[layer]})",
+            "",
+            "| Id | Name | Severity | Summary |",
+            "|---|---|---|---|",
+        ]
+        for r in rules:
+            lines.append(
+                f"| [{r.id}]({r.id}.md) | {r.name} | {r.severity.value} | {_cell(r.summary())} |"
+            )
+    if registry.REDIRECTS:
+        lines += ["", "## Retired ids", "", "| Id | Now |", "|---|---|"]
+        for old, new in sorted(registry.REDIRECTS.items()):
+            lines.append(f"| {old} | {f'[{new}]({new}.md)' if new else 'removed'} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,178 @@
+"""The Python API: the checks of the command line as functions that return objects.
+
+Everything here is re-exported from the package, so user code reads::
+
+    import spec_format
+
+    report = spec_format.validate(["path/to/checkpoint"])
+    config = spec_format.load_config("path/to/checkpoint")
+
+The examples below run as tests from the repository root (``tests/test_api.py``).
+
+Validate checkpoint directories or config files; the report carries the findings and the
+exit code ``specfmt validate`` would use:
+
+>>> import spec_format
+>>> report = spec_format.validate(["examples/qwen3-8b-eagle3"])
+>>> report.exit_code, report.ok
+(0, True)
+>>> file_report = report.files[0]
+>>> file_report.model_type
+'eagle3'
+>>> all(isinstance(f, spec_format.Finding) for f in file_report.findings)
+True
+
+Options choose the profile, the format version and the rules; under the strict profile
+every warning is an error:
+
+>>> strict = spec_format.ValidateOptions(profile=spec_format.Profile.STRICT)
+>>> spec_format.validate(["examples/qwen3-8b-eagle3"], strict).exit_code
+1
+>>> only = spec_format.ValidateOptions(select=frozenset({"S101", "S102"}))
+>>> spec_format.validate(["examples/qwen3-8b-eagle3"], only).files[0].findings
+[]
+
+A config already in memory is checked with ``validate_config``:
+
+>>> broken = {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 4096}}
+>>> sorted({f.rule for f in spec_format.validate_config(broken).findings if f.rule.startswith("S")})
+['S101']
+>>> spec_format.validate_config({"speculators_model_type": "eagle-3"}).findings[0].message
+"unknown speculators_model_type 'eagle-3' (did you mean 'eagle3'?); known types: ..."
+
+``spec_format.migrate`` converts a config dict between format versions and records every
+change (see :mod:`spec_format.migrate`):
+
+>>> import json, pathlib
+>>> from spec_format.migrate import MigrateOptions
+>>> old = json.loads(pathlib.Path("examples/qwen3-8b-eagle3/config.json").read_text())
+>>> result = spec_format.migrate(old, MigrateOptions(to="0.9"))
+>>> result.detection.line, result.target, result.document["speculators_version"]
+('0.1', '0.9', '0.9.0')
+>>> result.document["dtype"], "torch_dtype" in result.document
+('bfloat16', False)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from spec_format import schemas
+from spec_format.errors import InputError, InternalError, SpecfmtError
+from spec_format.jsonload import load_json
+from spec_format.report import FileReport, Finding, Report, Severity
+from spec_format.rules.base import Layer, Profile
+from spec_format.rules.registry import RULES
+from spec_format.validate import CONFIG_NAME, ValidateOptions, validate, validate_config
+
+__all__ = [
+    "ConfigInvalid",
+    "FileReport",
+    "Finding",
+    "Profile",
+    "Report",
+    "Severity",
+    "ValidateOptions",
+    "load_config",
+    "model_class",
+    "validate",
+    "validate_config",
+]
+
+#: the layers ``load_config`` enforces: the file can be read, and it matches its schema
+_LOAD_LAYERS = (Layer.INPUT, Layer.SCHEMA)
+
+
+class ConfigInvalid(SpecfmtError):
+    """The config was read but does not match the schema of its type and format version.
+
+    ``report`` holds the findings, exactly as ``specfmt validate --select`` with the input and
+    schema rules would print them.
+    """
+
+    exit_code = 1
+
+    def __init__(self, report: FileReport) -> None:
+        self.report = report
+        errors = [f for f in report.sorted_findings() if f.severity is Severity.ERROR]
+        shown = "; ".join(f"{f.rule} {f.message}" for f in errors[:3])
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        super().__init__(f"{report.path}: {shown}{more}")
+
+
+def model_class(format_version: str, model_type: str) -> type[BaseModel]:
+    """The generated pydantic model of one type of one format version.
+
+    >>> model_class("0.9", "dflash").__name__
+    'DFlashConfig'
+    """
+    from importlib import import_module
+
+    from spec_format.models import VERSIONS
+
+    schema = schemas.type_schema(format_version, model_type)  # UsageError when unknown
+    module = import_module(VERSIONS[format_version])
+    cls = getattr(module, schema["title"], None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):  # pragma: no cover - codegen bug
+        raise InternalError(
+            f"spec_format.models has no class {schema['title']} for {model_type} {format_version}; "
+            "run `python scripts/generate.py`"
+        )
+    return cls
+
+
+def load_config(
+    source: str | os.PathLike | dict[str, Any],
+    *,
+    format_version: str | None = None,
+    profile: Profile = Profile.CURRENT,
+) -> BaseModel:
+    """Read a draft config and return it as the typed model of its type and format version.
+
+    ``source`` is a ``config.json`` path, a checkpoint directory, or an already-parsed dict.
+    The file is read strictly (duplicate keys, ``NaN``, a byte-order mark are findings) and
+    checked against its JSON Schema; cross-field, consumer and weight rules are not run
+    (that is :func:`validate`'s job). Unknown keys are kept, as speculators keeps them.
+
+    Raises :class:`~spec_format.errors.InputError` when the file cannot be read or parsed, and
+    :class:`ConfigInvalid` (with the findings) when it does not match the schema.
+
+    >>> config = load_config("examples/qwen3-8b-eagle3")
+    >>> type(config).__name__
+    'Eagle3Config'
+    >>> config.norm_before_residual, config.transformer_layer_config.hidden_size
+    (True, 4096)
+    >>> config.speculators_config.proposal_methods[0].speculative_tokens
+    3
+    >>> load_config({"speculators_model_type": "dflash", "block_size": "8"})
+    Traceback (most recent call last):
+    ...
+    spec_format.api.ConfigInvalid: config.json: S102 /block_size: '8' is not of type integer...
+    """
+    select = frozenset(r.id for r in RULES if r.layer in _LOAD_LAYERS)
+    options = ValidateOptions(profile=profile, format_version=format_version, select=select)
+    if isinstance(source, dict):
+        report = validate_config(source, options)
+        data = source
+    else:
+        report = validate([source], options).files[0]
+        if report.unreadable:
+            first = report.findings[0].message if report.findings else "cannot be read"
+            raise InputError(first)
+        path = Path(source)
+        loaded = load_json(path / CONFIG_NAME if path.is_dir() else path)
+        data = loaded.data
+    if report.status.value != "ok":
+        raise ConfigInvalid(report)
+    cls = model_class(report.format_version, report.model_type)
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:  # pragma: no cover - the models are generated from the schema
+        raise InternalError(
+            f"{report.path} passed the JSON Schema but not the generated model {cls.__name__}: "
+            f"{exc}"
+        ) from None

@@ -1,0 +1,263 @@
+"""The generic runner: plan, apply each step, stamp, check for losses, re-validate.
+
+Steps stay dumb; everything that is the same for every step lives here (like alembic's
+``MigrationContext.run_migrations``): logging each step's change records, refusing lossy
+downgrades unless allowed, setting ``speculators_version`` (the library never does), and
+re-validating the result against the target version's schema.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from spec_format import schemas, versions
+from spec_format.errors import MigrationRefused, UsageError
+from spec_format.migrate import eras
+from spec_format.migrate.chain import Chain, PlannedStep, Step, StepContext
+from spec_format.migrate.records import Change, Editor, Problem, pointer
+from spec_format.migrate.steps import STEP_MODULES
+from spec_format.migrate.steps._common import EAGLE3_FAMILY, TLC
+
+EXPLICIT_STEP = "explicit"
+NOISE_KEYS = ("has_no_defaults_at_init", "base_model_ep_plan", "keys_to_ignore_at_inference")
+STAMP_STEP = "stamp"
+
+
+@cache
+def chain() -> Chain:
+    """The chain built from the step modules, checked against the catalog's versions."""
+    return Chain((Step.from_module(m) for m in STEP_MODULES), versions=versions.lines())
+
+
+def plan(source: str, target: str) -> list[PlannedStep]:
+    return chain().plan(source, target)
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    to: str | None = None  # "0.5", "0.5.0", "0.4.0.1"; None: the latest version
+    source_version: str | None = None  # override detection ("0.2")
+    allow_lossy: bool = False
+    verifier: dict[str, Any] | None = None  # the verifier's text config (--verifier)
+
+
+@dataclass
+class MigrationResult:
+    original: dict[str, Any]
+    document: dict[str, Any]
+    detection: versions.Detection
+    target: str  # format line
+    target_release: str
+    steps: list[PlannedStep]
+    changes: list[Change] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    losses: list[Change | Problem] = field(default_factory=list)
+    source_errors: list[str] = field(default_factory=list)  # the input vs its own schema
+    target_errors: list[str] = field(default_factory=list)  # the output vs the target schema
+
+    @property
+    def changed(self) -> bool:
+        from spec_format.migrate.output import dumps
+
+        return dumps(self.original) != dumps(self.document)
+
+    @property
+    def is_bug(self) -> bool:
+        """The output fails the target schema although the input passed its own."""
+        return bool(self.target_errors) and not self.source_errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.detection.to_dict(),
+            "target": self.target,
+            "target_release": self.target_release,
+            "steps": [s.id for s in self.steps],
+            "changed": self.changed,
+            "changes": [c.to_dict() for c in self.changes],
+            "problems": [p.to_dict() for p in self.problems],
+            "lossy": [x.to_dict() for x in self.losses],
+            "source_errors": list(self.source_errors),
+            "target_errors": list(self.target_errors),
+        }
+
+
+def resolve_target(to: str | None) -> tuple[str, str]:
+    """``--to`` -> (format line, release string to stamp)."""
+    if to is None:
+        line = versions.latest()
+        return line, versions.release_of(line)
+    text = to.strip().lstrip("v")
+    if text in versions.lines():
+        return text, versions.release_of(text)
+    try:
+        v = Version(text)
+    except InvalidVersion:
+        v = None
+    if (
+        v is None
+        or v.is_prerelease
+        or v.is_devrelease
+        or v.is_postrelease
+        or v.local
+        or len(v.release) < 3
+    ):
+        raise UsageError(
+            f"--to {to!r} is not a release; use a format version ({', '.join(versions.lines())}) "
+            "or a release such as 0.5.0"
+        )
+    line = f"{v.release[0]}.{v.release[1]}"
+    if line not in versions.lines():
+        raise UsageError(
+            f"--to {to}: no format version {line}; known: {', '.join(versions.lines())}"
+        )
+    return line, text
+
+
+def migrate(document: dict[str, Any], options: MigrateOptions | None = None) -> MigrationResult:
+    """Migrate a parsed config. Raises :class:`MigrationRefused` when it cannot be done as
+    asked; otherwise returns the result (check ``target_errors`` before writing it)."""
+    options = options or MigrateOptions()
+    if not isinstance(document, dict):
+        raise MigrationRefused("the config is not a JSON object")
+    _refuse_unmigratable(document)
+    if options.source_version is not None and options.source_version not in versions.lines():
+        raise UsageError(
+            f"--from {options.source_version!r}: known format versions are "
+            f"{', '.join(versions.lines())}"
+        )
+    detection = versions.detect(document, requested=options.source_version)
+    target, release = resolve_target(options.to)
+    steps = plan(detection.line, target)
+    ctx = StepContext(
+        source_version=detection.parsed, verifier=options.verifier, target_release=release
+    )
+    result = MigrationResult(
+        original=copy.deepcopy(document),
+        document=document,
+        detection=detection,
+        target=target,
+        target_release=release,
+        steps=steps,
+    )
+    result.source_errors = schema_errors(document, detection.line)
+
+    outputs = [
+        eras.apply_fixups(document, options.verifier),
+    ]
+    outputs.append(explicit(outputs[-1].document, detection.line))
+    for step in steps:
+        outputs.append(step.run(outputs[-1].document, ctx))
+    outputs.append(stamp(outputs[-1].document, release))
+    for out in outputs:
+        result.changes.extend(out.changes)
+        result.problems.extend(out.problems)
+    doc = outputs[-1].document
+    result.problems.extend(eras.problems(doc))
+    result.document = doc
+    result.losses = [c for c in result.changes if c.lossy] + [p for p in result.problems if p.lossy]
+    if result.losses and not options.allow_lossy:
+        raise MigrationRefused(
+            f"migrating to {target} would lose information:\n"
+            + "\n".join(f"  - {_describe_loss(x)}" for x in result.losses)
+            + "\nkeep the checkpoint at its version, or pass --allow-lossy to accept the loss"
+        )
+    result.target_errors = schema_errors(doc, target)
+    return result
+
+
+def _describe_loss(x: Change | Problem) -> str:
+    if isinstance(x, Change):
+        return f"{x.pointer} ({x.step}): {x.why}"
+    return f"{x.pointer or ''} ({x.step}): {x.message}"
+
+
+def _refuse_unmigratable(document: dict[str, Any]) -> None:
+    if "speculators_model_type" not in document:
+        if {"speculators_algorithm", "draft_model"} & document.keys():
+            raise MigrationRefused(
+                "this is the pre-0.1 draft format (top-level version, speculators_algorithm, "
+                "draft_model); no speculators release reads it and specfmt cannot migrate it. "
+                "Re-create the config with speculators >= 0.1 (speculators convert)"
+            )
+        raise MigrationRefused(
+            "no speculators_model_type: this is not a speculators config (a verifier's "
+            "config.json, or an external EAGLE/DFlash checkpoint that needs `speculators "
+            "convert` first)"
+        )
+
+
+def stamp(doc: dict[str, Any], release: str):
+    ed = Editor(doc, STAMP_STEP)
+    before = doc.get("speculators_version")
+    ed.set(
+        "/speculators_version",
+        release,
+        "the library stamps its own version once and never updates it; the migrated file "
+        "is in the format of " + release + (f" (was written by {before})" if before else ""),
+    )
+    return ed.output()
+
+
+def layer_model_type_default(model_type: str, line: str) -> str | None:
+    """The layer config class a release builds when ``model_type`` is missing."""
+    if model_type in EAGLE3_FAMILY:
+        return "qwen3" if versions.line_index(line) >= versions.line_index("0.7") else "llama"
+    if model_type in ("dflash", "dspark", "dflash2", "xpress"):
+        return "qwen3"
+    if model_type == "mtp":
+        return "qwen2"
+    return None
+
+
+def explicit(doc: dict[str, Any], line: str):
+    """Drop serialization noise, and write the keys whose absence readers disagree about
+    with the meaning the source version gives them."""
+    ed = Editor(doc, EXPLICIT_STEP)
+    model_type = ed.model_type
+    for key in NOISE_KEYS:
+        if key in doc:
+            ed.remove(
+                pointer(key),
+                "serialization noise: an accidental transformers field that speculators "
+                "< 0.5.0.dev81 wrote; no reader uses it",
+            )
+    if model_type in EAGLE3_FAMILY and "norm_before_residual" not in doc:
+        ed.set(
+            "/norm_before_residual",
+            False,
+            "speculators default; vLLM assumes true when the key is absent",
+        )
+    tlc = doc.get(TLC)
+    if isinstance(tlc, dict) and "model_type" not in tlc:
+        default = layer_model_type_default(model_type, line)
+        if default is not None:
+            ed.set(
+                pointer(TLC, "model_type"),
+                default,
+                f"speculators {line} builds a {default} layer config when it is missing; the "
+                "default class changed in 0.7 and vLLM assumes llama",
+            )
+        elif model_type == "eagle":
+            ed.problem(
+                "layer-model-type-missing",
+                "transformer_layer_config.model_type is required for eagle configs "
+                '(AutoConfig.for_model needs it); add the verifier family, e.g. "llama"',
+                pointer=pointer(TLC, "model_type"),
+                severity="error",
+            )
+    return ed.output()
+
+
+def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
+    """Schema errors of ``doc`` against ``line`` ("pointer: message"), empty when valid."""
+    model_type = doc.get("speculators_model_type")
+    if model_type not in versions.types_of(line):
+        return [f"/speculators_model_type: {model_type!r} is not a type of format {line}"]
+    validator = schemas.validator(line, model_type)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    return [f"{pointer(*e.absolute_path) or '/'}: {e.message}" for e in errors]

@@ -1,0 +1,111 @@
+"""``--format sarif``: a SARIF 2.1.0 log for code scanning (GitHub, GitLab, IDE viewers).
+
+One run; ``tool.driver.rules`` describes every rule that produced a result, built from the
+rule registry (summary, "What it checks", the whole explanation as help, and the rule's doc
+page as ``helpUri``), sorted by id so the output is stable. Each finding is a result with the
+rule's effective level (profiles change severities), the message, and the file position when
+known. Columns count Unicode code points, which the run declares in ``columnKind``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from spec_format import __version__
+from spec_format.links import DOCS_URL, rule_doc_url
+from spec_format.render.paths import display_path
+from spec_format.report import Finding, Report, Severity
+from spec_format.rules import registry
+from spec_format.rules.base import Rule
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
+    """The ``reportingDescriptor`` of one rule."""
+    checks = rule.section("What it checks") or rule.summary()
+    descriptor: dict[str, Any] = {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary()},
+        "fullDescription": {"text": " ".join(checks.split())},
+        "helpUri": rule_doc_url(rule.id),
+        "help": {
+            "text": rule.doc,
+            "markdown": f"{rule.doc}\n\n[Documentation of {rule.id}]({rule_doc_url(rule.id)})",
+        },
+        "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+        "properties": {
+            "tags": [rule.layer.value],
+            "layer": rule.layer.value,
+            "since": rule.since,
+        },
+    }
+    if rule.references:
+        descriptor["properties"]["references"] = list(rule.references)
+    return descriptor
+
+
+def _location(finding: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": display_path(finding.file)}}
+    if finding.line:
+        region: dict[str, Any] = {"startLine": finding.line}
+        if finding.column:
+            region["startColumn"] = finding.column
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def _result(finding: Finding, index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": index,
+        "level": _LEVEL[finding.severity],
+        "message": {"text": finding.message},
+        "locations": [_location(finding)],
+    }
+    props = {
+        k: v for k, v in (("pointer", finding.pointer), ("tensor", finding.tensor)) if v is not None
+    }
+    if props:
+        result["properties"] = props
+    return result
+
+
+def sarif_log(report: Report, verbosity: int = 1) -> dict[str, Any]:
+    """The SARIF document for a report (verbosity 0 keeps only errors)."""
+    findings = [
+        f
+        for fr in report.files
+        for f in fr.sorted_findings()
+        if verbosity > 0 or f.severity is Severity.ERROR
+    ]
+    fired = sorted({f.rule for f in findings})
+    rules = [rule_descriptor(registry.get(rule_id)) for rule_id in fired]
+    index = {rule_id: i for i, rule_id in enumerate(fired)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "specfmt",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": DOCS_URL,
+                "rules": rules,
+            }
+        },
+        "invocations": [{"executionSuccessful": True, "exitCode": report.exit_code}],
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index[f.rule]) for f in findings],
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def render_sarif(
+    report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
+) -> None:
+    json.dump(sarif_log(report, verbosity), stream, indent=2)
+    stream.write("\n")

@@ -1,0 +1,269 @@
+"""Interop: every supported format version judged by the speculators release of that line.
+
+Run with ``pytest -m interop`` after ``scripts/interop-envs.sh`` (environments cached under
+$SPECFMT_INTEROP_CACHE, default .cache/interop). Without them every test here skips with
+the reason. Each release runs its own code in a subprocess (tests/interop/probe.py); one
+subprocess per release answers all requests, because importing speculators takes 6-17 s.
+
+Checks, for every target line V whose release is installed:
+* each reconstructed fixture migrated to V loads with V's ``SpeculatorModelConfig.from_dict``
+  and means the same as the original read by its own release: declared fields, proposal
+  settings, the layer config's sizes, heads, RoPE theta/scaling and layer types; a value the
+  source release reads must not end up in a key V does not declare;
+* configs V writes itself (config-only, its own classes) pass ``validate --format-version V``
+  with no errors and ``migrate --to <release>`` changes nothing but documented explicit
+  defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from spec_format import versions
+from spec_format.errors import MigrationRefused
+from spec_format.migrate import MigrateOptions, migrate
+from spec_format.rules.base import Profile
+from spec_format.validate import ValidateOptions, validate_config
+from tests.migrate.conftest import fixture_id, load, release_fixtures
+
+pytestmark = pytest.mark.interop
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("SPECFMT_INTEROP_CACHE", ROOT / ".cache" / "interop"))
+PROBE = Path(__file__).resolve().parent / "probe.py"
+#: the release installed per format line (patch releases write the same configs)
+RELEASES = {
+    "0.1": "0.1.0",
+    "0.2": "0.2.0",
+    "0.3": "0.3.0",
+    "0.4": "0.4.0.1",
+    "0.5": "0.5.0",
+    "0.6": "0.6.0.2",
+    "0.7": "0.7.0.2",
+    "0.8": "0.8.1",
+    "0.9": "0.9.0",
+}
+#: types a release can write config-only (independent never reads back; mlp collides with
+#: transformers >= 4.56's dtype property)
+WRITABLE = ("eagle3", "eagle", "peagle", "dflash", "dspark", "dflash2", "xpress", "mtp")
+#: steps whose changes are explicit defaults or documented writer corrections
+EXPLICIT_STEPS = {"explicit", "era"}
+
+
+def env(line: str) -> Path | None:
+    target = CACHE / "envs" / RELEASES[line]
+    ok = (target / ".ok").is_file() and (CACHE / "base" / "bin" / "python").exists()
+    return target if ok else None
+
+
+def run_probe(line: str, requests: list[dict]) -> list[dict]:
+    target = env(line)
+    proc = subprocess.run(
+        [str(CACHE / "base" / "bin" / "python"), str(PROBE)],
+        input=json.dumps(requests),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(target),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        },
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"probe for {RELEASES[line]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def _migrations():
+    """(fixture, source line, target line, migrated result) for every non-refused pair."""
+    out = []
+    for path in release_fixtures():
+        doc = load(path)
+        source = versions.detect(doc).line
+        for target in versions.lines():
+            try:
+                result = migrate(copy.deepcopy(doc), MigrateOptions(to=RELEASES[target]))
+            except MigrationRefused:
+                continue
+            out.append((path, source, target, result))
+    return out
+
+
+@pytest.fixture(scope="session")
+def judged():
+    """Run every release once; returns {line: {key: answer}}."""
+    available = [v for v in versions.lines() if env(v) is not None]
+    if not available:
+        pytest.skip(
+            f"no interop environments under {CACHE}; build them with scripts/interop-envs.sh"
+        )
+    requests: dict[str, list[tuple[str, dict]]] = {v: [] for v in available}
+    for path in release_fixtures():
+        line = versions.detect(load(path)).line
+        if line in requests:
+            requests[line].append((f"src:{fixture_id(path)}", {"op": "read", "config": load(path)}))
+    for path, _source, target, result in _migrations():
+        if target in requests:
+            requests[target].append(
+                (f"mig:{fixture_id(path)}", {"op": "read", "config": result.document})
+            )
+    for v in available:
+        for t in WRITABLE:
+            if t in versions.types_of(v):
+                requests[v].append((f"write:{t}", {"op": "write", "type": t}))
+
+    def one(v):
+        keys, reqs = zip(*requests[v], strict=True) if requests[v] else ((), ())
+        return v, dict(zip(keys, run_probe(v, list(reqs)), strict=True))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, available))
+
+
+def _need(judged, line):
+    if line not in judged:
+        pytest.skip(f"speculators {RELEASES[line]} is not installed under {CACHE}")
+
+
+MIGRATIONS = _migrations()
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "target", "result"),
+    MIGRATIONS,
+    ids=[f"{fixture_id(p)}->{t}" for p, _s, t, _r in MIGRATIONS],
+)
+def test_migrated_config_means_the_same_to_the_target_release(judged, path, source, target, result):
+    _need(judged, source)
+    _need(judged, target)
+    before = judged[source][f"src:{fixture_id(path)}"]
+    after = judged[target][f"mig:{fixture_id(path)}"]
+    if not before["ok"] and result.original.get("speculators_model_type") == "mlp":
+        pytest.skip(
+            "speculators 0.2-0.4 cannot build mlp configs on transformers >= 4.56 (its "
+            "torch_dtype field collides with the dtype property): a library limitation"
+        )
+    assert before["ok"], (
+        f"speculators {RELEASES[source]} cannot read the fixture: {before['error']}"
+    )
+    if (
+        not after["ok"]
+        and result.document.get("speculators_model_type") == "mlp"
+        and target != "0.1"
+    ):
+        pytest.skip("speculators 0.2-0.4 cannot build mlp configs on transformers >= 4.56")
+    assert after["ok"], (
+        f"speculators {RELEASES[target]} cannot read the migrated config: {after['error']}"
+    )
+    fixed = {c.pointer for c in result.changes if c.step in EXPLICIT_STEPS}
+    problems = meaning_changes(before, after, result.document, fixed)
+    assert not problems, "\n".join(problems)
+
+
+def meaning_changes(before: dict, after: dict, migrated: dict, fixed: set[str]) -> list[str]:
+    out = []
+    assert before["type"] == after["type"]
+    shared = set(before["fields"]) & set(after["fields"])
+    for key in sorted(shared - {"architectures"}):
+        if f"/{key}" in fixed:
+            continue
+        if before["fields"][key] != after["fields"][key]:
+            out.append(
+                f"{key}: source reads {before['fields'][key]!r}, target reads {after['fields'][key]!r}"
+            )
+    for key in sorted(set(before["fields"]) - set(after["fields"])):
+        if before["fields"][key] != before["defaults"].get(key):
+            out.append(
+                f"{key} = {before['fields'][key]!r} means something to the source; the target has no such field"
+            )
+    for key in sorted(set(after["fields"]) - set(before["fields"])):
+        if f"/{key}" not in fixed and after["fields"][key] != after["defaults"].get(key):
+            out.append(
+                f"{key}: new in the target with a non-default value {after['fields'][key]!r}"
+            )
+    for key in migrated:
+        if key not in after["declared"] and key in before["declared"] and key in before["fields"]:
+            out.append(f"{key} is meaningful to the source but the target does not declare it")
+    p0, p1 = before["proposal"], after["proposal"]
+    if p0 and p1:
+        m0 = [
+            {
+                k: m.get(k)
+                for k in (
+                    "proposal_type",
+                    "speculative_tokens",
+                    "verifier_accept_k",
+                    "accept_tolerance",
+                )
+            }
+            for m in p0["methods"]
+        ]
+        m1 = [
+            {
+                k: m.get(k)
+                for k in (
+                    "proposal_type",
+                    "speculative_tokens",
+                    "verifier_accept_k",
+                    "accept_tolerance",
+                )
+            }
+            for m in p1["methods"]
+        ]
+        if m0 != m1 and not any(
+            f.startswith("/speculators_config/proposal_methods") for f in fixed
+        ):
+            out.append(f"proposal methods: {m0} -> {m1}")
+        if p0["verifier"].get("name_or_path") != p1["verifier"].get("name_or_path"):
+            out.append("verifier name_or_path changed")
+    l0, l1 = before["layer"], after["layer"]
+    if l0 and l1:
+        for key in (
+            "class",
+            "hidden_size",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "num_hidden_layers",
+            "vocab_size",
+            "intermediate_size",
+            "rope_theta",
+            "rope_scaling",
+            "layer_types",
+        ):
+            if l0.get(key) != l1.get(key):
+                out.append(f"transformer_layer_config {key}: {l0.get(key)!r} -> {l1.get(key)!r}")
+    return out
+
+
+@pytest.mark.parametrize("line", list(versions.lines()))
+@pytest.mark.parametrize("model_type", WRITABLE)
+def test_release_written_config_validates_and_migrates_unchanged(judged, line, model_type):
+    if model_type not in versions.types_of(line):
+        pytest.skip(f"format {line} has no {model_type}")
+    _need(judged, line)
+    answer = judged[line][f"write:{model_type}"]
+    assert answer["ok"], (
+        f"speculators {RELEASES[line]} could not write {model_type}: {answer['error']}"
+    )
+    written = answer["config"]
+    report = validate_config(written, ValidateOptions(format_version=line, profile=Profile.LEGACY))
+    errors = [
+        f"{f.rule} {f.pointer}: {f.message}" for f in report.findings if f.severity.value == "error"
+    ]
+    assert not errors, "\n".join(errors)
+    result = migrate(copy.deepcopy(written), MigrateOptions(to=RELEASES[line]))
+    unexpected = [c.describe() for c in result.changes if c.step not in EXPLICIT_STEPS]
+    assert not unexpected, "\n".join(unexpected)
+    assert result.target_errors == []

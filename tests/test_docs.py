@@ -1,0 +1,173 @@
+"""The documentation: generated pages are current, the site builds strictly, and the
+generator refuses to document what does not exist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import docgen as gen_docs  # noqa: E402
+
+from spec_format import schemas  # noqa: E402
+from spec_format.report import Severity  # noqa: E402
+from spec_format.rules import registry  # noqa: E402
+from spec_format.rules.base import Layer, Rule  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def generated():
+    return gen_docs.generate(ROOT)
+
+
+def test_generated_docs_are_up_to_date():
+    proc = subprocess.run(
+        [sys.executable, "scripts/generate.py", "--check", "--only", "docs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_rule_version_and_type_has_a_page_in_the_nav(generated):
+    nav = generated["generated/docs/nav.yml"]
+    for rule in registry.RULES:
+        assert f"docs/rules/{rule.id}.md" in generated
+        assert f"rules/{rule.id}.md" in nav
+    for version, entry in schemas.versions().items():
+        for t in entry.types:
+            page = generated[f"docs/reference/{version}/{t}.md"]
+            assert f"reference/{version}/{t}.md" in nav
+            for key in schemas.type_schema(version, t)["properties"]:
+                assert f"| `{key}` |" in page, (version, t, key)
+    for guide in (ROOT / "docs" / "guide").glob("*.md"):
+        assert f"guide/{guide.name}" in nav
+
+
+def test_rule_pages_carry_examples_and_reports(generated):
+    page = generated["docs/rules/C001.md"]
+    assert "## Example (fails)" in page and "## Use instead (passes)" in page
+    assert "(https://github.com/vllm-project/vllm/issues/50170)" in page
+    assert "tests/fixtures/invalid/C001/" in page
+
+
+def test_consumer_defaults_table_comes_from_the_schemas(generated):
+    page = generated["docs/reference/consumer-defaults.md"]
+    row = next(line for line in page.splitlines() if "`norm_before_residual` | eagle3" in line)
+    assert row.endswith("| false | true |")  # speculators false, vLLM true
+
+
+def test_snippets_are_real_command_output(generated):
+    text = generated["generated/docs/snippets/validate-broken.txt"]
+    assert text.startswith("```console\n$ specfmt validate drafts/qwen3-8b-dflash\n")
+    assert "error X006" in text
+
+
+def test_site_builds_strictly(tmp_path):
+    pytest.importorskip("mkdocs", reason="mkdocs is in the dev extra: pip install -e '.[dev]'")
+    pytest.importorskip("material", reason="mkdocs-material is in the dev extra")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert (tmp_path / "site" / "rules" / "C001" / "index.html").is_file()
+
+
+# -- the generator's own checks ------------------------------------------------------------------
+
+
+def _fake_rule(doc: str, **attrs) -> type[Rule]:
+    namespace = {
+        "__doc__": doc,
+        "id": "X999",
+        "name": "fake-rule",
+        "layer": Layer.CROSS_FIELD,
+        "severity": Severity.ERROR,
+        "since": "0.1.0",
+        "check": lambda self, ctx: iter(()),
+        **attrs,
+    }
+    return type("FakeRule", (Rule,), namespace)
+
+
+DOC = """A fake rule.
+
+## What it checks
+Something about `odd_key`.
+
+## Why it matters
+Because.
+
+## Example
+```json
+{{"odd_key": 1, {bad_fail}"block_size": 8}}
+```
+
+## Use instead
+```json
+{{{bad_pass}"block_size": 8}}
+```
+Run `specfmt validate {option} x`.
+"""
+
+
+@pytest.mark.parametrize(
+    "doc, attrs, problem",
+    [
+        (DOC.format(bad_fail="", bad_pass='"blok_size": 1, ', option="-q"), {}, "'blok_size'"),
+        (DOC.format(bad_fail='"nope": 1, ', bad_pass="", option="-q"), {}, "'nope'"),
+        (DOC.format(bad_fail="", bad_pass="", option="--strictest"), {}, "no option --strictest"),
+        (
+            DOC.format(bad_fail="", bad_pass="", option="-q"),
+            {"applies_to": ("eagle4",)},
+            "'eagle4'",
+        ),
+        (
+            DOC.format(bad_fail="", bad_pass="", option="-q"),
+            {"versions": ">=1.3"},
+            "unknown version 1.3",
+        ),
+        (
+            DOC.format(bad_fail="", bad_pass="", option="--format-version 0.95"),
+            {},
+            "unknown format version 0.95",
+        ),
+    ],
+)
+def test_generator_rejects_unknown_fields_versions_and_options(monkeypatch, doc, attrs, problem):
+    rule = _fake_rule(doc, **attrs)
+    monkeypatch.setattr(registry, "RULES", (*registry.RULES, rule))
+    problems = gen_docs.check_rules(gen_docs.Catalogue.build()) + gen_docs.check_cli_mentions(ROOT)
+    assert any(problem in p for p in problems), problems
+
+
+def test_a_clean_fake_rule_passes(monkeypatch):
+    rule = _fake_rule(DOC.format(bad_fail="", bad_pass="", option="-q"))
+    monkeypatch.setattr(registry, "RULES", (*registry.RULES, rule))
+    assert gen_docs.check_rules(gen_docs.Catalogue.build()) == []
+
+
+def test_guide_pages_are_checked_for_cli_options(tmp_path):
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "x.md").write_text(
+        "```console\n$ specfmt validate --profile strict a/\n$ specfmt schema export --drafts 07\n```\n"
+        "Also `specfmt explain --json C001` and `specfmt frobnicate`.\n"
+        "```console\n$ specfmt migrate --whatever x\n```\n"
+    )
+    problems = [p for p in gen_docs.check_cli_mentions(tmp_path) if p.startswith("docs/")]
+    expected = [
+        "docs/guide/x.md: `specfmt schema export --drafts 07`: specfmt schema export has no option --drafts",
+        "docs/guide/x.md: `specfmt migrate --whatever x`: specfmt migrate has no option --whatever",
+        "docs/guide/x.md: `specfmt frobnicate`: specfmt has no command 'frobnicate'",
+    ]
+    if "migrate" not in gen_docs.checks._commands().commands:
+        expected.pop(1)  # a pending command is checked once it exists
+    assert problems == expected

@@ -1,0 +1,207 @@
+"""`specfmt schema export/show/vscode` and spec_format.export: self-contained, stable, faithful."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
+from jsonschema import Draft7Validator, Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from spec_format import export, schemas
+
+VERSIONS = list(schemas.versions())
+ALL_FILES = export.export_all(drafts=tuple(export.Draft))
+VALIDATOR = {export.Draft.D2020_12: Draft202012Validator, export.Draft.D07: Draft7Validator}
+
+
+def _pointer(doc, ref):
+    node = doc
+    for token in ref[2:].split("/") if ref != "#" else []:
+        node = node[token.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+@pytest.mark.parametrize("f", ALL_FILES, ids=lambda f: f.path)
+def test_exported_schema_is_self_contained_and_valid(f):
+    VALIDATOR[f.draft].check_schema(f.schema)
+    for ref in export.iter_refs(f.schema):
+        assert ref.startswith("#"), f"{f.path}: external $ref {ref}"
+        _pointer(f.schema, ref)  # resolves inside the file
+    key = "definitions" if f.draft is export.Draft.D07 else "$defs"
+    assert "$defs" not in f.schema or key == "$defs"
+    assert f.schema["$schema"] == (
+        export.DRAFT_07 if f.draft is export.Draft.D07 else export.DRAFT_2020_12
+    )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_ids_are_stable(version):
+    for model_type in schemas.version_entry(version).types:
+        source_id = schemas.type_schema(version, model_type)["$id"]
+        assert export.bundle_type(version, model_type)["$id"] == source_id
+        assert export.bundle_type(version, model_type, "07")["$id"] == source_id.replace(
+            f"/{version}/", f"/{version}/draft-07/"
+        )
+    assert export.bundle_root(version)["$id"] == schemas.schema_uri(
+        version, schemas.version_entry(version).root
+    )
+
+
+def _instances():
+    """Every positive config and every negative case, with the version specfmt checks it at."""
+    out = [json.loads((e / "config.json").read_text()) for e in EXAMPLES]
+    out += [json.loads(p.read_text()) for p in VALID]
+    out += [load_case(p)["config"] for p in INVALID]
+    return out
+
+
+INSTANCES = _instances()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("draft", list(export.Draft), ids=lambda d: d.value)
+def test_bundles_validate_exactly_like_the_source(version, draft):
+    """Same verdict and the same error locations as the hand-written, multi-file source."""
+    for model_type in schemas.version_entry(version).types:
+        source = schemas.validator(version, model_type)
+        bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
+        for config in INSTANCES:
+            want = sorted(tuple(e.absolute_path) for e in source.iter_errors(config))
+            got = sorted(tuple(e.absolute_path) for e in bundled.iter_errors(config))
+            assert got == want, (model_type, config.get("speculators_model_type"))
+    source_root = schemas.root_validator(version)
+    root = VALIDATOR[draft](export.bundle_root(version, draft))
+    for config in INSTANCES:
+        assert root.is_valid(config) == source_root.is_valid(config)
+
+
+def test_draft07_keeps_annotations_beside_refs():
+    """draft-07 ignores siblings of $ref, so defaults and reader notes move beside an allOf."""
+    prop = export.bundle_type("0.9", "eagle3", "07")["properties"]["norm_before_residual"]
+    assert prop["allOf"] == [{"$ref": "#/definitions/norm_before_residual"}]
+    assert prop["default"] is False
+    assert prop["x-consumer-defaults"]["vllm"] is True
+    root = export.bundle_root("0.9", "07")
+    assert set(root["discriminator"]["mapping"].values()) == {
+        f"#/definitions/{t}" for t in schemas.version_entry("0.9").types
+    }
+
+
+def test_draft07_refuses_keywords_it_lacks():
+    bundled = {
+        "type": "object",
+        "properties": {
+            "ids": {"type": "array", "prefixItems": [{"type": "integer"}]},
+            "nested": {"type": "object", "unevaluatedProperties": False},
+        },
+    }
+    with pytest.raises(export.ExportError) as info:
+        export.to_draft07(bundled, "0.9", "x.schema.json")
+    message = str(info.value)
+    assert "#/properties/ids/prefixItems" in message
+    assert "#/properties/nested/unevaluatedProperties" in message
+
+
+def _fake_registry(monkeypatch, docs):
+    registry = Registry().with_resources(
+        (d["$id"], Resource.from_contents(d, default_specification=DRAFT202012)) for d in docs
+    )
+    monkeypatch.setattr(schemas, "registry", lambda: registry)
+
+
+def test_bundler_qualifies_clashing_names_and_rejects_typos(monkeypatch):
+    base = "https://example.test/schema/"
+    old = {"$id": base + "0.1/defs.schema.json", "$defs": {"dtype": {"type": "string"}}}
+    new = {"$id": base + "0.2/defs.schema.json", "$defs": {"dtype": {"enum": ["float16"]}}}
+    entry = {
+        "$id": base + "0.2/t.schema.json",
+        "properties": {
+            "a": {"$ref": "defs.schema.json#/$defs/dtype"},
+            "b": {"$ref": "../0.1/defs.schema.json#/$defs/dtype", "default": "x"},
+        },
+    }
+    _fake_registry(monkeypatch, [old, new, entry])
+    out = export._Bundler(entry["$id"]).bundle()
+    assert out["properties"]["a"] == {"$ref": "#/$defs/dtype"}
+    assert out["properties"]["b"] == {"$ref": "#/$defs/dtype_v0_1", "default": "x"}
+    assert out["$defs"] == {"dtype": {"enum": ["float16"]}, "dtype_v0_1": {"type": "string"}}
+
+    typo = {"$id": base + "0.2/typo.schema.json", "properties": {"a": {"minimun": 1}}}
+    _fake_registry(monkeypatch, [typo])
+    with pytest.raises(export.ExportError, match="unknown keyword 'minimun'"):
+        export._Bundler(typo["$id"]).bundle()
+
+
+def test_tensor_contract_is_carried_when_shipped(monkeypatch):
+    contract = {"speculators_model_type": "eagle3", "tensors": [{"name": "fc.weight"}]}
+    monkeypatch.setattr(export, "_tensor_contract", lambda t: contract if t == "eagle3" else None)
+    assert export.bundle_type("0.9", "eagle3")[export.TENSORS_KEYWORD] == contract
+    assert export.TENSORS_KEYWORD not in export.bundle_type("0.9", "dflash")
+
+
+def test_generated_schemas_are_up_to_date():
+    proc = subprocess.run(
+        [sys.executable, "scripts/generate.py", "--check", "--only", "schemas"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("draft", ["2020-12", "07"])
+def test_cli_export_writes_what_is_committed(cli, tmp_path, draft):
+    result = cli("schema", "export", "--draft", draft, "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    expected = sorted(f.path for f in ALL_FILES if f.draft.value == draft)
+    assert written == expected
+    for rel in written:
+        assert (tmp_path / rel).read_text() == (ROOT / "generated" / "schemas" / rel).read_text()
+
+
+def test_cli_export_one_version(cli, tmp_path):
+    version = VERSIONS[-1]
+    result = cli("schema", "export", "--version", version, "-o", tmp_path)
+    assert result.exit_code == 0
+    assert {p.parent.name for p in tmp_path.rglob("*.json")} == {version}
+    assert cli("schema", "export", "--version", "7.0", "-o", tmp_path).exit_code == 2
+
+
+def test_cli_show(cli):
+    result = cli("schema", "show", "dflash")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == export.bundle_type(schemas.latest_version(), "dflash")
+    root = json.loads(cli("schema", "show", "speculators", "--draft", "07").output)
+    assert root["$schema"] == export.DRAFT_07 and "oneOf" in root
+    bad = cli("schema", "show", "eagle-3")
+    assert bad.exit_code == 2
+    assert "known types" in bad.output
+
+
+def test_cli_vscode(cli, tmp_path, monkeypatch):
+    result = cli("schema", "vscode")
+    settings = json.loads(result.output)
+    (entry,) = settings["json.schemas"]
+    assert entry["url"].endswith("/draft-07/speculators.schema.json")
+    assert "**/*speculator*/config.json" in entry["fileMatch"]
+    assert "**/config.json" not in entry["fileMatch"]  # far too broad, see docs/guide/editors.md
+
+    monkeypatch.chdir(tmp_path)
+    result = cli(
+        "schema", "vscode", "--schema-dir", ".vscode/specfmt", "--match", "drafts/*/config.json"
+    )
+    settings = json.loads(result.stdout)
+    (entry,) = settings["json.schemas"]
+    assert entry["fileMatch"] == ["drafts/*/config.json"]
+    assert entry["url"].startswith("./.vscode/specfmt/")
+    written = json.loads((tmp_path / entry["url"]).read_text())
+    assert written["$schema"] == export.DRAFT_07

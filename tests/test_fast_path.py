@@ -1,0 +1,94 @@
+"""The schema layer's fast path must never accept what jsonschema rejects.
+
+In long runs a config accepted by the generated pydantic model (strict mode) skips the
+jsonschema walk (spec_format.rules.schema.FAST_PATH_AFTER). That is only sound if the
+model is never more lenient than the schema; this file checks it on every fixture and on
+random mutations of the examples.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from conftest import EXAMPLES, INVALID, VALID, load_case
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spec_format import schemas
+
+LATEST = schemas.latest_version()
+
+
+def _configs():
+    for p in EXAMPLES:
+        yield p.name, json.loads((p / "config.json").read_text())
+    for p in VALID:
+        yield p.stem, json.loads(p.read_text())
+    for p in INVALID:
+        case = load_case(p)
+        cfg = case["config"]
+        if cfg.get("speculators_model_type") in schemas.version_entry(LATEST).types:
+            yield f"{p.parent.name}/{p.stem}", cfg
+
+
+def _schema_valid(config) -> bool:
+    model_type = config["speculators_model_type"]
+    return not any(True for _ in schemas.validator(LATEST, model_type).iter_errors(config))
+
+
+@pytest.mark.parametrize(
+    ("name", "config"), list(_configs()), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_fixture_verdicts_agree(name, config):
+    model_type = config["speculators_model_type"]
+    if schemas.accepts_strictly(LATEST, model_type, config):
+        assert _schema_valid(config), name
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+BASES = [json.loads((p / "config.json").read_text()) for p in EXAMPLES]
+
+
+def _paths(node, prefix=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield (*prefix, k)
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield (*prefix, i)
+            yield from _paths(v, (*prefix, i))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutations_never_pass_the_model_and_fail_the_schema(data):
+    config = copy.deepcopy(data.draw(st.sampled_from(BASES)))
+    paths = [p for p in _paths(config) if p != ("speculators_model_type",)]
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(paths))
+        parent = config
+        try:
+            for part in path[:-1]:
+                parent = parent[part]
+            if data.draw(st.booleans()) and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = data.draw(json_values)
+        except (KeyError, IndexError, TypeError):
+            continue
+    model_type = config["speculators_model_type"]
+    if schemas.accepts_strictly(LATEST, model_type, config):
+        assert _schema_valid(config), json.dumps(config)[:2000]

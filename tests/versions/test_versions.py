@@ -1,0 +1,132 @@
+"""Version parsing, build order around the off-main releases, and key fingerprints."""
+
+from __future__ import annotations
+
+import pytest
+
+from spec_format import versions
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("0.1.0", "0.1"),
+        ("0.2.0.dev11", "0.2"),
+        ("0.4.0.1", "0.4"),
+        ("0.4.0a3", "0.4"),
+        ("0.5.0.dev84", "0.5"),  # the release branch's merge base: before 0.5.0
+        ("0.5.0.dev85", "0.6"),  # built from main after the off-main 0.5.0 release
+        ("0.5.0.dev172", "0.6"),
+        ("0.7.0.dev150", "0.8"),
+        ("0.8.0.dev196", "0.8"),
+        ("0.9.0", "0.9"),
+    ],
+)
+def test_parse_line(text, line):
+    assert versions.parse(text).line == line
+
+
+@pytest.mark.parametrize("text", ["1", "", "latest", "v", "0"])
+def test_parse_rejects_non_versions(text):
+    with pytest.raises(versions.VersionStringError):
+        versions.parse(text)
+
+
+def test_main_builds_after_off_main_release_sort_after_it():
+    key = versions.order_key
+    # PEP 440 says 0.5.0.dev150 < 0.5.0; it was built later
+    assert key("0.5.0.dev150") > key("0.5.0") > key("0.5.0.dev84")
+    assert key("0.5.0.dev150") < key("0.6.0")
+    assert key("0.7.0.dev160") > key("0.7.0.2")
+    assert key("0.7.0.dev160") < key("0.8.0.dev196") < key("0.8.0")
+    assert key("0.4.0") < key("0.4.0.1") < key("0.5.0.dev1")
+    assert key("0.4.0a1") < key("0.4.0")
+
+
+def test_in_range_uses_build_order():
+    v = versions.parse("0.5.0.dev60")
+    assert versions.in_range(v, "0.5.0.dev46", "0.5.0.dev71")
+    assert not versions.in_range(versions.parse("0.5.0.dev90"), "0.5.0.dev46", "0.5.0")
+
+
+def test_dev_build_between_releases_may_write_the_older_format():
+    # 0.2.0.dev11 is on the way to 0.2 but its config code equals 0.1's
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.2.0.dev11",
+        "norm_before_residual": False,
+        "draft_vocab_size": 32000,
+    }
+    det = versions.detect(cfg)
+    assert (det.line, det.source, det.agrees) == ("0.1", "declared", True)
+
+
+def test_resaved_file_keeps_old_stamp_and_keys_win():
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.4.0",
+        "fc_norm": False,
+        "norm_output": False,
+        "norm_before_fc": False,
+    }
+    det = versions.detect(cfg)
+    assert det.line == "0.9" and det.source == "inferred" and not det.agrees
+    assert det.declared_line == "0.4"
+
+
+def test_missing_keys_never_overrule_a_declared_version():
+    # hand-written: stamped 0.9.0 but lacking fields every release writes
+    cfg = {"speculators_model_type": "eagle3", "speculators_version": "0.9.0"}
+    det = versions.detect(cfg)
+    assert (det.line, det.source, det.agrees) == ("0.9", "declared", True)
+
+
+def test_noise_keys_bound_the_writer_from_above():
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.9.0",
+        "has_no_defaults_at_init": False,
+    }
+    det = versions.detect(cfg)
+    assert det.source == "inferred" and det.line in ("0.1", "0.2", "0.3", "0.4", "0.5")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "line"),
+    [
+        ({"speculators_model_type": "dflash", "max_anchors": 256}, "0.5"),
+        (
+            {
+                "speculators_model_type": "dflash",
+                "max_anchors": 256,
+                "sliding_window_non_causal": False,
+            },
+            "0.6",
+        ),
+        ({"speculators_model_type": "dspark"}, "0.9"),
+        ({"speculators_model_type": "eagle"}, "0.4"),
+        ({"speculators_model_type": "peagle", "num_depths": 8, "norm_before_fc": False}, "0.6"),
+        ({"speculators_model_type": "xpress"}, "0.9"),
+    ],
+)
+def test_inferred_without_version(cfg, line):
+    det = versions.detect(cfg)
+    assert (det.line, det.source) == (line, "inferred")
+
+
+def test_requested_overrides_everything():
+    det = versions.detect(
+        {"speculators_model_type": "eagle3", "speculators_version": "0.2.0"}, "0.7"
+    )
+    assert (det.line, det.source) == ("0.7", "requested")
+
+
+def test_unparseable_version_falls_back_to_keys():
+    det = versions.detect(
+        {
+            "speculators_model_type": "dflash",
+            "speculators_version": "1",
+            "sample_from_anchor": False,
+        }
+    )
+    assert det.source == "inferred" and det.problems

@@ -108,7 +108,7 @@ def test_remote_config_findings_name_the_remote_file(tmp_path, hub):
     )
     hub.add("org/cfg", built.path)
     report = check("hf://org/cfg")
-    x = [f for f in report.files[0].findings if f.rule.startswith("X")]
+    x = [f for f in report.files[0].located_findings() if f.rule.startswith("X")]
     assert x and all(f.file == "hf://org/cfg/config.json" for f in x)
     assert all(f.line for f in x)  # line numbers from the fetched text
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
-from spec_format.rules.weights import CONTRACT_TYPES, expectations, weights_file
+from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
 from spec_format.safetensors import HeaderError
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
@@ -125,7 +125,7 @@ class _VocabRule(Rule):
     layer = Layer.VOCAB
     since = "0.1.0"
     severity = Severity.ERROR
-    applies_to = CONTRACT_TYPES
+    applies_to = VOCAB_MAP_TYPES
     requires = frozenset({"weights", "deep"})
 
 

@@ -29,6 +29,9 @@ from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 CONTRACT_TYPES = tuple(available_types())
+#: types that may reduce the draft vocabulary and then carry t2d/d2t (dflash2 and mtp
+#: always predict over the full verifier vocabulary)
+VOCAB_MAP_TYPES = ("eagle3", "peagle", "dflash", "dspark", "xpress")
 #: roles a specific rule reports; the generic shape rule leaves them alone
 _SPECIFIC_SHAPE_ROLES = frozenset({"fc", "lm_head", "embed", "t2d", "d2t", "first_qkv"})
 #: at most this many findings per rule and checkpoint; the last one says how many more
@@ -309,6 +312,7 @@ class VocabMapMissing(_WeightsRule):
 
     id = "W008"
     name = "vocab-map-missing"
+    applies_to = VOCAB_MAP_TYPES
     references = ("NVIDIA-NeMo/Automodel#2447", "pytorch/executorch#20149")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -468,6 +472,7 @@ class FcWidthMismatch(_WeightsRule):
 
     id = "W004"
     name = "fc-width-mismatch"
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
     references = ("vllm-project/vllm#54526", "verl-project/verl-SpeCo#6", "sgl-project/sglang#8163")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -616,6 +621,7 @@ class VocabMapLengthMismatch(_WeightsRule):
 
     id = "W007"
     name = "vocab-map-length-mismatch"
+    applies_to = VOCAB_MAP_TYPES
     references = ("sgl-project/SpecForge#76", "vllm-project/speculators#1081")
 
     def check(self, ctx: Context) -> Iterator[Hit]:

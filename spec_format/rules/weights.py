@@ -119,6 +119,11 @@ def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
     return ctx.model_type in DFLASH_FAMILY and name == "mask_hidden"
 
 
+def _show(value) -> str:
+    """A symbol's value for a message: ``?`` when the config does not provide it."""
+    return "?" if value is UNKNOWN or value is None else str(value)
+
+
 def _fmt(shape) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
@@ -326,7 +331,7 @@ class VocabMapMissing(_WeightsRule):
         names = " and ".join(t.name for t in missing)
         yield Hit(
             f"{names} {'is' if len(missing) == 1 else 'are'} missing although draft_vocab_size "
-            f"({exp.symbols.get('D')}) < vocab_size ({exp.symbols.get('V')}); without d2t vLLM maps "
+            f"({_show(exp.symbols.get('D'))}) < vocab_size ({_show(exp.symbols.get('V'))}); without d2t vLLM maps "
             "draft token i to verifier token i and acceptance collapses. Save t2d (bool [V]) and "
             "d2t (int64 [D]) into the checkpoint",
             tensor=missing[0].name,
@@ -482,16 +487,19 @@ class FcWidthMismatch(_WeightsRule):
             A, Ht, H = sym.get("A"), sym.get("Ht"), sym.get("H")
             key = AUX_IDS_KEY.get(ctx.model_type, "aux layer ids")
             listed = ctx.config.get(key)
-            declared = (
-                f"{key} lists {A}"
-                if isinstance(listed, list)
-                else f"{key} is {'null' if key in ctx.config else 'absent'}, so readers assume {A}"
-            )
+            if isinstance(listed, list):
+                declared = f"{key} lists {len(listed)}"
+            elif listed is None:
+                where = "null" if key in ctx.config else "absent"
+                declared = f"{key} is {where}, so readers assume {_show(A)}"
+            else:
+                declared = f"{key} is not a list"
             actual = tuple(m.actual)
             parts = []
             if (
                 len(actual) == 2
                 and isinstance(Ht, int)
+                and isinstance(A, int)
                 and actual[1] % Ht == 0
                 and actual[1] != A * Ht
             ):
@@ -499,7 +507,13 @@ class FcWidthMismatch(_WeightsRule):
                     f"fc.weight takes {actual[1]} input columns = {actual[1] // Ht} x {Ht}, but "
                     f"{declared}; list the {actual[1] // Ht} aux layers the draft was trained on"
                 )
-            elif len(actual) == 2 and isinstance(H, int) and Ht != H and actual[1] == A * H:
+            elif (
+                len(actual) == 2
+                and isinstance(H, int)
+                and isinstance(A, int)
+                and Ht != H
+                and actual[1] == A * H
+            ):
                 parts.append(
                     f"fc.weight takes {actual[1]} = {A} x hidden_size columns, but "
                     f"target_hidden_size is {Ht}; remove target_hidden_size or fix it"
@@ -507,10 +521,10 @@ class FcWidthMismatch(_WeightsRule):
             else:
                 parts.append(
                     f"fc.weight has shape {_fmt(actual)}, expected {m.expected.describe_shape()} "
-                    f"(A={A} aux layers from {key}, Ht={Ht})"
+                    f"(A={_show(A)} aux layers from {key}, Ht={_show(Ht)})"
                 )
             if len(actual) == 2 and isinstance(H, int) and actual[0] != H:
-                parts.append(f"its {actual[0]} rows should be hidden_size={H}")
+                parts.append(f"its {actual[0]} rows should be hidden_size={_show(H)}")
             yield Hit("; ".join(parts), tensor="fc.weight", file=weights_file(ctx, "fc.weight"))
 
 
@@ -552,11 +566,14 @@ class LmHeadRowsMismatch(_WeightsRule):
                     else ""
                 )
                 message = (
-                    f"lm_head.weight has {actual[0]} rows, but draft_vocab_size is {D}{hint}; the "
+                    f"lm_head.weight has {actual[0]} rows, but draft_vocab_size is {_show(D)}{hint}; the "
                     "head must have one row per draft token"
                 )
             else:
-                message = f"lm_head.weight has shape {_fmt(actual)}, expected {m.expected.describe_shape()} (D={D}, H={H})"
+                message = (
+                    f"lm_head.weight has shape {_fmt(actual)}, expected "
+                    f"{m.expected.describe_shape()} (D={_show(D)}, H={_show(H)})"
+                )
             yield Hit(message, tensor=m.name, file=weights_file(ctx, m.name))
 
 
@@ -592,7 +609,7 @@ class EmbedRowsMismatch(_WeightsRule):
             V, H = exp.symbols.get("V"), exp.symbols.get("H")
             yield Hit(
                 f"{m.name} has shape {_fmt(m.actual)}, expected {m.expected.describe_shape()}: one "
-                f"row per verifier token (vocab_size={V}) of width hidden_size={H}",
+                f"row per verifier token (vocab_size={_show(V)}) of width hidden_size={_show(H)}",
                 tensor=m.name,
                 file=weights_file(ctx, m.name),
             )
@@ -630,7 +647,7 @@ class VocabMapLengthMismatch(_WeightsRule):
             for m in _role_mismatch(ctx, role):
                 yield Hit(
                     f"{m.name} has shape {_fmt(m.actual)}, but it needs one entry per "
-                    f"{'verifier' if role == 't2d' else 'draft'} token: [{exp.symbols.get(symbol)}] "
+                    f"{'verifier' if role == 't2d' else 'draft'} token: [{_show(exp.symbols.get(symbol))}] "
                     f"({field}); rebuild the vocabulary maps for the current sizes",
                     tensor=m.name,
                     file=weights_file(ctx, m.name),

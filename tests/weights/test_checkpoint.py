@@ -179,3 +179,18 @@ def test_select_and_ignore_apply_to_weights_rules(tmp_path):
     assert rule_ids(validate([str(built.path)], ValidateOptions(ignore=frozenset({"W008"})))) == {
         "W001"
     }
+
+
+def test_the_header_audit_needs_neither_numpy_nor_torch(tmp_path):
+    import subprocess
+    import sys
+
+    built = build_checkpoint(tmp_path / "c", tiny_config("dspark"), drop=["norm.weight"])
+    code = (
+        "import sys; sys.modules['numpy'] = None; sys.modules['torch'] = None\n"
+        "from spec_format.validate import validate\n"
+        f"r = validate([{str(built.path)!r}])\n"
+        "print(sorted({f.rule for fr in r.files for f in fr.findings}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "W001" in out.stdout

@@ -396,7 +396,44 @@ def report(results: dict) -> str:
             f"checkpoint: header-only {h['findings'] or 'none'}, --deep {d['findings'] or 'none'}.",
             "",
         ]
+    dense = results["runs"].get("dense") or next(iter(results["runs"].values()))
+    h, d = dense["header"], dense["deep"]
+    warm, raw_warm = dense["scan-warm"], dense["raw-read-warm"]
+    scan_gbs = dense["size"] / med(warm["seconds"]) / 1e9
+    raw_gbs = dense["size"] / med(raw_warm["seconds"]) / 1e9
+    cold_line, cold_ratio = "", None
+    if "scan-cold" in dense:
+        c, rc = dense["scan-cold"], dense["raw-read-cold"]
+        cold_gbs = dense["size"] / med(c["seconds"]) / 1e9
+        read_gbs = dense["size"] / med(rc["seconds"]) / 1e9
+        cold_ratio = cold_gbs / read_gbs
+        cold_line = (
+            f" Cold (from disk): {cold_gbs:.2f} GB/s against {read_gbs:.2f} GB/s for the reads "
+            f"alone ({cold_ratio:.0%}; the scan prefetches ahead so disk reads overlap the test)."
+        )
+    disk_verdict = (
+        "met from disk" if cold_ratio is not None and cold_ratio >= 0.8 else "not met from disk"
+    )
     out += [
+        "## Targets (issue 3)",
+        "",
+        f"* Header-only audit under 50 ms of work and under 2 MB read, whatever the size: "
+        f"**{'met' if med(h['seconds']) * 1e3 < TARGET_HEADER_MS and med(h['bytes_read']) < TARGET_HEADER_BYTES else 'not met'}** "
+        f"({med(h['seconds']) * 1e3:.1f} ms, {med(h['bytes_read']) / 1024:.1f} KiB on 2 GB; the same "
+        "few KiB on the tiny test checkpoints). A one-shot CLI run is dominated by interpreter "
+        "start-up and imports, not by the audit (see the CLI row).",
+        f"* `--deep` under 100 ms: **{'met' if med(d['seconds']) * 1e3 < TARGET_DEEP_MS else 'not met'}** "
+        f"({med(d['seconds']) * 1e3:.1f} ms, {med(d['bytes_read']) / 1024:.0f} KiB).",
+        f"* `--scan-weights` peak memory under 256 MB: "
+        f"**{'met' if warm['peak_rss_mb'] < TARGET_SCAN_RSS_MB else 'not met'}** "
+        f"({warm['peak_rss_mb']:.0f} MB for 2 GB; `safe_open` + `get_tensor` peaks at "
+        f"{dense['safe_open-all-warm']['peak_rss_mb']:.0f} MB).",
+        f"* `--scan-weights` at disk/memory bandwidth: **{disk_verdict}; "
+        f"{scan_gbs / raw_gbs:.0%} of memory bandwidth from the page cache**. Warm: "
+        f"{scan_gbs:.1f} GB/s against {raw_gbs:.1f} GB/s "
+        "for the same reads without the test; the remaining cost is numpy's two passes "
+        "(mask, max) on one core.{cold}".replace("{cold}", cold_line),
+        "",
         "## Reading the numbers",
         "",
         "* *Bytes read* is the process's `rchar` delta around the call: every byte any `read`",

@@ -169,7 +169,13 @@ class Checkpoint:
         view = memoryview(buffer)
         source = self.storage.source(record.file)
         position = record.begin
+        ahead = 8 * step  # read-ahead window: the kernel fetches it while we test this chunk
+        prefetched = position
         while position < record.end:
+            if prefetched < min(position + ahead, record.end):
+                window = min(position + 2 * ahead, record.end) - prefetched
+                source.prefetch(prefetched, window)
+                prefetched += window
             n = source.read_into(position, view[: min(step, record.end - position)])
             if n <= 0:
                 raise HeaderError(

@@ -32,6 +32,7 @@ end of the file.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -199,6 +200,9 @@ class ByteSource:
     def _read(self, offset: int, length: int) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def prefetch(self, offset: int, length: int) -> None:
+        """Hint that ``[offset, offset + length)`` will be read soon (may do nothing)."""
+
     def close(self) -> None:
         pass
 
@@ -285,6 +289,13 @@ class FileSource(ByteSource):
             done += n
         self.bytes_read += done
         return done
+
+    def prefetch(self, offset: int, length: int) -> None:
+        # lets the kernel read ahead while the caller is busy with the previous chunk, so a
+        # streaming scan overlaps disk I/O and computation
+        if self._fd is not None and hasattr(os, "posix_fadvise"):
+            with contextlib.suppress(OSError):  # advisory only
+                os.posix_fadvise(self._fd, offset, length, os.POSIX_FADV_WILLNEED)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -747,16 +747,23 @@ class DtypeFamilyMismatch(_WeightsRule):
         yield from _capped(hits, "dtype mismatches")
 
 
-def _float_dtypes(ctx: Context) -> Counter:
+def _float_weights(ctx: Context) -> dict[str, str]:
+    """name -> dtype of the tensors the contract declares as float and that are stored as
+    a float (a float ``t2d`` is W011's, not a weight)."""
     exp = expectations(ctx)
     if exp is None:
-        return Counter()
+        return {}
     floats = exp.contract.dtype_families["float"]
-    return Counter(
-        t.dtype
-        for n, t in ctx.checkpoint.tensors.items()
-        if t.dtype in floats and exp.match(n) is not None
-    )
+    out = {}
+    for name, t in ctx.checkpoint.tensors.items():
+        expected = exp.match(name)
+        if expected is not None and expected.dtype == "float" and t.dtype in floats:
+            out[name] = t.dtype
+    return out
+
+
+def _float_dtypes(ctx: Context) -> Counter:
+    return Counter(_float_weights(ctx).values())
 
 
 class MixedFloatDtypes(_WeightsRule):
@@ -790,13 +797,7 @@ class MixedFloatDtypes(_WeightsRule):
         if len(counts) < 2:
             return
         main, _ = counts.most_common(1)[0]
-        exp = expectations(ctx)
-        floats = exp.contract.dtype_families["float"]
-        odd = sorted(
-            n
-            for n, t in ctx.checkpoint.tensors.items()
-            if t.dtype in floats and t.dtype != main and exp.match(n)
-        )
+        odd = sorted(n for n, dtype in _float_weights(ctx).items() if dtype != main)
         summary = ", ".join(f"{n} {d}" for d, n in counts.most_common())
         example = ", ".join(odd[:3]) + (" ..." if len(odd) > 3 else "")
         yield Hit(

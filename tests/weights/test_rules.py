@@ -442,3 +442,9 @@ def test_a_config_only_input_skips_weights_and_says_so(tmp_path):
     report = check(built.config_path)
     assert not rule_ids(report)
     assert any("pass the checkpoint directory" in s for s in report.files[0].skipped)
+
+
+def test_a_float_t2d_is_a_dtype_error_not_a_mixed_precision_warning(tmp_path):
+    report = run_case(tmp_path, next(c for c in CASES if c.id == "t2d-as-float"))
+    assert "W011" in rule_ids(report) and "W012" not in rule_ids(report)
+    assert "D001" not in rule_ids(report)  # its 0.0/1.0 values still select D tokens

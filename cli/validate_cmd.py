@@ -24,8 +24,11 @@ def _ids(values: list[str] | None) -> frozenset[str]:
 
 @handle_errors
 def validate_command(
-    paths: list[Path] = typer.Argument(
-        ..., help="config.json files or checkpoint directories.", show_default=False
+    paths: list[str] = typer.Argument(
+        ...,
+        help="config.json files, checkpoint directories, .safetensors files or "
+        "hf://ORG/NAME[@REV] (header-only, needs the remote extra).",
+        show_default=False,
     ),
     output_format: OutputFormat = typer.Option(
         "text", "--format", "-f", help="Output format.", case_sensitive=False
@@ -45,6 +48,19 @@ def validate_command(
     ),
     select: list[str] = typer.Option(None, "--select", help="Only these rule ids (comma list)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule ids (comma list)."),
+    verifier: Path = typer.Option(
+        None,
+        "--verifier",
+        help="The target model's config.json (or its directory): check the draft against it.",
+    ),
+    deep: bool = typer.Option(
+        False, "--deep", help="Also read the vocabulary maps (t2d/d2t, a few MB) and check them."
+    ),
+    scan_weights: bool = typer.Option(
+        False,
+        "--scan-weights",
+        help="Stream every tensor and report NaN/Inf values (reads the whole checkpoint).",
+    ),
     color: Color = typer.Option(Color.auto, "--color", help="Colour in text output."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and the summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
@@ -59,8 +75,11 @@ def validate_command(
         recursive=recursive,
         select=_ids(select),
         ignore=_ids(ignore),
+        verifier=str(verifier) if verifier is not None else None,
+        deep=deep,
+        scan_weights=scan_weights,
     )
-    report = validate([str(p) for p in paths], options)
+    report = validate(paths, options)
     render(
         report,
         output_format.value,

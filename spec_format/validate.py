@@ -17,17 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from spec_format import schemas, versions
-from spec_format.jsonload import Loaded, load_json
+from spec_format.errors import InputError
+from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.report import FileReport, Finding, Report
+from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, run_rule
 from spec_format.rules.registry import checks_for
+from spec_format.verifier import VerifierInfo, load_verifier
 
 CONFIG_NAME = "config.json"
 
 #: rule layers that look at the config alone, in the order they run
 CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
+#: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
+WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,9 @@ class ValidateOptions:
     recursive: bool = False
     select: frozenset[str] = frozenset()  # only these rule ids (empty: all)
     ignore: frozenset[str] = frozenset()  # never these rule ids
+    verifier: str | None = None  # the target model's config.json (or its directory)
+    deep: bool = False  # read the vocabulary maps (t2d/d2t)
+    scan_weights: bool = False  # stream every tensor looking for NaN/Inf
 
 
 @dataclass
@@ -46,20 +54,37 @@ class Target:
     """One thing to validate: a config file, and the checkpoint directory when one was given."""
 
     shown: str  # the path as the user wrote it (or as found by --recursive)
-    config_path: Path
+    config_path: Path | None
     checkpoint_dir: Path | None
+    remote: str | None = None  # hf://ORG/NAME[@REV]: config and headers fetched remotely
+    weights_file: Path | None = None  # a bare .safetensors file: header audit only
 
 
 def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None = None) -> Report:
     """Validate every path (config.json files or checkpoint directories) into one report."""
     options = options or ValidateOptions()
     report = Report()
+    # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
+    verifier = load_verifier(options.verifier) if options.verifier else None
     for target_or_report in _expand(paths, options):
         if isinstance(target_or_report, FileReport):
             report.files.append(target_or_report)
         else:
-            report.files.append(validate_target(target_or_report, options))
+            report.files.append(validate_target(target_or_report, options, verifier))
+    if verifier is None and any(f.model_type for f in report.files):
+        report.notes.append(_verifier_note(options))
     return report
+
+
+def _verifier_note(options: ValidateOptions) -> str:
+    from spec_format.rules.verifier import VERIFIER_RULES
+
+    ids = ", ".join(r.id for r in VERIFIER_RULES if _selected(r, options))
+    return (
+        f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
+        "size, vocabulary, aux layer range, attention and rope settings, architectures); "
+        "pass --verifier PATH to the verifier's config.json or directory"
+    )
 
 
 def validate_config(
@@ -79,6 +104,9 @@ def _expand(
 ) -> Iterator[Target | FileReport]:
     for raw in paths:
         shown = os.fspath(raw)
+        if shown.startswith("hf://"):
+            yield Target(shown, None, None, remote=shown)
+            continue
         path = Path(shown)
         if not path.exists():
             report = FileReport(path=shown, unreadable=True)
@@ -99,6 +127,8 @@ def _expand(
                 yield Target(shown, path / CONFIG_NAME, path)
             else:
                 yield _no_config(shown, options, recursive=False)
+        elif path.suffix == ".safetensors":
+            yield Target(shown, None, None, weights_file=path)
         else:
             yield Target(shown, path, None)
 
@@ -134,9 +164,20 @@ def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> File
     return report
 
 
-def validate_target(target: Target, options: ValidateOptions) -> FileReport:
+def validate_target(
+    target: Target, options: ValidateOptions, verifier: VerifierInfo | None = None
+) -> FileReport:
     report = FileReport(path=target.shown)
-    loaded = load_json(target.config_path)
+    if target.weights_file is not None:
+        return _audit_safetensors_file(target, options)
+    checkpoint = None
+    if target.remote is not None:
+        checkpoint, loaded = _load_remote(target, report, options)
+        if loaded is None:
+            return report
+    else:
+        assert target.config_path is not None
+        loaded = load_json(target.config_path)
     for problem in loaded.problems:
         rule = input_rules.BY_PROBLEM_KIND[problem.kind]
         report.findings.append(
@@ -151,8 +192,120 @@ def validate_target(target: Target, options: ValidateOptions) -> FileReport:
         )
     if not loaded.ok:
         report.unreadable = True
+        if checkpoint is not None:
+            checkpoint.close()
         return report
-    _check_config(loaded, report, options)
+    ctx = _check_config(loaded, report, options)
+    if checkpoint is None and target.checkpoint_dir is not None:
+        from spec_format.checkpoint import load_checkpoint
+
+        checkpoint = load_checkpoint(target.checkpoint_dir)
+    _check_weights(ctx, checkpoint, verifier, target, report, options)
+    report.findings = _filtered(report.findings, options)
+    return report
+
+
+# -- weights, tensor data and verifier ------------------------------------------------------
+
+
+def _check_weights(
+    ctx: Context | None,
+    checkpoint,
+    verifier: VerifierInfo | None,
+    target: Target,
+    report: FileReport,
+    options: ValidateOptions,
+) -> None:
+    """The H findings of the checkpoint's headers, then the W, D and V rules whose
+    ``requires`` are met. Header problems are errors, never "unreadable": the config was
+    checked, so the input was readable."""
+    available: set[str] = set()
+    if checkpoint is not None:
+        report.findings.extend(header_rules.header_findings(checkpoint, options.profile))
+        if checkpoint.has_weights:
+            available.add("weights")
+        else:
+            report.skipped.append(
+                "weights (H, W, D rules): no model.safetensors or model.safetensors.index.json"
+            )
+    elif target.remote is None:
+        report.skipped.append(
+            "weights (H, W, D rules): a config.json file was given; pass the checkpoint "
+            "directory to check its weights"
+        )
+    if verifier is not None:
+        available.add("verifier")
+    if options.deep:
+        available.add("deep")
+    elif "weights" in available:
+        report.skipped.append("vocabulary map values (D001-D004): pass --deep")
+    if options.scan_weights:
+        available.add("scan")
+    elif "weights" in available:
+        report.skipped.append("NaN/Inf scan of every tensor (D010): pass --scan-weights")
+    try:
+        if ctx is None:
+            return
+        ctx.checkpoint = checkpoint if "weights" in available else None
+        if verifier is not None:
+            ctx.verifier = verifier.config
+            ctx.verifier_path = verifier.path
+            ctx.options["verifier_info"] = verifier
+        for layer in WEIGHT_LAYERS:
+            for rule in checks_for(layer):
+                if rule.requires <= available and _runs(rule, ctx, options):
+                    report.findings.extend(run_rule(rule, ctx, options.profile))
+    finally:
+        if checkpoint is not None:
+            checkpoint.close()
+
+
+def _load_remote(target: Target, report: FileReport, options: ValidateOptions):
+    """Fetch the listing, config.json and headers of an hf:// checkpoint."""
+    from spec_format.checkpoint import RemoteName, load_checkpoint
+
+    assert target.remote is not None
+    try:
+        checkpoint = load_checkpoint(target.remote)
+        raw = checkpoint.read_config()
+    except InputError as e:
+        report.unreadable = True
+        report.findings.append(
+            input_rules.FileUnreadable.finding(str(e), target.remote, profile=options.profile)
+        )
+        return None, None
+    if raw is None:
+        checkpoint.close()
+        report.unreadable = True
+        report.findings.append(
+            input_rules.NoConfigInDirectory.finding(
+                f"{target.remote} has no config.json at its top level",
+                target.remote,
+                profile=options.profile,
+            )
+        )
+        return None, None
+    name = RemoteName(f"{checkpoint.location}/config.json")
+    return checkpoint, parse_json_bytes(raw, name)  # type: ignore[arg-type]
+
+
+def _audit_safetensors_file(target: Target, options: ValidateOptions) -> FileReport:
+    """A bare .safetensors path: the header audit alone. Unreadable (exit 3) when the
+    header cannot be parsed at all, since nothing else can be checked."""
+    from spec_format.checkpoint import issues_from_scan
+    from spec_format.safetensors import scan_header
+
+    assert target.weights_file is not None
+    report = FileReport(path=target.shown)
+    scan = scan_header(target.weights_file)
+    for issue in issues_from_scan(scan, str(target.weights_file)):
+        report.findings.append(
+            header_rules.BY_NAME[issue.rule].finding(
+                issue.message, issue.file, profile=options.profile, tensor=issue.tensor
+            )
+        )
+    report.unreadable = scan.header is None
+    report.skipped.append("config checks: a bare .safetensors file was given")
     report.findings = _filtered(report.findings, options)
     return report
 
@@ -208,6 +361,12 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     return ctx
 
 
+def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
+    if not _selected(rule, options):
+        return False
+    return rule.applies(ctx.model_type, ctx.format_version)
+
+
 @cache
 def _config_rules(
     model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
@@ -221,6 +380,12 @@ def _config_rules(
         and rule.id not in ignore
         and rule.applies(model_type, version)
     )
+
+
+def _selected(rule: type[Rule], options: ValidateOptions) -> bool:
+    if options.select and rule.id not in options.select:
+        return False
+    return rule.id not in options.ignore
 
 
 def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding]:

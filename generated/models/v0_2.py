@@ -483,9 +483,9 @@ class EagleTransformerLayerConfig(TransformerLayerConfig):
     EAGLE-1 decoder config: built with AutoConfig.for_model(**config), so model_type is required (llama for every known EAGLE-1/HASS draft).
     """
 
-    model_type: Annotated[str, Field(examples=["llama", "qwen3"], min_length=1)]
+    model_type: Annotated[str, Field(min_length=1)]
     """
-    Decoder family used to build the layers. eagle3/peagle: llama or qwen3 (both vLLM and speculators refuse anything else); DFlash family: speculators always builds Qwen3-style layers; mtp: the verifier's text model type (qwen3, qwen3_next, qwen3_5_text, qwen3_5_moe_text). Absent, speculators >= 0.7 builds Qwen3 layers, older releases Llama, and vLLM assumes llama: always write it.
+    Decoder family of the EAGLE-1 layer; mandatory for this type (llama for every known EAGLE-1/HASS draft).
     """
 
 

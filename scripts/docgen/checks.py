@@ -23,7 +23,7 @@ from spec_format.rules.base import Layer
 #: commands other work streams add
 PENDING_COMMANDS: tuple[str, ...] = ()
 #: (command, option) pairs other work streams add: the weights and verifier checks
-PENDING_OPTIONS = {("validate", "--deep"), ("validate", "--verifier"), ("validate", "--scan")}
+PENDING_OPTIONS: set[tuple[str, str]] = set()
 #: keys rule examples may use before the schema of their format version is catalogued:
 #: key -> where it comes from
 PENDING_FIELDS: dict[str, str] = {}

@@ -6,7 +6,17 @@ Ids are never reused: a retired rule stays in ``REDIRECTS`` (old id -> successor
 
 from __future__ import annotations
 
-from spec_format.rules import consumers, crossfield, input, schema, version
+from spec_format.rules import (
+    consumers,
+    crossfield,
+    header,
+    input,
+    schema,
+    verifier,
+    version,
+    vocab,
+    weights,
+)
 from spec_format.rules.base import Layer, Rule
 
 RULES: tuple[type[Rule], ...] = (
@@ -75,6 +85,61 @@ RULES: tuple[type[Rule], ...] = (
     version.DFlashTokensOffByOne,
     version.ConverterLostDecoderLayer,
     version.HiddenStatesOffByOne,
+    # safetensors container (H), emitted by the checkpoint loader
+    header.HeaderTooSmall,
+    header.HeaderTooLarge,
+    header.HeaderLengthOutOfBounds,
+    header.HeaderNotUtf8,
+    header.HeaderNotJson,
+    header.HeaderNotObject,
+    header.DuplicateTensorName,
+    header.InvalidTensorEntry,
+    header.UnknownDtype,
+    header.InvalidShape,
+    header.InvalidDataOffsets,
+    header.TensorSizeMismatch,
+    header.InvalidMetadata,
+    header.BufferSizeMismatch,
+    header.HeaderPadding,
+    header.WeightsFileUnreadable,
+    header.InvalidShardIndex,
+    header.MissingShard,
+    header.TensorNotInShard,
+    header.DuplicateTensorAcrossShards,
+    header.UnindexedTensor,
+    header.StraySafetensorsFile,
+    # config against the weights (W)
+    weights.MissingTensor,
+    weights.UnexpectedTensor,
+    weights.TensorShapeMismatch,
+    weights.FcWidthMismatch,
+    weights.LmHeadRowsMismatch,
+    weights.EmbedRowsMismatch,
+    weights.VocabMapLengthMismatch,
+    weights.VocabMapMissing,
+    weights.FirstLayerInputWidth,
+    weights.LayerCountMismatch,
+    weights.DtypeFamilyMismatch,
+    weights.MixedFloatDtypes,
+    weights.DtypeConfigMismatch,
+    weights.VerifierTensorsInCheckpoint,
+    weights.Qwen3OProjBias,
+    weights.DFlashMaskHidden,
+    weights.DSparkMarkovHeadVariant,
+    # tensor values (D), --deep / --scan-weights
+    vocab.T2dCountMismatch,
+    vocab.D2tOutOfRange,
+    vocab.D2tNotIncreasing,
+    vocab.D2tT2dInconsistent,
+    vocab.NonFiniteWeights,
+    # config against the verifier (V), --verifier
+    verifier.VerifierHiddenSizeMismatch,
+    verifier.VerifierVocabMismatch,
+    verifier.AuxLayerBeyondVerifier,
+    verifier.AuxLayerIsFinalOutput,
+    verifier.VerifierAttentionMismatch,
+    verifier.VerifierRopeMismatch,
+    verifier.VerifierArchitectureMismatch,
 )
 
 #: retired rule id -> successor id (or None)

@@ -69,12 +69,10 @@ for (const version of versions) {
 const keywords = new Set(["discriminator"]);
 documents.forEach((d) => extensionKeywords(d.schema, keywords));
 
-// strict: true turns on every strict-mode check. Two adjustments, both for valid JSON Schema:
-// union types ("type": ["integer", "null"]) are allowed, and strictRequired is off, because
-// narrowing a shared definition with `allOf: [{$ref}]` plus `required` names properties that
-// the referenced schema declares, which strictRequired cannot see.
+// strict: true turns on every strict-mode check (strictRequired included); union types
+// ("type": ["integer", "null"]) are allowed, as JSON Schema allows them.
 function makeAjv(Klass) {
-  const ajv = new Klass({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
+  const ajv = new Klass({ strict: true, allowUnionTypes: true, allErrors: true });
   for (const keyword of keywords) ajv.addKeyword({ keyword, schemaType: ["object", "string", "array", "boolean", "number", "null"] });
   return ajv;
 }

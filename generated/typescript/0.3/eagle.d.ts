@@ -8,7 +8,13 @@ export type SpeculatorsVersion = string;
 /**
  * EAGLE-1 decoder config: built with AutoConfig.for_model(**config), so model_type is required (llama for every known EAGLE-1/HASS draft).
  */
-export type EagleTransformerLayerConfig = TransformerLayerConfig;
+export type EagleTransformerLayerConfig = TransformerLayerConfig & {
+  /**
+   * Decoder family of the EAGLE-1 layer; mandatory for this type (llama for every known EAGLE-1/HASS draft).
+   */
+  model_type: string;
+  [k: string]: unknown;
+};
 /**
  * Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
  */

@@ -78,7 +78,13 @@ export type BaseModelEpPlan = {
 /**
  * EAGLE-1 decoder config: built with AutoConfig.for_model(**config), so model_type is required (llama for every known EAGLE-1/HASS draft).
  */
-export type EagleTransformerLayerConfig = TransformerLayerConfig;
+export type EagleTransformerLayerConfig = TransformerLayerConfig & {
+  /**
+   * Decoder family of the EAGLE-1 layer; mandatory for this type (llama for every known EAGLE-1/HASS draft).
+   */
+  model_type: string;
+  [k: string]: unknown;
+};
 /**
  * EAGLE-1: decoder layer class to build (for example LlamaDecoderLayer); auto picks it from transformer_layer_config.model_type. Saved models carry the resolved name, which is also appended to architectures.
  */

@@ -1,0 +1,533 @@
+"""Find what a checkpoint holds: config.json, one model.safetensors, or an index + shards.
+
+:func:`load_checkpoint` reads only the safetensors headers (of every shard) and returns a
+:class:`Checkpoint`: every tensor's dtype, shape, file and byte range, the ``__metadata__``,
+and the problems found on the way as :class:`CheckpointIssue` values named after the H rule
+that reports them. It never raises for a broken checkpoint; the H rules turn the issues
+into findings.
+
+What counts as the weights (and what is stray), following the readers that matter:
+
+* ``model.safetensors.index.json`` present: the shards it names (vLLM filters ``*.safetensors``
+  by the index). Every shard must exist, every mapped tensor must be in its shard, and no
+  tensor may appear twice. A ``model.safetensors`` next to an index is reported: transformers
+  and speculators load it, vLLM loads the shards.
+* else ``model.safetensors``.
+* any other ``*.safetensors`` file is stray and reported, never read as weights: vLLM loads
+  every ``*.safetensors`` of a directory without an index, so a stray file breaks serving.
+
+Two storages share this logic: a local directory and, with the ``remote`` extra, a Hugging
+Face Hub repository (``hf://ORG/NAME[@REV]``), read through HTTP range requests so that only
+``config.json``, the index and the headers are transferred, never the weights.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spec_format.errors import InputError, UsageError
+from spec_format.safetensors import (
+    INDEX_NAME,
+    MAX_INDEX_SIZE,
+    SINGLE_NAME,
+    ByteSource,
+    FileSource,
+    Header,
+    HeaderError,
+    HeaderErrorKind,
+    HeaderScan,
+    ShardIndex,
+    ShardIndexError,
+    parse_index,
+    scan_header,
+)
+
+CONFIG_NAME = "config.json"
+#: A config.json is small; refuse to read more than this.
+MAX_CONFIG_SIZE = 16 * 1024 * 1024
+#: Issue names that are not header error kinds (each is the name of an H rule).
+HEADER_PADDING = "header-padding"
+INVALID_SHARD_INDEX = "invalid-shard-index"
+MISSING_SHARD = "missing-shard"
+TENSOR_NOT_IN_SHARD = "tensor-not-in-shard"
+DUPLICATE_ACROSS_SHARDS = "duplicate-tensor-across-shards"
+UNINDEXED_TENSOR = "unindexed-tensor"
+STRAY_SAFETENSORS = "stray-safetensors-file"
+#: Per-issue-name cap, so a hostile index with a million entries stays a short report.
+MAX_ISSUES_PER_KIND = 20
+
+
+@dataclass(frozen=True)
+class CheckpointIssue:
+    """One problem with the checkpoint's files; ``rule`` is the name of the H rule."""
+
+    rule: str
+    message: str
+    file: str
+    tensor: str | None = None
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """Where one tensor lives: file name (relative to the checkpoint), absolute byte range."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    file: str
+    begin: int
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass
+class WeightFile:
+    name: str  # relative to the checkpoint
+    display: str  # what findings name (a local path or an hf:// URL)
+    header: Header | None = None
+    readable: bool = False  # the header parsed without a fatal error
+    malformed: set[str] = field(default_factory=set)  # entries named but not understood
+
+
+@dataclass
+class Checkpoint:
+    """What :func:`load_checkpoint` found. ``tensors`` holds every tensor whose header entry
+    could be understood; ``complete`` is false when some weights could not be read at all
+    (then "missing tensor" findings would be guesses, and the W rules stay quiet)."""
+
+    location: str
+    storage: Storage
+    layout: str = "none"  # "single", "sharded" or "none"
+    files: list[WeightFile] = field(default_factory=list)
+    tensors: dict[str, TensorRecord] = field(default_factory=dict)
+    metadata: dict[str, str] | None = None
+    index: ShardIndex | None = None
+    issues: list[CheckpointIssue] = field(default_factory=list)
+    stray: list[str] = field(default_factory=list)
+    #: tensors named in a header whose entry was malformed (not in ``tensors``)
+    malformed: set[str] = field(default_factory=set)
+    complete: bool = True
+
+    # -- reading ----------------------------------------------------------------------
+    @property
+    def has_weights(self) -> bool:
+        return self.layout != "none"
+
+    @property
+    def bytes_read(self) -> int:
+        return self.storage.bytes_read
+
+    def display(self, file: str) -> str:
+        return self.storage.display(file)
+
+    def read_config(self) -> bytes | None:
+        """The bytes of ``config.json`` (``None`` when there is none)."""
+        return self.storage.read_small(CONFIG_NAME, MAX_CONFIG_SIZE)
+
+    def read_tensor(self, name: str, max_bytes: int) -> bytes:
+        """The raw bytes of one (small) tensor; refuses tensors over ``max_bytes``."""
+        record = self.tensors[name]
+        if record.nbytes > max_bytes:
+            raise ValueError(
+                f"{name} is {record.nbytes:,} bytes, over the {max_bytes:,}-byte limit"
+            )
+        data = self.storage.source(record.file).read(record.begin, record.nbytes)
+        if len(data) != record.nbytes:
+            raise HeaderError(
+                HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                f"{name}: file ended after {len(data)} of {record.nbytes} bytes",
+                tensor=name,
+                file=self.display(record.file),
+            )
+        return data
+
+    def iter_chunks(self, name: str, buffer: bytearray) -> Iterator[memoryview]:
+        """Stream one tensor through ``buffer`` (memory stays ``len(buffer)``): yields views
+        of whole elements; the view is only valid until the next iteration."""
+        from spec_format.safetensors import DTYPE_BITS
+
+        record = self.tensors[name]
+        item = max(1, DTYPE_BITS[record.dtype] // 8)
+        if len(buffer) < item:
+            buffer = bytearray(item)
+        step = len(buffer) - len(buffer) % item
+        view = memoryview(buffer)
+        source = self.storage.source(record.file)
+        position = record.begin
+        ahead = 8 * step  # read-ahead window: the kernel fetches it while we test this chunk
+        prefetched = position
+        while position < record.end:
+            if prefetched < min(position + ahead, record.end):
+                window = min(position + 2 * ahead, record.end) - prefetched
+                source.prefetch(prefetched, window)
+                prefetched += window
+            n = source.read_into(position, view[: min(step, record.end - position)])
+            if n <= 0:
+                raise HeaderError(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    f"{name}: file ended inside the tensor",
+                    tensor=name,
+                    file=self.display(record.file),
+                )
+            usable = n - n % item
+            if usable == 0:  # a partial element at the end of a short file
+                raise HeaderError(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    f"{name}: file ended inside an element",
+                    tensor=name,
+                    file=self.display(record.file),
+                )
+            yield view[:usable]
+            position += usable
+
+    def close(self) -> None:
+        self.storage.close()
+
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def issue(self, rule: str, message: str, file: str, tensor: str | None = None) -> None:
+        if sum(1 for i in self.issues if i.rule == rule) < MAX_ISSUES_PER_KIND:
+            self.issues.append(CheckpointIssue(rule, message, file, tensor))
+
+
+# ---------------------------------------------------------------------------------------
+# Storages
+
+
+class Storage:
+    """Where the files are. Subclasses list the top-level files and open them."""
+
+    def __init__(self) -> None:
+        self._sources: dict[str, ByteSource] = {}
+        self._closed_bytes = 0
+
+    def list_files(self) -> dict[str, int | None]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def display(self, name: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def open(self, name: str) -> ByteSource:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def read_small(self, name: str, limit: int) -> bytes | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def source(self, name: str) -> ByteSource:
+        if name not in self._sources:
+            self._sources[name] = self.open(name)
+        return self._sources[name]
+
+    @property
+    def bytes_read(self) -> int:
+        return self._closed_bytes + sum(s.bytes_read for s in self._sources.values())
+
+    def close(self) -> None:
+        for s in self._sources.values():
+            self._closed_bytes += s.bytes_read
+            s.close()
+        self._sources.clear()
+
+
+class LocalStorage(Storage):
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+        self._small_bytes = 0
+
+    def list_files(self) -> dict[str, int | None]:
+        out: dict[str, int | None] = {}
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError as e:
+            raise InputError(
+                f"{self.directory}: cannot list the directory ({e.strerror or e})"
+            ) from None
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    continue
+            except OSError:
+                pass  # a symlink loop: keep it, opening it reports the problem
+            out[entry.name] = None
+        return out
+
+    def display(self, name: str) -> str:
+        return str(self.directory / name)
+
+    def open(self, name: str) -> ByteSource:
+        return FileSource(self.directory / name)
+
+    def read_small(self, name: str, limit: int) -> bytes | None:
+        path = self.directory / name
+        if not path.is_file():
+            return None
+        with FileSource(path) as src:
+            if src.size > limit:
+                raise InputError(f"{path}: {src.size:,} bytes, over the {limit:,}-byte limit")
+            data = src.read(0, src.size)
+            self._small_bytes += len(data)
+            return data
+
+    @property
+    def bytes_read(self) -> int:
+        return super().bytes_read + self._small_bytes
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+
+
+def load_checkpoint(location: str | os.PathLike[str]) -> Checkpoint:
+    """Read every header of the checkpoint at ``location``.
+
+    ``location`` is a checkpoint directory, a file inside one (``config.json`` or
+    ``model.safetensors``), or ``hf://ORG/NAME[@REV]``. Raises :class:`InputError` only when
+    the location itself cannot be listed (no such directory, unknown repository).
+    """
+    text = os.fspath(location)
+    if text.startswith("hf://"):
+        from spec_format.remote import HubStorage
+
+        storage: Storage = HubStorage.from_url(text)
+        shown = text
+    else:
+        path = Path(text)
+        directory = path if path.is_dir() else path.parent
+        if not directory.is_dir():
+            raise InputError(f"{text}: no such checkpoint directory")
+        storage = LocalStorage(directory)
+        shown = str(directory)
+    checkpoint = Checkpoint(location=shown, storage=storage)
+    _populate(checkpoint)
+    return checkpoint
+
+
+def _populate(ckpt: Checkpoint) -> None:
+    names = ckpt.storage.list_files()
+    safetensors_files = sorted(n for n in names if n.endswith(".safetensors"))
+    used: set[str] = set()
+
+    if INDEX_NAME in names:
+        used |= _load_sharded(ckpt, names)
+        if SINGLE_NAME in names and ckpt.layout == "sharded":
+            ckpt.issue(
+                STRAY_SAFETENSORS,
+                f"{SINGLE_NAME} sits next to {INDEX_NAME}: transformers and speculators load "
+                f"{SINGLE_NAME}, vLLM loads the shards of the index, so the two may serve "
+                "different weights. Delete whichever is stale.",
+                ckpt.display(SINGLE_NAME),
+            )
+            used.add(SINGLE_NAME)
+            ckpt.stray.append(SINGLE_NAME)
+    if ckpt.layout == "none" and SINGLE_NAME in names:
+        ckpt.layout = "single"
+        ckpt.files.append(_read_file(ckpt, SINGLE_NAME))
+        used.add(SINGLE_NAME)
+    for w in ckpt.files:
+        if w.header is not None and w.header.metadata is not None and ckpt.metadata is None:
+            ckpt.metadata = dict(w.header.metadata)
+    ckpt.complete = ckpt.complete and all(w.readable for w in ckpt.files)
+
+    for name in safetensors_files:
+        if name in used or (ckpt.layout == "sharded" and ckpt.index is None):
+            continue  # (with an unreadable index, the shards are not stray)
+        ckpt.stray.append(name)
+        if ckpt.layout == "none":
+            why = (
+                f"there is no {SINGLE_NAME} or {INDEX_NAME}, so speculators finds no weights, "
+                f"while vLLM would load every *.safetensors file. Rename it to {SINGLE_NAME} if "
+                "it holds the draft's weights, otherwise move it out."
+            )
+        elif ckpt.layout == "single":
+            why = (
+                "it is not the checkpoint's weights, but vLLM loads every *.safetensors file of "
+                "a directory without an index and would fail on its tensors. Move it out of "
+                "the checkpoint."
+            )
+        else:
+            why = (
+                f"no entry of {INDEX_NAME} points at it; it is ignored by the readers but "
+                "wastes a download. Move it out of the checkpoint."
+            )
+        ckpt.issue(STRAY_SAFETENSORS, f"stray file {name}: {why}", ckpt.display(name))
+
+
+def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
+    wf = WeightFile(name, ckpt.display(name))
+    try:
+        source = ckpt.storage.source(name)
+    except HeaderError as e:
+        ckpt.issue(e.kind.value, e.message, wf.display)
+        return wf
+    scan = scan_header(source)
+    for issue in issues_from_scan(scan, wf.display):
+        ckpt.issue(issue.rule, issue.message, issue.file, issue.tensor)
+    for err in scan.errors:
+        if err.tensor and (scan.header is None or err.tensor not in scan.header.tensors):
+            wf.malformed.add(err.tensor)
+            ckpt.malformed.add(err.tensor)
+    wf.header = scan.header
+    wf.readable = scan.header is not None
+    if scan.header is None:
+        return wf
+    for t in scan.header.tensors.values():
+        if t.name in ckpt.tensors:
+            continue  # reported by the shard checks
+        begin, end = scan.header.absolute_offsets(t.name)
+        ckpt.tensors[t.name] = TensorRecord(t.name, t.dtype, t.shape, name, begin, end)
+    return wf
+
+
+def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
+    """The issues of one header scan (errors, then the leading-whitespace note)."""
+    out = [CheckpointIssue(e.kind.value, e.message, display, e.tensor) for e in scan.errors]
+    if scan.header is not None and scan.header.leading_whitespace:
+        out.append(
+            CheckpointIssue(
+                HEADER_PADDING,
+                "the header starts with whitespace; the safetensors library accepts it, but the "
+                "format says a header begins with '{' and stricter readers refuse it. Write the "
+                "file again with a safetensors writer.",
+                display,
+            )
+        )
+    return out
+
+
+def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
+    index_display = ckpt.display(INDEX_NAME)
+    try:
+        data = ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b""
+        index = parse_index(data)
+    except (ShardIndexError, InputError, HeaderError) as e:
+        message = e.message if isinstance(e, (ShardIndexError, HeaderError)) else str(e)
+        ckpt.issue(INVALID_SHARD_INDEX, f"{INDEX_NAME}: {message}", index_display)
+        if SINGLE_NAME not in names:
+            ckpt.layout = "sharded"
+            ckpt.complete = False
+        return {INDEX_NAME}
+    ckpt.layout = "sharded"
+    ckpt.index = index
+    for problem in index.problems:
+        ckpt.issue(
+            INVALID_SHARD_INDEX, f"{INDEX_NAME}: {problem.message}", index_display, problem.tensor
+        )
+        ckpt.complete = False
+    used = {INDEX_NAME}
+    by_shard = index.tensors_by_shard()
+    headers: dict[str, set[str]] = {}
+    for shard in index.shards:
+        used.add(shard)
+        if shard not in names:
+            count = len(by_shard[shard])
+            ckpt.issue(
+                MISSING_SHARD,
+                f"{INDEX_NAME} maps {count} tensor{'s' if count != 1 else ''} (e.g. "
+                f"{by_shard[shard][0]!r}) to {shard}, which is not in the checkpoint; upload the "
+                "shard or write the checkpoint again.",
+                ckpt.display(shard),
+            )
+            ckpt.complete = False
+            continue
+        wf = _read_file(ckpt, shard)
+        ckpt.files.append(wf)
+        if wf.header is not None:
+            headers[shard] = set(wf.header.tensors) | wf.malformed
+    seen: dict[str, str] = {}
+    for shard, tensors in headers.items():
+        for tensor in sorted(tensors):
+            if tensor in seen and tensor not in ckpt.malformed:
+                ckpt.issue(
+                    DUPLICATE_ACROSS_SHARDS,
+                    f"tensor {tensor!r} is stored in both {seen[tensor]} and {shard}; readers "
+                    "keep whichever they load last. Remove one copy.",
+                    ckpt.display(shard),
+                    tensor,
+                )
+            seen.setdefault(tensor, shard)
+            if tensor not in index.weight_map and tensor not in ckpt.malformed:
+                ckpt.issue(
+                    UNINDEXED_TENSOR,
+                    f"tensor {tensor!r} is in {shard} but not in {INDEX_NAME}'s weight_map; "
+                    "readers that follow the index never see it. Add it to the index or "
+                    "remove it from the shard.",
+                    ckpt.display(shard),
+                    tensor,
+                )
+    for tensor, shard in index.weight_map.items():
+        if shard in headers and tensor not in headers[shard]:
+            where = f" (it is in {seen[tensor]})" if tensor in seen else ""
+            ckpt.issue(
+                TENSOR_NOT_IN_SHARD,
+                f"{INDEX_NAME} maps {tensor!r} to {shard}, but that shard has no such "
+                f"tensor{where}; write the index again from the shards.",
+                index_display,
+                tensor,
+            )
+            if tensor not in seen:
+                ckpt.complete = False
+    return used
+
+
+class RemoteName:
+    """Stands in for a ``Path`` where a remote file is named (``hf://ORG/NAME/config.json``):
+    ``pathlib`` would collapse the ``//``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __fspath__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemoteName({self.url!r})"
+
+    @property
+    def name(self) -> str:
+        return self.url.rsplit("/", 1)[-1]
+
+
+_HF_URL = re.compile(r"^hf://(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\s@]+))?/?$")
+
+
+def parse_hf_url(url: str) -> tuple[str, str | None]:
+    """``hf://ORG/NAME[@REV]`` -> ``(ORG/NAME, REV or None)``; raises :class:`UsageError`."""
+    m = _HF_URL.match(url)
+    if not m:
+        raise UsageError(f"{url!r} is not hf://ORG/NAME or hf://ORG/NAME@REVISION")
+    return m.group("repo"), m.group("rev")
+
+
+def describe(ckpt: Checkpoint) -> dict[str, Any]:
+    """A JSON-able summary (for ``--format json`` extras and debugging)."""
+    return {
+        "location": ckpt.location,
+        "layout": ckpt.layout,
+        "files": [w.name for w in ckpt.files],
+        "tensors": len(ckpt.tensors),
+        "stray": list(ckpt.stray),
+        "bytes_read": ckpt.bytes_read,
+    }

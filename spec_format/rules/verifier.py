@@ -1,0 +1,394 @@
+"""Verifier rules (V): the draft config against the target model's ``config.json``.
+
+They run when ``specfmt validate --verifier PATH`` names the verifier (a ``config.json`` or
+its directory; multimodal configs are read through their text config, see
+:mod:`spec_format.verifier`). Without ``--verifier`` the run notes once which of them were
+skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format.report import Severity
+from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.verifier import VerifierInfo
+
+
+def verifier_info(ctx: Context) -> VerifierInfo:
+    info = ctx.options.get("verifier_info")
+    if isinstance(info, VerifierInfo):
+        return info
+    return VerifierInfo(path=ctx.verifier_path, config=dict(ctx.verifier or {}))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _where(info: VerifierInfo, key: str) -> str:
+    return f"{info.where(key)} in {info.path}"
+
+
+class _VerifierRule(Rule):
+    abstract = True
+    layer = Layer.VERIFIER
+    since = "0.1.0"
+    severity = Severity.ERROR
+    requires = frozenset({"verifier"})
+
+
+class VerifierHiddenSizeMismatch(_VerifierRule):
+    """The draft expects verifier hidden states of another width than the verifier has.
+
+    ## What it checks
+    `target_hidden_size` (or, when it is null, the draft's `hidden_size`) equals the
+    verifier's `hidden_size` (read from `text_config` for multimodal verifiers).
+
+    ## Why it matters
+    The draft's `fc` consumes the verifier's hidden states; with another width vLLM fails
+    with a shape assertion at the first step (`hidden_states.shape[-1] ==
+    input_embeds.shape[-1]`) or the draft is simply built for another model.
+
+    ## Example
+    A Llama-3.3-70B EAGLE-3 draft (`hidden_size: 8192`) paired with Llama-3.1-8B
+    (`hidden_size: 4096`).
+
+    ## Use instead
+    Pair the draft with the verifier it was trained for (`speculators_config.verifier`).
+
+    ## References
+    vllm-project/vllm#18906, vllm-project/vllm#38073
+    """
+
+    id = "V001"
+    name = "verifier-hidden-size-mismatch"
+    references = ("vllm-project/vllm#18906", "vllm-project/vllm#38073")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        target = _int(ctx.config.get("target_hidden_size"))
+        key, pointer = "target_hidden_size", "/target_hidden_size"
+        if target is None:
+            target = _int(ctx.layer_config.get("hidden_size"))
+            key, pointer = (
+                "transformer_layer_config.hidden_size",
+                "/transformer_layer_config/hidden_size",
+            )
+        theirs = info.hidden_size
+        if target is None or theirs is None or target == theirs:
+            return
+        yield Hit(
+            f"{key} is {target}, but the verifier's hidden_size is {theirs} ({_where(info, 'hidden_size')}); "
+            "the draft consumes the verifier's hidden states, so it was built for another model: "
+            "pair it with its own verifier",
+            pointer=pointer,
+        )
+
+
+class VerifierVocabMismatch(_VerifierRule):
+    """The draft's `vocab_size` is not the verifier's vocabulary size.
+
+    ## What it checks
+    `transformer_layer_config.vocab_size` equals the verifier's `vocab_size`.
+
+    ## Why it matters
+    `vocab_size` is the verifier vocabulary: the length of `t2d` and the rows of
+    `embed_tokens`. vLLM relies on it being the target's; a draft vocabulary written there
+    (an old speculators bug) or another tokenizer's size means the token ids do not match.
+
+    ## Example
+    `"vocab_size": 32000` (the draft vocabulary) for a Llama-3.1 verifier with 128256 tokens.
+
+    ## Use instead
+    `"vocab_size": 128256` (and `draft_vocab_size: 32000` at the top level).
+
+    ## References
+    vllm-project/speculators#188
+    """
+
+    id = "V002"
+    name = "verifier-vocab-mismatch"
+    references = ("vllm-project/speculators#188",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        ours, theirs = _int(ctx.layer_config.get("vocab_size")), info.vocab_size
+        if ours is None or theirs is None or ours == theirs:
+            return
+        yield Hit(
+            f"transformer_layer_config.vocab_size is {ours}, but the verifier's vocab_size is "
+            f"{theirs} ({_where(info, 'vocab_size')}); it must be the verifier's vocabulary "
+            "(the draft's own size goes in draft_vocab_size)",
+            pointer="/transformer_layer_config/vocab_size",
+        )
+
+
+def _aux_ids(ctx: Context) -> tuple[str, list[int]] | None:
+    key = AUX_IDS_KEY.get(ctx.model_type)
+    ids = ctx.config.get(key) if key else None
+    if not isinstance(ids, list):
+        return None
+    return key, [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+
+
+class AuxLayerBeyondVerifier(_VerifierRule):
+    """An aux layer id is larger than the verifier's number of layers.
+
+    ## What it checks
+    Every aux layer id is at most the verifier's `num_hidden_layers`. Id `k` is the hidden
+    state entering verifier layer `k` (EAGLE-3; id `num_hidden_layers` is the final output);
+    DFlash-family ids are shifted down by one in vLLM, with the same upper bound.
+
+    ## Why it matters
+    The engine cannot capture a layer the verifier does not have: loading fails, or (with
+    negative-index wrapping in some implementations) another layer is read silently.
+
+    ## Example
+    `eagle_aux_hidden_state_layer_ids: [2, 40, 77]` against a 36-layer Qwen3-8B.
+
+    ## Use instead
+    The ids the draft was trained with, for the verifier it was trained with.
+
+    ## References
+    NVIDIA/Model-Optimizer#2149, sgl-project/sglang#25454
+    """
+
+    id = "V003"
+    name = "aux-layer-beyond-verifier"
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    references = ("NVIDIA/Model-Optimizer#2149", "sgl-project/sglang#25454")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        found, n = _aux_ids(ctx), info.num_hidden_layers
+        if found is None or n is None:
+            return
+        key, ids = found
+        for i, value in enumerate(ctx.config.get(key)):
+            if isinstance(value, int) and not isinstance(value, bool) and value > n:
+                yield Hit(
+                    f"{key}[{i}] is {value}, but the verifier has {n} layers "
+                    f"({_where(info, 'num_hidden_layers')}); ids run from 0 to {n}: this draft was "
+                    "built for a deeper verifier",
+                    pointer=f"/{key}/{i}",
+                )
+
+
+class AuxLayerIsFinalOutput(_VerifierRule):
+    """An aux layer id equals the verifier's number of layers (its final output).
+
+    ## What it checks
+    No aux layer id equals the verifier's `num_hidden_layers`.
+
+    ## Why it matters
+    Id `num_hidden_layers` is the output of the last layer, which the speculators training
+    pipeline reserves for the loss target and which not every vLLM model implementation can
+    capture; the speculators DFlash converter drops such an id. Accepted by some engines,
+    refused or silently remapped by others.
+
+    ## Example
+    `aux_hidden_state_layer_ids: [1, 17, 29, 47, 60]` with a 60-layer verifier.
+
+    ## Use instead
+    Ids below `num_hidden_layers`, e.g. the default `[2, n // 2, n - 3]`.
+    """
+
+    id = "V004"
+    name = "aux-layer-is-final-output"
+    severity = Severity.WARNING
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        found, n = _aux_ids(ctx), info.num_hidden_layers
+        if found is None or n is None:
+            return
+        key, _ = found
+        for i, value in enumerate(ctx.config.get(key)):
+            if value == n and not isinstance(value, bool):
+                yield Hit(
+                    f"{key}[{i}] is {n}, the verifier's final layer output "
+                    f"({_where(info, 'num_hidden_layers')} = {n}); not every engine captures it, "
+                    "and speculators reserves it for the training target",
+                    pointer=f"/{key}/{i}",
+                )
+
+
+def _head_dim(cfg: dict[str, Any]) -> int | None:
+    hd = _int(cfg.get("head_dim"))
+    if hd is not None:
+        return hd
+    hidden, heads = _int(cfg.get("hidden_size")), _int(cfg.get("num_attention_heads"))
+    return hidden // heads if hidden and heads and hidden % heads == 0 else None
+
+
+class VerifierAttentionMismatch(_VerifierRule):
+    """Attention settings the draft copies from its verifier differ from the verifier's.
+
+    ## What it checks
+    `num_attention_heads`, `num_key_value_heads`, `head_dim` and `rms_norm_eps` of
+    `transformer_layer_config` equal the verifier's (when both sides state them). The
+    speculators training script copies them from the verifier.
+
+    ## Why it matters
+    The draft still loads (these shape the draft's own layers), so a difference is a strong
+    sign that the draft was built for another verifier, or that a hand-written config
+    guessed a value (a `head_dim` left to `hidden_size / heads` on a model where it is not).
+
+    ## Example
+    `num_key_value_heads: 32` in the draft, 8 in the Qwen3-8B verifier.
+
+    ## Use instead
+    Copy these fields from the verifier the draft was trained with.
+    """
+
+    id = "V005"
+    name = "verifier-attention-mismatch"
+    severity = Severity.WARNING
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        ours, theirs = ctx.layer_config, info.config
+        for key in ("num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps"):
+            if key == "head_dim":
+                a, b = _int(ours.get("head_dim")), _head_dim(theirs)
+            else:
+                a, b = ours.get(key), theirs.get(key)
+            if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
+                continue
+            if (
+                isinstance(a, (int, float))
+                and isinstance(b, (int, float))
+                and math.isclose(a, b, rel_tol=1e-9)
+            ):
+                continue
+            yield Hit(
+                f"transformer_layer_config.{key} is {a}, the verifier's is {b} "
+                f"({_where(info, key)}); drafts copy it from their verifier, so this draft was "
+                "probably built for another model",
+                pointer=f"/transformer_layer_config/{key}",
+            )
+
+
+def rope_settings(cfg: dict[str, Any]) -> tuple[float | None, str]:
+    """(theta, rope type) from either spelling (transformers 4 or 5)."""
+    params = cfg.get("rope_parameters") if isinstance(cfg.get("rope_parameters"), dict) else {}
+    scaling = cfg.get("rope_scaling") if isinstance(cfg.get("rope_scaling"), dict) else {}
+    theta = params.get("rope_theta", cfg.get("rope_theta"))
+    theta = (
+        float(theta) if isinstance(theta, (int, float)) and not isinstance(theta, bool) else None
+    )
+    rope_type = (
+        params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
+    )
+    return theta, str(rope_type)
+
+
+class VerifierRopeMismatch(_VerifierRule):
+    """The draft's RoPE settings differ from the verifier's.
+
+    ## What it checks
+    The rope theta and rope type of `transformer_layer_config` (`rope_theta`/`rope_scaling`
+    or transformers 5 `rope_parameters`) equal the verifier's.
+
+    ## Why it matters
+    Drafts attend over the verifier's positions; a different theta rotates them differently.
+    Training configs of speculators 0.3-0.5 carry theta 10000 while their verifiers use
+    500000 or 1e6 *and were trained that way*: this is a warning to confirm, not to "fix"
+    blindly.
+
+    ## Example
+    Draft `rope_theta: 10000.0`, Qwen3 verifier `rope_theta: 1000000`.
+
+    ## Use instead
+    Keep the value the draft was trained with; when writing a new config, copy the
+    verifier's rope settings.
+    """
+
+    id = "V006"
+    name = "verifier-rope-mismatch"
+    severity = Severity.WARNING
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        (theta, kind), (their_theta, their_kind) = (
+            rope_settings(ctx.layer_config),
+            rope_settings(info.config),
+        )
+        if theta is not None and their_theta is not None and not math.isclose(theta, their_theta):
+            yield Hit(
+                f"the draft's rope theta is {theta:g}, the verifier's is {their_theta:g}; "
+                "confirm the draft was trained with this value (older speculators releases "
+                "were), otherwise copy the verifier's",
+                pointer=_rope_pointer(ctx),
+            )
+        if kind != their_kind:
+            yield Hit(
+                f"the draft's rope type is {kind!r}, the verifier's is {their_kind!r}; copy the "
+                "verifier's rope scaling unless the draft was trained without it",
+                pointer=_rope_pointer(ctx),
+            )
+
+
+def _rope_pointer(ctx: Context) -> str:
+    if isinstance(ctx.layer_config.get("rope_parameters"), dict):
+        return "/transformer_layer_config/rope_parameters"
+    return "/transformer_layer_config/rope_theta"
+
+
+class VerifierArchitectureMismatch(_VerifierRule):
+    """The draft names other verifier architectures than the verifier has.
+
+    ## What it checks
+    `speculators_config.verifier.architectures`, when not empty, shares an entry with the
+    verifier's `architectures`. (An empty list is C006's to report.)
+
+    ## Why it matters
+    The list is how a reader checks that a draft is paired with a compatible target; a
+    different architecture usually means the wrong verifier.
+
+    ## Example
+    `["LlamaForCausalLM"]` in the draft, `["Qwen3ForCausalLM"]` in the verifier. Drafts
+    trained with speculators 0.3.0 wrote `LlamaForCausalLM` whatever the verifier was, so
+    the legacy profile only warns.
+
+    ## Use instead
+    The verifier's own `architectures`; `specfmt migrate --verifier DIR` writes them.
+    """
+
+    id = "V007"
+    name = "verifier-architecture-mismatch"
+    legacy_severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        info = verifier_info(ctx)
+        block = ctx.spec_config.get("verifier")
+        declared = block.get("architectures") if isinstance(block, dict) else None
+        theirs = info.architectures
+        if not isinstance(declared, list) or not declared or not theirs:
+            return
+        if set(declared) & set(theirs):
+            return
+        yield Hit(
+            f"speculators_config.verifier.architectures is {declared}, the verifier's is "
+            f"{theirs} ({info.path}); pair the draft with the verifier it was trained for, or "
+            "fix the list (speculators 0.3.0 wrote LlamaForCausalLM for every verifier)",
+            pointer="/speculators_config/verifier/architectures",
+        )
+
+
+VERIFIER_RULES: tuple[type[Rule], ...] = (
+    VerifierHiddenSizeMismatch,
+    VerifierVocabMismatch,
+    AuxLayerBeyondVerifier,
+    AuxLayerIsFinalOutput,
+    VerifierAttentionMismatch,
+    VerifierRopeMismatch,
+    VerifierArchitectureMismatch,
+)

@@ -1,0 +1,442 @@
+"""Data rules (D): values of tensors, opt-in because they read tensor bytes.
+
+``--deep`` reads the two small vocabulary maps (``t2d``: V bytes, ``d2t``: 8 x D bytes, a
+few hundred KB for a 150k vocabulary) and checks that they describe the same token
+selection. ``--scan-weights`` streams every float tensor through one fixed buffer and
+reports NaN/Inf values: memory stays the buffer size whatever the checkpoint size.
+
+Both read bytes through the checkpoint's own byte sources (a local ``pread`` or HTTP range
+requests), so they work on ``hf://`` checkpoints too. numpy is imported lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from spec_format.report import Severity
+from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
+from spec_format.safetensors import HeaderError
+
+#: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
+MAX_MAP_BYTES = 128 * 1024 * 1024
+#: ``--scan-weights`` buffer: small enough that a chunk stays in the CPU cache between the
+#: read and the bit test (2 MiB measured fastest); peak memory is about three times this.
+SCAN_CHUNK_BYTES = 2 * 1024 * 1024
+
+_INT_DTYPES = {
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "U16": "<u2",
+    "U32": "<u4",
+    "U64": "<u8",
+}
+
+
+# -- reading the maps -------------------------------------------------------------------
+
+
+class VocabMaps:
+    """``t2d`` as a boolean mask and ``d2t`` as int64, when present and readable."""
+
+    def __init__(self) -> None:
+        self.t2d: Any = None  # numpy bool array
+        self.d2t: Any = None  # numpy int64 array
+        self.V: int | None = None
+        self.D: int | None = None
+        self.problems: list[Hit] = []
+
+
+def vocab_maps(ctx: Context) -> VocabMaps:
+    """Read the maps once per context (``ctx.options['_vocab_maps']``)."""
+    key = "_vocab_maps"
+    if key in ctx.options:
+        return ctx.options[key]
+    import numpy as np
+
+    maps = VocabMaps()
+    exp = expectations(ctx)
+    if exp is not None:
+        V, D = exp.symbols.get("V"), exp.symbols.get("D")
+        maps.V = V if isinstance(V, int) else None
+        maps.D = D if isinstance(D, int) else None
+    ckpt = ctx.checkpoint
+    for name in ("t2d", "d2t"):
+        record = ckpt.tensors.get(name)
+        if record is None:
+            continue
+        try:
+            raw = ckpt.read_tensor(name, MAX_MAP_BYTES)
+        except ValueError as e:  # over the limit
+            maps.problems.append(
+                Hit(f"{name} not checked: {e}", tensor=name, file=weights_file(ctx, name))
+            )
+            continue
+        except HeaderError as e:
+            maps.problems.append(
+                Hit(f"{name} not checked: {e.message}", tensor=name, file=weights_file(ctx, name))
+            )
+            continue
+        if name == "t2d":
+            maps.t2d = _nonzero_mask(raw, record.dtype)
+        elif record.dtype in _INT_DTYPES:
+            maps.d2t = np.frombuffer(raw, dtype=_INT_DTYPES[record.dtype]).astype(np.int64)
+    ctx.options[key] = maps
+    return maps
+
+
+def _nonzero_mask(raw: bytes, dtype: str):
+    """Which entries are non-zero, for any dtype (a float t2d is W011's to report; we still
+    count what it selects). Floats are tested on their bits: +0.0 and -0.0 are zero."""
+    import numpy as np
+
+    width = {
+        "BOOL": 1,
+        "U8": 1,
+        "I8": 1,
+        "F8_E4M3": 1,
+        "F8_E5M2": 1,
+        "I16": 2,
+        "U16": 2,
+        "F16": 2,
+        "BF16": 2,
+        "I32": 4,
+        "U32": 4,
+        "F32": 4,
+        "I64": 8,
+        "U64": 8,
+        "F64": 8,
+    }.get(dtype)
+    if width is None:
+        return None
+    values = np.frombuffer(raw, dtype={1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}[width])
+    if dtype.startswith("F") or dtype == "BF16":
+        magnitude = values.dtype.type((1 << (8 * width - 1)) - 1)  # every bit but the sign
+        return (values & magnitude) != 0
+    return values != 0
+
+
+class _VocabRule(Rule):
+    abstract = True
+    layer = Layer.VOCAB
+    since = "0.1.0"
+    severity = Severity.ERROR
+    applies_to = VOCAB_MAP_TYPES
+    requires = frozenset({"weights", "deep"})
+
+
+class T2dCountMismatch(_VocabRule):
+    """`t2d` does not select exactly `draft_vocab_size` tokens.
+
+    ## What it checks
+    (`--deep`) The number of true entries in `t2d` equals `draft_vocab_size`.
+
+    ## Why it matters
+    `t2d` selects the verifier-head rows that make the draft head; the library checks
+    `t2d.sum() == draft_vocab_size` only when the maps are passed in explicitly, not when they
+    come from the checkpoint. A mask that selects another number of tokens makes the draft's
+    logits and the verifier's disagree about which token each row is.
+
+    ## Example
+    `t2d` with 1746 true entries and `draft_vocab_size: 32000`.
+
+    ## Use instead
+    Rebuild the maps from the token frequencies of the training data, keeping exactly
+    `draft_vocab_size` tokens.
+
+    ## References
+    SafeAILab/EAGLE#248
+    """
+
+    id = "D001"
+    name = "t2d-count-mismatch"
+    references = ("SafeAILab/EAGLE#248",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        maps = vocab_maps(ctx)
+        yield from maps.problems
+        if maps.t2d is None or maps.D is None:
+            return
+        count = int(maps.t2d.sum())
+        if count != maps.D:
+            yield Hit(
+                f"t2d selects {count} tokens, but draft_vocab_size is {maps.D}; rebuild the "
+                f"vocabulary maps so that exactly {maps.D} entries are true",
+                tensor="t2d",
+                file=weights_file(ctx, "t2d"),
+            )
+
+
+def _targets(maps: VocabMaps):
+    import numpy as np
+
+    return np.arange(len(maps.d2t), dtype=np.int64) + maps.d2t
+
+
+class D2tOutOfRange(_VocabRule):
+    """A draft token maps to a verifier token id outside the verifier vocabulary.
+
+    ## What it checks
+    (`--deep`) For every draft id `i`, `i + d2t[i]` lies in `[0, vocab_size)`.
+
+    ## Why it matters
+    Engines turn draft ids into verifier ids with exactly this sum; an id outside the
+    vocabulary crashes the sampler or, wrapped by negative indexing, proposes an unrelated
+    token. The library does not check it.
+
+    ## Example
+    `d2t[0] = -1` (draft id 0 -> verifier id -1).
+
+    ## Use instead
+    `d2t = selected_ids - arange(draft_vocab_size)` with `selected_ids` sorted verifier ids.
+
+    ## References
+    mobilint/mblt-model-zoo#110
+    """
+
+    id = "D002"
+    name = "d2t-out-of-range"
+    references = ("mobilint/mblt-model-zoo#110",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        import numpy as np
+
+        maps = vocab_maps(ctx)
+        V = maps.V if maps.V is not None else (len(maps.t2d) if maps.t2d is not None else None)
+        if maps.d2t is None or V is None:
+            return
+        targets = _targets(maps)
+        bad = np.flatnonzero((targets < 0) | (targets >= V))
+        if bad.size:
+            i = int(bad[0])
+            yield Hit(
+                f"{bad.size} draft id{'s' if bad.size != 1 else ''} map outside [0, {V}): "
+                f"d2t[{i}] = {int(maps.d2t[i])} sends draft id {i} to verifier id {int(targets[i])}; "
+                "d2t must hold selected_id - draft_id",
+                tensor="d2t",
+                file=weights_file(ctx, "d2t"),
+            )
+
+
+class D2tNotIncreasing(_VocabRule):
+    """`i + d2t[i]` is not strictly increasing.
+
+    ## What it checks
+    (`--deep`) The verifier ids of draft ids 0, 1, 2, ... are strictly increasing (so
+    `d2t` is non-decreasing and no two draft ids share a verifier id).
+
+    ## Why it matters
+    The library builds the draft vocabulary from the selected verifier ids in ascending order,
+    and the draft head's rows follow that order. Two draft ids mapping to one verifier token,
+    or an unsorted map, mean the head's rows and the map disagree.
+
+    ## Example
+    `d2t = [0, 0, -1, ...]`: draft ids 1 and 2 both map to verifier id 1.
+
+    ## Use instead
+    Sort the selected verifier ids before computing `d2t`.
+    """
+
+    id = "D003"
+    name = "d2t-not-increasing"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        import numpy as np
+
+        maps = vocab_maps(ctx)
+        if maps.d2t is None or len(maps.d2t) < 2:
+            return
+        targets = _targets(maps)
+        bad = np.flatnonzero(np.diff(targets) <= 0)
+        if bad.size:
+            i = int(bad[0])
+            yield Hit(
+                f"draft ids {i} and {i + 1} map to verifier ids {int(targets[i])} and "
+                f"{int(targets[i + 1])}: i + d2t[i] must be strictly increasing ({bad.size} "
+                "violation" + ("s" if bad.size != 1 else "") + "); sort the selected ids",
+                tensor="d2t",
+                file=weights_file(ctx, "d2t"),
+            )
+
+
+class D2tT2dInconsistent(_VocabRule):
+    """`d2t` and `t2d` describe different token selections.
+
+    ## What it checks
+    (`--deep`) The positions of `t2d`'s true entries are exactly `i + d2t[i]` for every
+    draft id `i`.
+
+    ## Why it matters
+    The library slices the verifier head with `t2d`, vLLM maps proposals back with `d2t`: if
+    they disagree, the draft's logit for row `i` is trained for one token and served as
+    another. The library checks neither against the other.
+
+    ## Example
+    `t2d` rebuilt from new data while `d2t` is still the one from the old run.
+
+    ## Use instead
+    Build both from the same selected ids: `t2d[ids] = True`, `d2t = ids - arange(D)`.
+    """
+
+    id = "D004"
+    name = "d2t-t2d-inconsistent"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        import numpy as np
+
+        maps = vocab_maps(ctx)
+        if maps.d2t is None or maps.t2d is None:
+            return
+        positions = np.flatnonzero(maps.t2d)
+        targets = _targets(maps)
+        if len(positions) != len(targets):
+            return  # D001 (or W007) already explains the counts
+        differ = np.flatnonzero(positions != targets)
+        if differ.size:
+            i = int(differ[0])
+            yield Hit(
+                f"d2t and t2d disagree on {differ.size} draft id{'s' if differ.size != 1 else ''}: "
+                f"draft id {i} maps to verifier id {int(targets[i])} by d2t but t2d's {i}th "
+                f"selected token is {int(positions[i])}; rebuild both from the same selected ids",
+                tensor="d2t",
+                file=weights_file(ctx, "d2t"),
+            )
+
+
+# -- scanning every weight --------------------------------------------------------------
+
+#: dtype -> (unsigned view, exponent mask, mantissa mask); a value is non-finite when all
+#: exponent bits are set, and NaN when the mantissa is not zero as well.
+_IEEE = {
+    "F64": ("<u8", 0x7FF0000000000000, 0x000FFFFFFFFFFFFF),
+    "F32": ("<u4", 0x7F800000, 0x007FFFFF),
+    "C64": ("<u4", 0x7F800000, 0x007FFFFF),
+    "F16": ("<u2", 0x7C00, 0x03FF),
+    "BF16": ("<u2", 0x7F80, 0x007F),
+    "F8_E5M2": ("u1", 0x7C, 0x03),
+}
+#: formats without infinities: the NaN bit patterns (under the mask)
+_NAN_ONLY = {
+    "F8_E4M3": (0x7F, 0x7F),
+    "F8_E4M3FNUZ": (0xFF, 0x80),
+    "F8_E5M2FNUZ": (0xFF, 0x80),
+    "F8_E8M0": (0xFF, 0xFF),
+}
+
+
+def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | None]:
+    """Count NaN and Inf values of one tensor by streaming it through ``buffer``.
+
+    Returns ``(nan, inf, first_index)``. Works on the bit patterns, so bf16 and fp8 need no
+    conversion; temporaries are bounded by the buffer size.
+    """
+    import numpy as np
+
+    record = ckpt.tensors[name]
+    nan = inf = 0
+    first: int | None = None
+    seen = 0
+    if record.dtype in _IEEE:
+        view, exp_mask, mant_mask = _IEEE[record.dtype]
+    elif record.dtype in _NAN_ONLY:
+        view, (exp_mask, mant_mask) = "u1", _NAN_ONLY[record.dtype]
+    else:
+        return 0, 0, None
+    udtype = np.dtype(view)
+    if len(buffer) < udtype.itemsize:
+        buffer = bytearray(udtype.itemsize)
+    scratch = np.empty(len(buffer) // udtype.itemsize, dtype=udtype)
+    flags = np.empty(len(buffer) // udtype.itemsize, dtype=bool)
+    pattern = exp_mask if record.dtype in _IEEE else mant_mask
+    # when the pattern is the mask itself, "any masked value equals it" is "the maximum of
+    # the masked values equals it": one reduction instead of a comparison array and any()
+    by_max = pattern == exp_mask
+    for chunk in ckpt.iter_chunks(name, buffer):
+        values = np.frombuffer(chunk, dtype=udtype)
+        n = values.size
+        masked, hit = scratch[:n], flags[:n]
+        np.bitwise_and(values, udtype.type(exp_mask), out=masked)
+        if by_max and (n == 0 or masked.max() != pattern):
+            seen += n
+            continue
+        np.equal(masked, udtype.type(pattern), out=hit)
+        if hit.any():
+            where = np.flatnonzero(hit)
+            if first is None:
+                first = seen + int(where[0])
+            if record.dtype in _IEEE:
+                mantissa = values[where] & udtype.type(mant_mask)
+                k = int(np.count_nonzero(mantissa))
+                nan += k
+                inf += where.size - k
+            else:
+                nan += where.size
+        seen += n
+    return nan, inf, first
+
+
+class NonFiniteWeights(_VocabRule):
+    """A weight tensor holds NaN or Inf values.
+
+    ## What it checks
+    (`--scan-weights`) Every floating-point tensor is finite. The tensors are streamed in
+    fixed-size chunks, so memory does not grow with the checkpoint.
+
+    ## Why it matters
+    The speculators library initialises `embed_tokens`, `lm_head` and `verifier_lm_head` to
+    NaN so that unloaded weights are easy to spot, and saves whatever it holds: a draft saved
+    before its verifier weights were loaded carries NaN heads, loads everywhere, and proposes
+    garbage. NaN from a diverged run looks the same.
+
+    ## Example
+    `lm_head.weight` entirely NaN because `verifier.name_or_path` was null when the draft was
+    saved.
+
+    ## Use instead
+    Load the verifier weights (`load_verifier_weights()`) before saving, or re-export from a
+    healthy training checkpoint.
+    """
+
+    id = "D010"
+    name = "non-finite-weights"
+    requires = frozenset({"weights", "scan"})
+    applies_to = ()
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        ckpt = ctx.checkpoint
+        buffer = bytearray(SCAN_CHUNK_BYTES)
+        for name, record in sorted(ckpt.tensors.items(), key=lambda kv: (kv[1].file, kv[1].begin)):
+            try:
+                nan, inf, first = scan_tensor(ckpt, name, buffer)
+            except HeaderError as e:
+                yield Hit(
+                    f"{name} could not be scanned: {e.message}",
+                    tensor=name,
+                    file=weights_file(ctx, name),
+                )
+                continue
+            if nan or inf:
+                parts = [
+                    f"{count:,} {what}" for count, what in ((nan, "NaN"), (inf, "Inf")) if count
+                ]
+                share = " (every value)" if nan + inf == record.numel else ""
+                yield Hit(
+                    f"{name} holds {' and '.join(parts)} value{'s' if nan + inf != 1 else ''}{share}, "
+                    f"first at element {first}; NaN is how the speculators library marks weights "
+                    "that were never loaded: load the verifier weights before saving, or re-export",
+                    tensor=name,
+                    file=weights_file(ctx, name),
+                )
+
+
+VOCAB_RULES: tuple[type[Rule], ...] = (
+    T2dCountMismatch,
+    D2tOutOfRange,
+    D2tNotIncreasing,
+    D2tT2dInconsistent,
+    NonFiniteWeights,
+)

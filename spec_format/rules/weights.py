@@ -1,0 +1,1038 @@
+"""Weights rules (W): the config against the tensor names, shapes and dtypes in the headers.
+
+Every check compares the safetensors headers (read by :mod:`spec_format.checkpoint`, never
+the tensor bytes) with the type's tensor contract (``schema/tensors/<type>.json``). The
+generic rules (missing, unexpected, shape, dtype) cover every tensor; the rules for ``fc``,
+``lm_head``, ``embed_tokens``, the vocabulary maps, the EAGLE-3 first layer and the layer
+count explain the failures seen in the field in their own words, and the generic rules
+leave those tensors to them. The consumer rules (W020+) warn about layouts the speculators
+library loads but an engine refuses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from spec_format.contract import (
+    UNKNOWN,
+    ContractDiff,
+    ContractError,
+    ExpectedSet,
+    available_types,
+    diff_tensors,
+    expected_tensors,
+)
+from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format.report import Severity
+from spec_format.rules.base import Context, Hit, Layer, Rule
+
+CONTRACT_TYPES = tuple(available_types())
+#: types that may reduce the draft vocabulary and then carry t2d/d2t (dflash2 and mtp
+#: always predict over the full verifier vocabulary)
+VOCAB_MAP_TYPES = ("eagle3", "peagle", "dflash", "dspark", "xpress")
+#: roles a specific rule reports; the generic shape rule leaves them alone
+_SPECIFIC_SHAPE_ROLES = frozenset({"fc", "lm_head", "embed", "t2d", "d2t", "first_qkv"})
+#: at most this many findings per rule and checkpoint; the last one says how many more
+MAX_HITS = 25
+
+
+# -- shared helpers --------------------------------------------------------------------
+
+
+def expectations(ctx: Context) -> ExpectedSet | None:
+    """The contract expanded for this config (cached on the context)."""
+    key = "_weights_expected"
+    if key not in ctx.options:
+        try:
+            ctx.options[key] = expected_tensors(ctx.config, ctx.model_type)
+        except ContractError:
+            ctx.options[key] = None
+    return ctx.options[key]
+
+
+def contract_diff(ctx: Context) -> ContractDiff | None:
+    key = "_weights_diff"
+    if key not in ctx.options:
+        exp = expectations(ctx)
+        ctx.options[key] = (
+            None
+            if exp is None or ctx.checkpoint is None
+            else diff_tensors(exp, ctx.checkpoint.tensors)
+        )
+    return ctx.options[key]
+
+
+def weights_file(ctx: Context, tensor: str | None = None) -> str:
+    """The file a finding about ``tensor`` points at: its shard, or the weights entry point."""
+    ckpt = ctx.checkpoint
+    if tensor is not None and tensor in ckpt.tensors:
+        return ckpt.display(ckpt.tensors[tensor].file)
+    if ckpt.layout == "sharded":
+        return ckpt.display("model.safetensors.index.json")
+    return ckpt.display("model.safetensors")
+
+
+def _capped(hits: list[Hit], what: str) -> Iterator[Hit]:
+    yield from hits[:MAX_HITS]
+    if len(hits) > MAX_HITS:
+        yield Hit(f"... and {len(hits) - MAX_HITS} more {what}", file=hits[MAX_HITS].file)
+
+
+def _layer_prefix(ctx: Context) -> tuple[str, str, str]:
+    """(name prefix, symbol, config field) of the repeated layers of this type."""
+    if ctx.model_type == "mtp":
+        return "mtp_layers", "N", "num_nextn_predict_layers"
+    return "layers", "L", "transformer_layer_config.num_hidden_layers"
+
+
+def _layer_index(name: str, prefix: str) -> int | None:
+    m = re.match(rf"{prefix}\.(\d+)\.", name)
+    return int(m.group(1)) if m else None
+
+
+def layer_counts(ctx: Context) -> tuple[int | None, list[int]]:
+    """(layers the config declares, layer indices found in the headers)."""
+    exp = expectations(ctx)
+    prefix, symbol, _ = _layer_prefix(ctx)
+    declared = exp.symbols.get(symbol) if exp else None
+    found = sorted(
+        {i for n in ctx.checkpoint.tensors if (i := _layer_index(n, prefix)) is not None}
+    )
+    return (declared if isinstance(declared, int) else None), found
+
+
+def _left_to_layer_rule(ctx: Context, name: str) -> bool:
+    """Tensors of layers beyond the smaller of (declared, found) are W010's to report."""
+    declared, found = layer_counts(ctx)
+    if declared is None or found == list(range(declared)):
+        return False
+    prefix, _, _ = _layer_prefix(ctx)
+    index = _layer_index(name, prefix)
+    return index is not None and index >= min(declared, len(found))
+
+
+def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
+    if name.startswith("verifier_"):
+        return True
+    return ctx.model_type in DFLASH_FAMILY and name == "mask_hidden"
+
+
+def _show(value) -> str:
+    """A symbol's value for a message: ``?`` when the config does not provide it."""
+    return "?" if value is UNKNOWN or value is None else str(value)
+
+
+def _fmt(shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _condition_text(condition: str) -> str:
+    return condition if " " in condition or "(" in condition else f"{condition} is true"
+
+
+class _WeightsRule(Rule):
+    abstract = True
+    layer = Layer.WEIGHTS
+    since = "0.1.0"
+    severity = Severity.ERROR
+    applies_to = CONTRACT_TYPES
+    requires = frozenset({"weights"})
+
+
+# -- presence ---------------------------------------------------------------------------
+
+
+class MissingTensor(_WeightsRule):
+    """A tensor the config calls for is not in the checkpoint.
+
+    ## What it checks
+    Every tensor the type's contract requires for this config (given its flags:
+    `norm_before_fc`, `fc_norm`, Qwen3 `q_norm`/`k_norm`, `attention_bias`, the DSpark heads,
+    ...) is in the safetensors header. The vocabulary maps and whole missing layers have
+    their own rules (W008, W010).
+
+    ## Why it matters
+    The speculators library loads with `strict=False`: a missing tensor is silently
+    initialised at random (or left NaN), the draft loads, and acceptance collapses. A lost
+    `midlayer -> layers.0` rename in a converter gave acceptance 0 this way.
+
+    ## Example
+    An EAGLE-3 checkpoint without `layers.0.self_attn.o_proj.weight`.
+
+    ## Use instead
+    Export the checkpoint again from the trained model, or fix the converter's key mapping.
+    If the tensor is missing because a flag is wrong (e.g. `model_type: qwen3` on a Llama
+    draft), fix the config.
+
+    ## References
+    vllm-project/speculators#1114, vllm-project/vllm#43132
+    """
+
+    id = "W001"
+    name = "missing-tensor"
+    references = ("vllm-project/speculators#1114", "vllm-project/vllm#43132")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        diff = contract_diff(ctx)
+        if diff is None or not ctx.checkpoint.complete:
+            return
+        hits = []
+        for t in diff.missing:
+            if t.role in ("t2d", "d2t") or _left_to_layer_rule(ctx, t.name):
+                continue
+            hits.append(Hit(_missing_message(ctx, t), tensor=t.name, file=weights_file(ctx)))
+        yield from _capped(hits, "missing tensors")
+
+
+def _missing_message(ctx: Context, t) -> str:
+    shape = t.describe_shape()
+    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in EAGLE_FAMILY:
+        return (
+            f"{t.name} {shape} is missing: transformer_layer_config.model_type is 'qwen3', whose "
+            "attention has per-head q/k norms; if the draft was trained with Llama layers, set "
+            "model_type to 'llama', otherwise export the norms"
+        )
+    if t.role == "lm_head":
+        return (
+            f"{t.name} {shape} is missing; with draft_vocab_size < vocab_size the engine cannot "
+            "borrow the verifier's head, export the draft's lm_head"
+        )
+    return (
+        f"{t.name} {shape} is missing; the speculators library would silently initialise it "
+        "at random and vLLM refuses to load. Export it from the trained model"
+    )
+
+
+class UnexpectedTensor(_WeightsRule):
+    """The checkpoint holds a tensor that the format (for this config) does not have.
+
+    ## What it checks
+    Every tensor in the header is one the type's contract declares for this config. A tensor
+    that only exists under a flag (`fc_norm.0.weight` without `fc_norm`, `input_norm.weight`
+    without `norm_before_fc`, `q_norm` on a Llama draft) is reported with that flag.
+
+    ## Why it matters
+    vLLM refuses unexpected tensors at load time; the speculators library ignores them
+    silently. Either way, an unexpected tensor usually means the config and the weights
+    disagree about the architecture (a flag is off, or the names come from another tool).
+
+    ## Example
+    `fc_norm.0.weight`, `fc_norm.1.weight`, `fc_norm.2.weight` in a checkpoint whose config
+    says `"fc_norm": false`.
+
+    ## Use instead
+    Set the flag the tensors belong to (`"fc_norm": true`), or remove the tensors. Tensors
+    named `midlayer.*` come from the original EAGLE-3 code: convert the checkpoint with
+    `speculators convert --algorithm eagle3`.
+
+    ## References
+    vllm-project/speculators#1114
+    """
+
+    id = "W002"
+    name = "unexpected-tensor"
+    references = ("vllm-project/speculators#1114",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        diff = contract_diff(ctx)
+        if diff is None:
+            return
+        hits = []
+        for absent in diff.ruled_out:
+            if _claimed_by_consumer_rule(ctx, absent.name) or _left_to_layer_rule(ctx, absent.name):
+                continue
+            hits.append(
+                Hit(
+                    _ruled_out_message(ctx, absent),
+                    tensor=absent.name,
+                    file=weights_file(ctx, absent.name),
+                )
+            )
+        for name in diff.unexpected:
+            if _claimed_by_consumer_rule(ctx, name) or _left_to_layer_rule(ctx, name):
+                continue
+            hits.append(
+                Hit(_unexpected_message(ctx, name), tensor=name, file=weights_file(ctx, name))
+            )
+        yield from _capped(hits, "unexpected tensors")
+
+
+def _ruled_out_message(ctx: Context, absent) -> str:
+    name, condition = absent.name, absent.condition
+    if name.endswith(("q_norm.weight", "k_norm.weight")) and "qwen3" in condition:
+        return (
+            f"{name} is present, but transformer_layer_config.model_type is not 'qwen3' and "
+            "only Qwen3-style attention has per-head q/k norms; set model_type to 'qwen3' if "
+            "the draft was trained with Qwen3 layers (vLLM then builds the right class)"
+        )
+    return (
+        f"{name} is present, but the format writes it only when {_condition_text(condition)}; "
+        "fix the config flag to match the weights, or remove the tensor"
+    )
+
+
+def _unexpected_message(ctx: Context, name: str) -> str:
+    if name.startswith("model."):
+        return (
+            f"{name} is not a {ctx.model_type} tensor: the names carry a 'model.' prefix from a "
+            "wrapper's state dict; strip it when exporting"
+        )
+    if name.startswith("midlayer."):
+        return (
+            f"{name} uses the original EAGLE-3 naming; convert the checkpoint with "
+            "`speculators convert --algorithm eagle3` (which maps midlayer.* to layers.0.*)"
+        )
+    return (
+        f"{name} is not part of the {ctx.model_type} format; vLLM refuses to load unexpected "
+        "tensors (the speculators library silently ignores them). Remove it, or fix the config "
+        "if it belongs to a feature the config leaves off"
+    )
+
+
+class VocabMapMissing(_WeightsRule):
+    """`draft_vocab_size` is smaller than the verifier vocabulary but `t2d`/`d2t` are missing.
+
+    ## What it checks
+    When `draft_vocab_size < transformer_layer_config.vocab_size`, the checkpoint holds both
+    `d2t` (int64, one entry per draft token) and `t2d` (bool, one entry per verifier token).
+
+    ## Why it matters
+    Without `d2t`, vLLM keeps an all-zero `draft_id_to_target_id`: draft token *i* is read as
+    verifier token *i*, every proposal is a wrong token, and acceptance collapses without an
+    error. DSpark refuses to load instead.
+
+    ## Example
+    A Qwen3-8B EAGLE-3 draft with `draft_vocab_size: 32000` whose vocabulary mapping was saved
+    to a side file (`d2t.npy`) instead of `model.safetensors`.
+
+    ## Use instead
+    Store the mapping in the checkpoint: `d2t = selected_ids - arange(D)` (int64) and
+    `t2d[selected_ids] = True` (bool), as `speculators` builds them.
+
+    ## References
+    NVIDIA-NeMo/Automodel#2447, pytorch/executorch#20149
+    """
+
+    id = "W008"
+    name = "vocab-map-missing"
+    applies_to = VOCAB_MAP_TYPES
+    references = ("NVIDIA-NeMo/Automodel#2447", "pytorch/executorch#20149")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        diff = contract_diff(ctx)
+        if diff is None or not ctx.checkpoint.complete:
+            return
+        exp = expectations(ctx)
+        missing = [t for t in diff.missing if t.role in ("t2d", "d2t")]
+        if not missing:
+            return
+        names = " and ".join(t.name for t in missing)
+        yield Hit(
+            f"{names} {'is' if len(missing) == 1 else 'are'} missing although draft_vocab_size "
+            f"({_show(exp.symbols.get('D'))}) < vocab_size ({_show(exp.symbols.get('V'))}); without d2t vLLM maps "
+            "draft token i to verifier token i and acceptance collapses. Save t2d (bool [V]) and "
+            "d2t (int64 [D]) into the checkpoint",
+            tensor=missing[0].name,
+            file=weights_file(ctx),
+        )
+
+
+class LayerCountMismatch(_WeightsRule):
+    """The number of decoder layers in the weights differs from `num_hidden_layers`.
+
+    ## What it checks
+    The layer indices in the tensor names (`layers.N.*`, or `mtp_layers.N.*` for MTP) are
+    exactly `0 .. num_hidden_layers - 1` (`num_nextn_predict_layers` for MTP).
+
+    ## Why it matters
+    Readers build as many layers as the config says. Extra layers in the weights are dropped
+    silently by lenient loaders (a legacy converter hard-coded one layer and lost
+    `layers.1.*`); missing layers are initialised at random.
+
+    ## Example
+    `transformer_layer_config.num_hidden_layers: 1` with tensors `layers.0.*` and `layers.1.*`.
+
+    ## Use instead
+    Set `num_hidden_layers` to the number of layers the draft was trained with, or export
+    every layer.
+
+    ## References
+    vllm-project/speculators#812
+    """
+
+    id = "W010"
+    name = "layer-count-mismatch"
+    references = ("vllm-project/speculators#812",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if expectations(ctx) is None:
+            return
+        declared, found = layer_counts(ctx)
+        if declared is None or found == list(range(declared)):
+            return
+        if not ctx.checkpoint.complete and len(found) < declared:
+            return
+        prefix, _, field = _layer_prefix(ctx)
+        if found and found != list(range(len(found))):
+            gaps = sorted(set(range(max(found) + 1)) - set(found))
+            detail = f"layer indices {found} (missing {gaps})"
+        else:
+            detail = (
+                f"{len(found)} layer{'s' if len(found) != 1 else ''} ({prefix}.0 .. {prefix}.{len(found) - 1})"
+                if found
+                else "no layers"
+            )
+        yield Hit(
+            f"{field} is {declared} but the weights hold {detail}; set {field} to the number of "
+            "layers the draft was trained with, or export the missing layers",
+            file=weights_file(ctx),
+        )
+
+
+# -- shapes -----------------------------------------------------------------------------
+
+
+class TensorShapeMismatch(_WeightsRule):
+    """A tensor's shape does not follow from the config.
+
+    ## What it checks
+    Each tensor's shape equals its contract shape evaluated with the config's symbols
+    (`H` hidden_size, `I` intermediate_size, `nH`/`nKV` heads, `hd` head_dim, ...). The
+    shapes with a history of field failures have their own rules (W004-W007, W009).
+
+    ## Why it matters
+    A shape mismatch is a load failure in vLLM and in speculators; when the config is the
+    wrong side (a `head_dim` left to its default, an `intermediate_size` from another model)
+    the error message names weights, not the config field to fix.
+
+    ## Example
+    `layers.0.mlp.gate_proj.weight` of shape `[14336, 4096]` with `intermediate_size: 12288`.
+
+    ## Use instead
+    Copy the draft's real dimensions into `transformer_layer_config` (or re-export the
+    weights for the config).
+    """
+
+    id = "W003"
+    name = "tensor-shape-mismatch"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        diff = contract_diff(ctx)
+        if diff is None:
+            return
+        hits = [
+            Hit(
+                f"{m.name} has shape {_fmt(m.actual)}, but the config implies "
+                f"{m.expected.describe_shape()}; fix the config dimensions "
+                f"({_symbols_used(m.expected)}) or the weights",
+                tensor=m.name,
+                file=weights_file(ctx, m.name),
+            )
+            for m in diff.wrong_shape
+            if m.expected.role not in _SPECIFIC_SHAPE_ROLES
+        ]
+        yield from _capped(hits, "shape mismatches")
+
+
+def _symbols_used(expected) -> str:
+    names = []
+    for text in expected.shape_text:
+        for token in re.findall(r"[A-Za-z_]\w*", text):
+            if token not in names and token not in ("if", "else", "and", "or", "not", "None"):
+                names.append(token)
+    return ", ".join(names) or "none"
+
+
+def _role_mismatch(ctx: Context, role: str):
+    diff = contract_diff(ctx)
+    if diff is None:
+        return []
+    return [m for m in diff.wrong_shape if m.expected.role == role]
+
+
+class FcWidthMismatch(_WeightsRule):
+    """`fc.weight` does not have `A x Ht` input columns for the declared aux layers.
+
+    ## What it checks
+    `fc.weight` is `[H, A * Ht]`: `A` is the number of aux layer ids (3 when an EAGLE-3 list
+    is null), `Ht` is `target_hidden_size` or `hidden_size`.
+
+    ## Why it matters
+    The aux layer list decides how many verifier hidden states the engine concatenates. A
+    draft trained on 4 aux layers with a config listing 3 (or none) fails to load in vLLM
+    (`size mismatch ... 4096x16384 vs 4096x12288`), or with another reader is fed the wrong
+    layers.
+
+    ## Example
+    `fc.weight` `[4096, 16384]` (4 x 4096) with `eagle_aux_hidden_state_layer_ids: [2, 18, 33]`.
+
+    ## Use instead
+    List every aux layer the draft was trained on, e.g. `[2, 18, 33, 35]`.
+
+    ## References
+    vllm-project/vllm#54526, verl-project/verl-SpeCo#6, sgl-project/sglang#8163
+    """
+
+    id = "W004"
+    name = "fc-width-mismatch"
+    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    references = ("vllm-project/vllm#54526", "verl-project/verl-SpeCo#6", "sgl-project/sglang#8163")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        for m in _role_mismatch(ctx, "fc"):
+            sym = exp.symbols
+            A, Ht, H = sym.get("A"), sym.get("Ht"), sym.get("H")
+            key = AUX_IDS_KEY.get(ctx.model_type, "aux layer ids")
+            listed = ctx.config.get(key)
+            if isinstance(listed, list):
+                declared = f"{key} lists {len(listed)}"
+            elif listed is None:
+                where = "null" if key in ctx.config else "absent"
+                declared = f"{key} is {where}, so readers assume {_show(A)}"
+            else:
+                declared = f"{key} is not a list"
+            actual = tuple(m.actual)
+            parts = []
+            if (
+                len(actual) == 2
+                and isinstance(Ht, int)
+                and isinstance(A, int)
+                and actual[1] % Ht == 0
+                and actual[1] != A * Ht
+            ):
+                parts.append(
+                    f"fc.weight takes {actual[1]} input columns = {actual[1] // Ht} x {Ht}, but "
+                    f"{declared}; list the {actual[1] // Ht} aux layers the draft was trained on"
+                )
+            elif (
+                len(actual) == 2
+                and isinstance(H, int)
+                and isinstance(A, int)
+                and Ht != H
+                and actual[1] == A * H
+            ):
+                parts.append(
+                    f"fc.weight takes {actual[1]} = {A} x hidden_size columns, but "
+                    f"target_hidden_size is {Ht}; remove target_hidden_size or fix it"
+                )
+            else:
+                parts.append(
+                    f"fc.weight has shape {_fmt(actual)}, expected {m.expected.describe_shape()} "
+                    f"(A={_show(A)} aux layers from {key}, Ht={_show(Ht)})"
+                )
+            if len(actual) == 2 and isinstance(H, int) and actual[0] != H:
+                parts.append(f"its {actual[0]} rows should be hidden_size={_show(H)}")
+            yield Hit("; ".join(parts), tensor="fc.weight", file=weights_file(ctx, "fc.weight"))
+
+
+class LmHeadRowsMismatch(_WeightsRule):
+    """`lm_head.weight` does not have `draft_vocab_size` rows.
+
+    ## What it checks
+    `lm_head.weight` is `[D, H]` with `D = draft_vocab_size`.
+
+    ## Why it matters
+    A head with the verifier's full vocabulary in a reduced-vocabulary draft (or the other
+    way round) fails to load, or (after `tie_weights()` replaced the head) produces logits
+    over the wrong token ids.
+
+    ## Example
+    `lm_head.weight` `[128256, 4096]` with `draft_vocab_size: 32000`.
+
+    ## Use instead
+    Export the draft's own head (`D` rows, the verifier head's rows selected by `t2d`), or set
+    `draft_vocab_size` to what the head was trained with.
+
+    ## References
+    SafeAILab/EAGLE#249, vllm-project/speculators#74
+    """
+
+    id = "W005"
+    name = "lm-head-rows-mismatch"
+    references = ("SafeAILab/EAGLE#249", "vllm-project/speculators#74")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        for m in _role_mismatch(ctx, "lm_head"):
+            D, V, H = exp.symbols.get("D"), exp.symbols.get("V"), exp.symbols.get("H")
+            actual = tuple(m.actual)
+            if len(actual) == 2 and actual[0] != D:
+                hint = (
+                    " (that is the verifier's full vocabulary: slice it with t2d)"
+                    if actual[0] == V and D != V
+                    else ""
+                )
+                message = (
+                    f"lm_head.weight has {actual[0]} rows, but draft_vocab_size is {_show(D)}{hint}; the "
+                    "head must have one row per draft token"
+                )
+            else:
+                message = (
+                    f"lm_head.weight has shape {_fmt(actual)}, expected "
+                    f"{m.expected.describe_shape()} (D={_show(D)}, H={_show(H)})"
+                )
+            yield Hit(message, tensor=m.name, file=weights_file(ctx, m.name))
+
+
+class EmbedRowsMismatch(_WeightsRule):
+    """`embed_tokens.weight` does not have one row per verifier token.
+
+    ## What it checks
+    `embed_tokens.weight` is `[V, H]` with `V = transformer_layer_config.vocab_size`.
+
+    ## Why it matters
+    Drafts embed verifier token ids (the accepted tokens), so the table must cover the full
+    verifier vocabulary; a table sized to the draft vocabulary indexes out of range on the
+    first token id above it.
+
+    ## Example
+    `embed_tokens.weight` `[32000, 4096]` in a Qwen3 draft with `vocab_size: 151936`.
+
+    ## Use instead
+    Export the verifier's embedding (or drop the tensor and let the engine share the
+    verifier's).
+
+    ## References
+    vllm-project/vllm#18906
+    """
+
+    id = "W006"
+    name = "embed-rows-mismatch"
+    references = ("vllm-project/vllm#18906",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        for m in _role_mismatch(ctx, "embed"):
+            V, H = exp.symbols.get("V"), exp.symbols.get("H")
+            yield Hit(
+                f"{m.name} has shape {_fmt(m.actual)}, expected {m.expected.describe_shape()}: one "
+                f"row per verifier token (vocab_size={_show(V)}) of width hidden_size={_show(H)}",
+                tensor=m.name,
+                file=weights_file(ctx, m.name),
+            )
+
+
+class VocabMapLengthMismatch(_WeightsRule):
+    """`t2d` is not `[vocab_size]` or `d2t` is not `[draft_vocab_size]`.
+
+    ## What it checks
+    `t2d` has one entry per verifier token (`V`), `d2t` one per draft token (`D`).
+
+    ## Why it matters
+    The speculators library refuses mismatched maps at load; vLLM indexes `d2t` with draft
+    ids, so a short map crashes and a long one maps to the wrong tokens. Mappings cached from
+    an earlier run with another `draft_vocab_size` are the usual cause.
+
+    ## Example
+    `d2t` `[6054]` with `draft_vocab_size: 32000`.
+
+    ## Use instead
+    Rebuild the maps for the current vocabulary sizes (delete cached `t2d.npy`/`d2t.npy`).
+
+    ## References
+    sgl-project/SpecForge#76, vllm-project/speculators#1081
+    """
+
+    id = "W007"
+    name = "vocab-map-length-mismatch"
+    applies_to = VOCAB_MAP_TYPES
+    references = ("sgl-project/SpecForge#76", "vllm-project/speculators#1081")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        for role, symbol, field in (("t2d", "V", "vocab_size"), ("d2t", "D", "draft_vocab_size")):
+            for m in _role_mismatch(ctx, role):
+                yield Hit(
+                    f"{m.name} has shape {_fmt(m.actual)}, but it needs one entry per "
+                    f"{'verifier' if role == 't2d' else 'draft'} token: [{_show(exp.symbols.get(symbol))}] "
+                    f"({field}); rebuild the vocabulary maps for the current sizes",
+                    tensor=m.name,
+                    file=weights_file(ctx, m.name),
+                )
+
+
+class FirstLayerInputWidth(_WeightsRule):
+    """EAGLE-3 `layers.0` q/k/v projections do not take `2 x hidden_size` inputs.
+
+    ## What it checks
+    EAGLE-3 and P-EAGLE: `layers.0.self_attn.{q,k,v}_proj.weight` are `[heads x head_dim, 2H]`;
+    the first layer attends over `cat(embeddings, hidden)`.
+
+    ## Why it matters
+    A first layer with `H` inputs is a plain decoder layer: the checkpoint was exported
+    without the EAGLE-3 patch, or `hidden_size` in the config is not the draft's (then every
+    other check is off too).
+
+    ## Example
+    `layers.0.self_attn.q_proj.weight` `[4096, 4096]` with `hidden_size: 4096` (expected
+    `[4096, 8192]`).
+
+    ## Use instead
+    Export the EAGLE-3 model itself (speculators `Eagle3DraftModel`), and keep `hidden_size`
+    at the draft's width.
+    """
+
+    id = "W009"
+    name = "first-layer-input-width"
+    applies_to = EAGLE_FAMILY
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        H = exp.symbols.get("H") if exp else None
+        for m in _role_mismatch(ctx, "first_qkv"):
+            actual = tuple(m.actual)
+            if len(actual) == 2 and isinstance(H, int) and actual[1] != 2 * H:
+                message = (
+                    f"{m.name} takes {actual[1]} inputs, but the EAGLE-3 first layer reads "
+                    f"cat(embeddings, hidden) = 2 x hidden_size = {2 * H}"
+                    + (
+                        "; the layer looks like a plain decoder layer: export the EAGLE-3 model"
+                        if actual[1] == H
+                        else "; check hidden_size against the weights"
+                    )
+                )
+            else:
+                message = (
+                    f"{m.name} has shape {_fmt(actual)}, expected {m.expected.describe_shape()}"
+                )
+            yield Hit(message, tensor=m.name, file=weights_file(ctx, m.name))
+
+
+# -- dtypes -----------------------------------------------------------------------------
+
+
+class DtypeFamilyMismatch(_WeightsRule):
+    """A tensor is stored in the wrong kind of dtype (`t2d` not bool, `d2t` not int64, a
+    weight stored as integers).
+
+    ## What it checks
+    `t2d` is `BOOL`, `d2t` is `I64`, and every weight is a floating-point dtype.
+
+    ## Why it matters
+    The maps are used as a boolean mask and as integer offsets; the speculators library
+    accepts a float `t2d` silently, other readers index with it and fail or select the wrong
+    rows. Integer weights mean a quantised export without its scales.
+
+    ## Example
+    `t2d` stored as `F32` (0.0/1.0) after `model.to(torch.float32)` was applied to a plain
+    dict of tensors.
+
+    ## Use instead
+    Save `t2d.bool()` and `d2t.long()`; keep weights in bf16/fp16/fp32.
+    """
+
+    id = "W011"
+    name = "dtype-family-mismatch"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        diff = contract_diff(ctx)
+        if diff is None:
+            return
+        wanted = {"bool": "BOOL", "int64": "I64 (int64)", "float": "a float dtype (BF16, F16, F32)"}
+        hits = []
+        for m in diff.wrong_dtype:
+            fix = {"t2d": "save t2d.bool()", "d2t": "save d2t.long()"}.get(
+                m.expected.role or "", "store it as float"
+            )
+            hits.append(
+                Hit(
+                    f"{m.name} is stored as {m.actual}, but it must be {wanted[m.expected.dtype]}; {fix}",
+                    tensor=m.name,
+                    file=weights_file(ctx, m.name),
+                )
+            )
+        yield from _capped(hits, "dtype mismatches")
+
+
+def _float_weights(ctx: Context) -> dict[str, str]:
+    """name -> dtype of the tensors the contract declares as float and that are stored as
+    a float (a float ``t2d`` is W011's, not a weight)."""
+    exp = expectations(ctx)
+    if exp is None:
+        return {}
+    floats = exp.contract.dtype_families["float"]
+    out = {}
+    for name, t in ctx.checkpoint.tensors.items():
+        expected = exp.match(name)
+        if expected is not None and expected.dtype == "float" and t.dtype in floats:
+            out[name] = t.dtype
+    return out
+
+
+def _float_dtypes(ctx: Context) -> Counter:
+    return Counter(_float_weights(ctx).values())
+
+
+class MixedFloatDtypes(_WeightsRule):
+    """The weights mix float dtypes (some bf16, some fp32, ...).
+
+    ## What it checks
+    All floating-point weights share one dtype.
+
+    ## Why it matters
+    Engines load every weight into one dtype; a mix usually means part of the checkpoint was
+    written by another step (a converter, a manual patch) and may not match the rest. An fp16
+    draft paired with a bf16 target has been seen to collapse acceptance.
+
+    ## Example
+    Every tensor `BF16` except `fc.weight` in `F32`.
+
+    ## Use instead
+    Cast the whole state dict to one dtype before saving (`model.to(torch.bfloat16)`).
+
+    ## References
+    InternLM/lmdeploy#4991
+    """
+
+    id = "W012"
+    name = "mixed-float-dtypes"
+    severity = Severity.WARNING
+    references = ("InternLM/lmdeploy#4991",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        counts = _float_dtypes(ctx)
+        if len(counts) < 2:
+            return
+        main, _ = counts.most_common(1)[0]
+        odd = sorted(n for n, dtype in _float_weights(ctx).items() if dtype != main)
+        summary = ", ".join(f"{n} {d}" for d, n in counts.most_common())
+        example = ", ".join(odd[:3]) + (" ..." if len(odd) > 3 else "")
+        yield Hit(
+            f"the weights mix float dtypes ({summary}); cast everything to {main} before saving "
+            f"(not {main}: {example})",
+            tensor=odd[0],
+            file=weights_file(ctx, odd[0]),
+        )
+
+
+class DtypeConfigMismatch(_WeightsRule):
+    """The config's `torch_dtype`/`dtype` is not the dtype the weights are stored in.
+
+    ## What it checks
+    The float dtype most weights use equals the config's `torch_dtype` (or `dtype`, the
+    transformers 5 spelling).
+
+    ## Why it matters
+    Engines with `dtype="auto"` take the dtype from the config and cast the weights: an fp32
+    checkpoint labelled bf16 silently loses precision, a bf16 one labelled fp32 doubles the
+    draft's memory.
+
+    ## Example
+    `"torch_dtype": "float32"` with every weight stored as `BF16`.
+
+    ## Use instead
+    Write the dtype the weights are stored in: `"torch_dtype": "bfloat16"`.
+    """
+
+    id = "W013"
+    name = "dtype-config-mismatch"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        counts = _float_dtypes(ctx)
+        if exp is None or not counts:
+            return
+        for key in ("torch_dtype", "dtype"):
+            value = ctx.config.get(key)
+            if isinstance(value, str):
+                break
+        else:
+            return
+        declared = exp.contract.config_dtypes.get(value.removeprefix("torch."))
+        main, _ = counts.most_common(1)[0]
+        if declared is None or declared == main:
+            return
+        names = {
+            v: k
+            for k, v in exp.contract.config_dtypes.items()
+            if k in ("bfloat16", "float16", "float32", "float64")
+        }
+        yield Hit(
+            f"{key} is {value!r} but the weights are stored as {main}; set {key} to "
+            f"{names.get(main, main.lower())!r} (engines with dtype auto cast to the config's dtype)",
+            pointer=f"/{key}",
+        )
+
+
+# -- consumers: layouts an engine refuses ------------------------------------------------
+
+
+class VerifierTensorsInCheckpoint(_WeightsRule):
+    """The checkpoint holds training-only `verifier_*` tensors.
+
+    ## What it checks
+    No tensor name starts with `verifier_` (`verifier_norm.weight`, `verifier_lm_head.weight`).
+
+    ## Why it matters
+    These are the verifier's norm and head, used only for the training loss. The speculators
+    library never saves them and ignores them at load, but vLLM has no such module and fails
+    to load the draft.
+
+    ## Example
+    `verifier_lm_head.weight` `[32000, 4096]` in a checkpoint saved from a raw state dict.
+
+    ## Use instead
+    Save with `save_pretrained`, or drop the keys before saving.
+
+    ## Consumers affected
+    vLLM (load error); speculators (ignored).
+    """
+
+    id = "W020"
+    name = "verifier-tensors-in-checkpoint"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for name in sorted(ctx.checkpoint.tensors):
+            if name.startswith("verifier_"):
+                yield Hit(
+                    f"{name} is a training-only tensor; vLLM fails to load a draft that holds it. "
+                    "Remove it (save_pretrained never writes it)",
+                    tensor=name,
+                    file=weights_file(ctx, name),
+                )
+
+
+class Qwen3OProjBias(_WeightsRule):
+    """A Qwen3-layer EAGLE-3 draft stores an `o_proj` bias, which vLLM cannot load.
+
+    ## What it checks
+    EAGLE-3 and P-EAGLE drafts with `model_type: qwen3` have no `self_attn.o_proj.bias`.
+
+    ## Why it matters
+    Hugging Face Qwen3 gives `o_proj` a bias when `attention_bias` is true, so speculators
+    trains and saves one; vLLM's Qwen3 attention never has an `o_proj` bias and refuses the
+    checkpoint.
+
+    ## Example
+    `"attention_bias": true` in a `qwen3` `transformer_layer_config`, with
+    `layers.0.self_attn.o_proj.bias` in the weights.
+
+    ## Use instead
+    Train Qwen3 drafts with `attention_bias: false`, or use Llama layers if the biases matter.
+
+    ## Consumers affected
+    vLLM (load error); speculators (loads).
+    """
+
+    id = "W021"
+    name = "qwen3-o-proj-bias"
+    severity = Severity.WARNING
+    applies_to = EAGLE_FAMILY
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if ctx.layer_config.get("model_type") != "qwen3":
+            return
+        for name in sorted(ctx.checkpoint.tensors):
+            if name.endswith("self_attn.o_proj.bias"):
+                yield Hit(
+                    f"{name}: vLLM's Qwen3 attention has no o_proj bias and refuses this "
+                    "checkpoint; retrain with attention_bias false or use Llama layers",
+                    tensor=name,
+                    file=weights_file(ctx, name),
+                )
+
+
+class DFlashMaskHidden(_WeightsRule):
+    """A DFlash-family checkpoint stores `mask_hidden`, which vLLM refuses.
+
+    ## What it checks
+    DFlash, DFlash2, DSpark and XPress checkpoints hold no `mask_hidden` tensor (that tensor
+    belongs to P-EAGLE).
+
+    ## Why it matters
+    vLLM's DFlash model asserts on unexpected keys and fails to load; the speculators library
+    loads it and ignores it. It usually means a P-EAGLE training script's state dict was
+    saved as DFlash.
+
+    ## Example
+    `mask_hidden` `[1, 1, 12288]` in a `dflash` checkpoint.
+
+    ## Use instead
+    Remove `mask_hidden` (DFlash uses `mask_token_id` embeddings instead).
+
+    ## Consumers affected
+    vLLM (load error); speculators (ignored).
+    """
+
+    id = "W022"
+    name = "dflash-mask-hidden"
+    severity = Severity.WARNING
+    applies_to = DFLASH_FAMILY
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if "mask_hidden" in ctx.checkpoint.tensors:
+            yield Hit(
+                "mask_hidden is a P-EAGLE tensor; vLLM's DFlash loader refuses it. Remove it "
+                "(DFlash embeds mask_token_id instead)",
+                tensor="mask_hidden",
+                file=weights_file(ctx, "mask_hidden"),
+            )
+
+
+class DSparkMarkovHeadVariant(_WeightsRule):
+    """A DSpark checkpoint uses the `gated` or `rnn` Markov head, which vLLM cannot build.
+
+    ## What it checks
+    DSpark checkpoints hold no `markov_head.gate_proj.*` or `markov_head.joint_proj.*`.
+
+    ## Why it matters
+    vLLM's DSpark model builds only the vanilla Markov head; the extra tensors are unexpected
+    keys and the load fails. The speculators library trains and loads all three variants.
+
+    ## Example
+    `"markov_head_type": "gated"` with `markov_head.gate_proj.weight` in the weights.
+
+    ## Use instead
+    Serve gated/rnn DSpark drafts with the speculators runtime, or train a vanilla head for
+    vLLM.
+
+    ## Consumers affected
+    vLLM (load error); speculators (loads).
+    """
+
+    id = "W023"
+    name = "dspark-markov-head-variant"
+    severity = Severity.WARNING
+    applies_to = ("dspark",)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        exp = expectations(ctx)
+        for name in sorted(ctx.checkpoint.tensors):
+            if name.startswith(("markov_head.gate_proj.", "markov_head.joint_proj.")):
+                if exp is not None and name in exp.absent:
+                    continue  # W002 reports it against the config
+                variant = "gated" if "gate_proj" in name else "rnn"
+                yield Hit(
+                    f"{name} belongs to the {variant} Markov head; vLLM builds only the vanilla "
+                    "head and refuses this checkpoint",
+                    tensor=name,
+                    file=weights_file(ctx, name),
+                )
+
+
+WEIGHTS_RULES: tuple[type[Rule], ...] = (
+    MissingTensor,
+    UnexpectedTensor,
+    TensorShapeMismatch,
+    FcWidthMismatch,
+    LmHeadRowsMismatch,
+    EmbedRowsMismatch,
+    VocabMapLengthMismatch,
+    VocabMapMissing,
+    FirstLayerInputWidth,
+    LayerCountMismatch,
+    DtypeFamilyMismatch,
+    MixedFloatDtypes,
+    DtypeConfigMismatch,
+    VerifierTensorsInCheckpoint,
+    Qwen3OProjBias,
+    DFlashMaskHidden,
+    DSparkMarkovHeadVariant,
+)
+
+__all__ = ["UNKNOWN", "WEIGHTS_RULES", "contract_diff", "expectations", "weights_file"]

@@ -1,0 +1,131 @@
+"""Load the verifier (target model) config that ``--verifier PATH`` names.
+
+``PATH`` is a ``config.json`` or a directory holding one. Multimodal configs keep the
+language model's settings in a nested text config (``text_config``, ``llm_config``,
+``language_config``, or ``thinker_config.text_config``); the V rules need that one, with the
+top level filling in keys the text config lacks (``architectures``, sometimes
+``vocab_size``). The result is a plain dict, :attr:`Context.verifier`, plus
+:class:`VerifierInfo` for the few values the rules compare.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spec_format.errors import UsageError
+
+MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
+#: Where multimodal configs keep the language model, most specific first.
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config", "thinker_config.text_config")
+
+
+@dataclass
+class VerifierInfo:
+    """The verifier's values the V rules compare, each with where it was read."""
+
+    path: Path
+    config: dict[str, Any]  # the text config, top level merged under it
+    text_key: str | None = None  # "text_config" etc., None for a plain LM config
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        return self.config.get(key)
+
+    @property
+    def hidden_size(self) -> int | None:
+        return _int(self.config.get("hidden_size"))
+
+    @property
+    def num_hidden_layers(self) -> int | None:
+        return _int(self.config.get("num_hidden_layers"))
+
+    @property
+    def vocab_size(self) -> int | None:
+        return _int(self.config.get("vocab_size"))
+
+    @property
+    def architectures(self) -> list[str] | None:
+        archs = self.config.get("architectures")
+        return [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else None
+
+    def where(self, key: str) -> str:
+        """``"text_config.hidden_size"`` or ``"hidden_size"``: for messages."""
+        return self.sources.get(key, key)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+#: Other spellings of the same setting in some model families.
+_ALIASES = {
+    "hidden_size": ("n_embd", "d_model"),
+    "num_hidden_layers": ("n_layer", "num_layers"),
+    "num_attention_heads": ("n_head",),
+}
+
+
+def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierInfo:
+    """Build the merged view from a parsed verifier config."""
+    text_key = None
+    text: Mapping[str, Any] | None = None
+    for key in TEXT_CONFIG_KEYS:
+        node: Any = doc
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping) and node:
+            text_key, text = key, node
+            break
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for k, v in doc.items():
+        if not isinstance(v, Mapping):
+            merged[k] = v
+            sources[k] = k
+    if text is not None:
+        for k, v in text.items():
+            if v is not None or k not in merged:
+                merged[k] = v
+                sources[k] = f"{text_key}.{k}"
+    for canonical, aliases in _ALIASES.items():
+        if merged.get(canonical) is None:
+            for alias in aliases:
+                if merged.get(alias) is not None:
+                    merged[canonical] = merged[alias]
+                    sources[canonical] = sources.get(alias, alias)
+                    break
+    return VerifierInfo(
+        path=path or Path("config.json"), config=merged, text_key=text_key, sources=sources
+    )
+
+
+def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
+    """Read ``--verifier PATH``; a path that cannot be used is a :class:`UsageError`."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    if not p.is_file():
+        raise UsageError(
+            f"--verifier {path}: no config.json there; pass the verifier's config.json or its directory"
+        )
+    try:
+        size = p.stat().st_size
+        if size > MAX_VERIFIER_CONFIG:
+            raise UsageError(f"--verifier {p}: {size:,} bytes is too large for a config.json")
+        doc = json.loads(p.read_bytes().decode("utf-8"))
+    except UsageError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise UsageError(f"--verifier {p}: not a readable JSON config ({e})") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"--verifier {p}: the file is not a JSON object")
+    if "speculators_model_type" in doc:
+        raise UsageError(
+            f"--verifier {p}: this is a speculators draft config; pass the target model's config"
+        )
+    return verifier_view(doc, p)

@@ -1,0 +1,196 @@
+"""What a checkpoint directory holds, how header problems surface, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from spec_format.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
+from spec_format.checkpoint import load_checkpoint
+from spec_format.validate import ValidateOptions, validate
+
+from .conftest import check, rule_ids
+
+
+def raw(header: bytes | dict, data: bytes = b"") -> bytes:
+    body = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(body)) + body + data
+
+
+E = {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}
+
+#: a broken model.safetensors per header rule (each kind alone: tests/safetensors)
+BROKEN_FILES = {
+    "H001": b"\x01\x00",
+    "H002": struct.pack("<Q", 10**9) + b"{}",
+    "H003": struct.pack("<Q", 64) + b"{}",
+    "H004": raw(b'{"\xc3\x28": 1}'),
+    "H005": raw(b'{"a": NaN}'),
+    "H006": raw(b"[]"),
+    "H007": raw(
+        b'{"a": ' + json.dumps(E).encode() + b', "a": ' + json.dumps(E).encode() + b"}", b"\0"
+    ),
+    "H008": raw({"a": {"dtype": "U8", "shape": [1]}}, b"\0"),
+    "H009": raw({"a": {**E, "dtype": "u8"}}, b"\0"),
+    "H010": raw({"a": {**E, "shape": [-1]}}, b"\0"),
+    "H011": raw({"a": {**E, "data_offsets": [1, 2]}}, b"\0\0"),
+    "H012": raw({"a": {**E, "dtype": "F32"}}, b"\0"),
+    "H013": raw({"__metadata__": {"n": 1}}),
+    "H014": raw({"a": E}, b"\0\0\0"),
+}
+
+
+@pytest.mark.parametrize(("rule", "blob"), sorted(BROKEN_FILES.items()))
+def test_header_errors_surface_as_findings(tmp_path, rule, blob):
+    built = build_checkpoint(tmp_path / "ckpt", tiny_config("eagle3"))
+    (built.path / "model.safetensors").write_bytes(blob)
+    report = check(built.path)
+    assert rule in rule_ids(report)
+    (file_report,) = report.files
+    assert file_report.model_type == "eagle3"  # the config was still checked ...
+    assert report.exit_code == 1  # ... so a broken header is an error, not "unreadable"
+    assert all(
+        f.file.endswith("model.safetensors") for f in file_report.findings if f.rule[0] == "H"
+    )
+
+
+def test_a_broken_header_hides_no_config_finding(tmp_path):
+    built = build_checkpoint(
+        tmp_path / "ckpt", tiny_config("eagle3", {"norm_before_fc": True, "fc_norm": True})
+    )
+    (built.path / "model.safetensors").write_bytes(BROKEN_FILES["H003"])
+    ids = {f.rule for f in check(built.path).files[0].findings}
+    assert "H003" in ids and "X002" in ids  # both layers reported
+
+
+@pytest.mark.parametrize(
+    ("blob", "exit_code"),
+    [(BROKEN_FILES["H003"], 3), (BROKEN_FILES["H012"], 1), (raw({"a": E}, b"\0"), 0)],
+    ids=["unparseable", "bad-entry", "fine"],
+)
+def test_a_bare_safetensors_file_is_audited_alone(tmp_path, blob, exit_code):
+    path = tmp_path / "draft.safetensors"
+    path.write_bytes(blob)
+    report = validate([str(path)])
+    assert report.exit_code == exit_code  # unreadable only when nothing could be checked
+
+
+def test_checkpoint_records_where_every_tensor_lives(tmp_path):
+    import safetensors.torch
+
+    built = build_checkpoint(tmp_path / "c", tiny_config("dspark"), shards=3)
+    with load_checkpoint(built.path) as ckpt:
+        assert ckpt.layout == "sharded" and len(ckpt.files) == 3 and not ckpt.issues
+        assert ckpt.metadata == {"format": "pt"}
+        assert set(ckpt.tensors) == set(built.tensors)
+        header_bytes = ckpt.bytes_read
+        for name in ("d2t", "t2d", "markov_head.markov_w1.weight"):
+            record = ckpt.tensors[name]
+            data = ckpt.read_tensor(name, 1 << 20)
+            tensor = safetensors.torch.load_file(str(built.path / record.file))[name]
+            assert (
+                data
+                == tensor.contiguous().view(-1).view(__import__("torch").uint8).numpy().tobytes()
+            )
+        assert ckpt.bytes_read > header_bytes
+    index = json.loads((built.path / "model.safetensors.index.json").read_bytes())
+    assert header_bytes < 16 * 1024 + len(json.dumps(index)) + 3 * 4096
+
+
+def test_iter_chunks_yields_whole_elements_through_a_small_buffer(tmp_path):
+    write_safetensors(
+        tmp_path / "model.safetensors",
+        {"w": TensorData("F32", (1001,), bytes(range(256)) * 15 + bytes(164))},
+    )
+    (tmp_path / "config.json").write_text("{}")
+    with load_checkpoint(tmp_path) as ckpt:
+        chunks = [bytes(c) for c in ckpt.iter_chunks("w", bytearray(30))]
+        assert all(len(c) % 4 == 0 for c in chunks) and max(map(len, chunks)) == 28
+        assert b"".join(chunks) == ckpt.read_tensor("w", 1 << 20)
+
+
+def test_index_and_single_file_side_by_side_are_reported(tmp_path):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"), shards=2)
+    build_checkpoint(
+        tmp_path / "c", tiny_config("eagle3"), write_config=False
+    )  # adds model.safetensors
+    report = check(built.path)
+    (finding,) = [f for f in report.files[0].findings if f.rule == "H022"]
+    assert "vLLM loads the shards" in finding.message
+
+
+def test_only_a_stray_file_means_no_weights(tmp_path):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"))
+    (built.path / "model.safetensors").rename(built.path / "weights.safetensors")
+    report = check(built.path)
+    assert rule_ids(report) == {"H022"}
+    assert any("no model.safetensors" in s for s in report.files[0].skipped)
+    assert "Rename it to model.safetensors" in report.files[0].findings[-1].message or any(
+        "Rename it" in f.message for f in report.files[0].findings
+    )
+
+
+def test_a_directory_without_weights_is_checked_as_config_only(tmp_path):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"))
+    (built.path / "model.safetensors").unlink()
+    report = check(built.path, deep=True)
+    assert not rule_ids(report) and report.exit_code == 0
+
+
+def test_an_unreadable_index_is_one_finding(tmp_path):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"), shards=2)
+    (built.path / "model.safetensors.index.json").write_text("{not json")
+    report = check(built.path)
+    assert rule_ids(report) == {"H017"}
+
+
+def test_validate_options_reach_the_engine_through_the_cli(tmp_path, cli):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"), nan=["lm_head.weight"])
+    (tmp_path / "v.json").write_text(
+        json.dumps({"hidden_size": 32, "vocab_size": 256, "num_hidden_layers": 8})
+    )
+    result = cli(
+        "validate",
+        built.path,
+        "--deep",
+        "--scan-weights",
+        "--verifier",
+        tmp_path / "v.json",
+        "-f",
+        "json",
+    )
+    doc = json.loads(result.output)
+    rules = {f["rule"] for f in doc["files"][0]["findings"]}
+    assert {"D010", "V001"} <= rules and result.exit_code == 1
+    assert not doc["notes"]
+    plain = cli("validate", built.path, "-f", "json")
+    assert "no --verifier given" in json.loads(plain.output)["notes"][0]
+    missing = cli("validate", built.path, "--verifier", tmp_path / "nowhere")
+    assert missing.exit_code == 2 and "--verifier" in missing.output
+
+
+def test_select_and_ignore_apply_to_weights_rules(tmp_path):
+    built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"), drop=["d2t", "norm.weight"])
+    assert rule_ids(validate([str(built.path)], ValidateOptions(select=frozenset({"W008"})))) == {
+        "W008"
+    }
+    assert rule_ids(validate([str(built.path)], ValidateOptions(ignore=frozenset({"W008"})))) == {
+        "W001"
+    }
+
+
+def test_the_header_audit_needs_neither_numpy_nor_torch(tmp_path):
+    import subprocess
+    import sys
+
+    built = build_checkpoint(tmp_path / "c", tiny_config("dspark"), drop=["norm.weight"])
+    code = (
+        "import sys; sys.modules['numpy'] = None; sys.modules['torch'] = None\n"
+        "from spec_format.validate import validate\n"
+        f"r = validate([{str(built.path)!r}])\n"
+        "print(sorted({f.rule for fr in r.files for f in fr.findings}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "W001" in out.stdout

@@ -1,8 +1,10 @@
 """Strict loading of a draft checkpoint into its reference model.
 
-1. The safetensors header (names, shapes, dtypes; no tensor bytes) is compared with the
-   tensor contract of the config; any difference is a :class:`CheckpointError` listing
-   every missing, unexpected or misshapen tensor.
+1. The checkpoint's headers are read by :func:`spec_format.checkpoint.load_checkpoint`
+   (one file or shards with an index; no tensor bytes) and compared with the tensor
+   contract of the config (:mod:`spec_format.contract`); any difference is a
+   :class:`CheckpointError` carrying the contract diff: every missing, unexpected,
+   misshapen or mistyped tensor.
 2. The model is built on the meta device (no memory), and every parameter and buffer is
    assigned straight from the memory-mapped file: on CPU at the file's dtype the model's
    weights *are* the file's pages, so peak memory stays near the checkpoint size.
@@ -16,7 +18,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -26,13 +27,18 @@ from typing import Any
 import torch
 from safetensors import safe_open
 
-from spec_format.errors import InputError
+from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
+from spec_format.contract import diff_tensors, expected_tensors
+from spec_format.errors import InputError, InternalError
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.draft import DraftModel
 from spec_format.forward.errors import CheckpointError
+from spec_format.verifier import load_verifier
 
-#: Tensors a checkpoint may leave out because they are the verifier's own.
-VERIFIER_OWNED = ("embed_tokens.weight", "lm_head.weight")
+#: Contract roles of the tensors a checkpoint may leave out because they are the verifier's.
+VERIFIER_ROLES = ("embed", "lm_head")
+#: Checkpoint issues that do not stop a strict load (the files the readers use are sound).
+_HARMLESS_ISSUES = (HEADER_PADDING, STRAY_SAFETENSORS)
 
 _FILL_CHUNK = 1 << 24  # elements per random-fill step
 
@@ -55,32 +61,24 @@ class LoadedDraft:
 
 
 class WeightFiles:
-    """The tensors of a checkpoint directory (one file, or shards with an index), opened
-    lazily through safetensors' memory map."""
+    """The tensors of a checkpoint directory as :func:`load_checkpoint` finds them (one file,
+    or the shards of an index), opened lazily through safetensors' memory map."""
 
     def __init__(self, directory: Path, what: str = "checkpoint") -> None:
         self.directory = directory
-        self.location: dict[str, Path] = {}
-        index = directory / "model.safetensors.index.json"
-        single = directory / "model.safetensors"
-        if single.is_file():
-            files = [single]
-        elif index.is_file():
-            try:
-                weight_map = json.loads(index.read_text())["weight_map"]
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{index}: unreadable shard index ({exc})") from exc
-            files = sorted({directory / name for name in weight_map.values()})
-        else:
-            files = sorted(directory.glob("*.safetensors"))
-        if not files:
-            raise InputError(f"{directory}: no safetensors weights found in the {what}")
+        checkpoint = load_checkpoint(directory)
+        checkpoint.close()
+        if not checkpoint.has_weights:
+            raise InputError(f"{directory}: no model.safetensors or shard index in the {what}")
+        problems = [issue.message for issue in checkpoint.issues
+                    if issue.rule not in _HARMLESS_ISSUES]
+        if problems or not checkpoint.complete:
+            raise CheckpointError(f"{directory}: the {what}'s safetensors files are not sound",
+                                  problems or ["some weights could not be read"])
+        self.records = checkpoint.tensors
+        self.location = {name: directory / r.file for name, r in checkpoint.tensors.items()}
         self._stack = ExitStack()
         self._handles: dict[Path, Any] = {}
-        for path in files:
-            handle = self._open(path)
-            for name in handle.keys():  # noqa: SIM118 (a safe_open handle)
-                self.location[name] = path
 
     def _open(self, path: Path) -> Any:
         if path not in self._handles:
@@ -90,16 +88,9 @@ class WeightFiles:
                 raise InputError(f"{path}: not a readable safetensors file ({exc})") from exc
         return self._handles[path]
 
-    def names(self) -> list[str]:
-        return sorted(self.location)
-
-    def header(self) -> dict[str, tuple[str, list[int]]]:
-        """``name -> (safetensors dtype, shape)`` without reading tensor bytes."""
-        out = {}
-        for name, path in self.location.items():
-            view = self._open(path).get_slice(name)
-            out[name] = (view.get_dtype(), list(view.get_shape()))
-        return out
+    def header(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """``name -> (safetensors dtype, shape)``, from the headers only."""
+        return {name: (r.dtype, tuple(r.shape)) for name, r in self.records.items()}
 
     def get(self, name: str) -> torch.Tensor:
         return self._open(self.location[name]).get_tensor(name)
@@ -111,25 +102,18 @@ class WeightFiles:
 # ----------------------------------------------------------------------------- contract
 
 
-def contract_problems(spec: DraftSpec, config: dict[str, Any], model: DraftModel,
-                      header: dict[str, tuple[str, list[int]]]) -> list[str]:
-    """Expected-vs-actual differences between the checkpoint and the config.
-
-    Interim check against the meta model's own state dict; replaced by the shared tensor
-    contract (``spec_format.contract``) once it lands.
-    """
-    problems = []
-    expected = {name: list(t.shape) for name, t in model.state_dict().items()}
-    for name, shape in expected.items():
-        if name not in header:
-            if name not in VERIFIER_OWNED:
-                problems.append(f"{name}: missing (expected shape {shape})")
-        elif header[name][1] != shape:
-            problems.append(f"{name}: shape {header[name][1]}, expected {shape}")
-    for name in header:
-        if name not in expected:
-            problems.append(f"{name}: unexpected tensor for {spec.model_type}")
-    return problems
+def check_contract(config: dict[str, Any], files: WeightFiles) -> set[str]:
+    """Raise :class:`CheckpointError` with the contract diff unless the headers match the
+    config's tensor contract; return the names the checkpoint may leave to the verifier."""
+    expected = expected_tensors(config)
+    diff = diff_tensors(expected, files.header())
+    if not diff.ok:
+        raise CheckpointError(
+            f"{files.directory}: the tensors do not match the {expected.model_type} contract",
+            diff.format().splitlines(),
+        )
+    return {t.name for t in expected.tensors.values()
+            if not t.required and t.role in VERIFIER_ROLES}
 
 
 # ----------------------------------------------------------------------------- verifier
@@ -142,34 +126,22 @@ _LM_HEAD_NAMES = ("lm_head.weight", "language_model.lm_head.weight",
                   "model.language_model.lm_head.weight")
 
 
-def _verifier_text_config(directory: Path) -> dict[str, Any]:
-    path = directory / "config.json"
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read the verifier's config.json ({exc})") from exc
-    if not isinstance(config, dict):
-        raise InputError(f"{path}: not a JSON object")
-    return config.get("text_config") or config
-
-
 class Verifier:
     """The verifier's ``embed_tokens`` and ``lm_head``, checked against the draft."""
 
     def __init__(self, directory: Path, spec: DraftSpec) -> None:
-        self.config = _verifier_text_config(directory)
+        info = load_verifier(directory)
         problems = []
-        hidden, vocab = self.config.get("hidden_size"), self.config.get("vocab_size")
-        if hidden != spec.H:
-            problems.append(
-                f"verifier hidden_size is {hidden}, the draft's hidden_size is {spec.H}"
-            )
-        if vocab is not None and vocab != spec.V:
-            problems.append(f"verifier vocab_size is {vocab}, the draft's vocab_size is {spec.V}")
+        if info.hidden_size != spec.H:
+            problems.append(f"verifier {info.where('hidden_size')} is {info.hidden_size}, the "
+                            f"draft's hidden_size is {spec.H}")
+        if info.vocab_size is not None and info.vocab_size != spec.V:
+            problems.append(f"verifier {info.where('vocab_size')} is {info.vocab_size}, the "
+                            f"draft's vocab_size is {spec.V}")
         if problems:
             raise CheckpointError(f"{directory}: the verifier does not fit this draft", problems)
         self.files = WeightFiles(directory, "verifier")
-        self.tied = bool(self.config.get("tie_word_embeddings", False))
+        self.tied = bool(info.get("tie_word_embeddings"))
 
     def _find(self, names: tuple[str, ...]) -> str | None:
         return next((n for n in names if n in self.files.location), None)
@@ -249,16 +221,11 @@ def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
     verifier = None
     try:
         dtype = dtype or checkpoint_dtype(files)
+        verifier_owned = check_contract(config, files)
         with torch.device("meta"):
             model = model_class(spec)
         model.requires_grad_(False).eval()
-
-        problems = contract_problems(spec, config, model, files.header())
-        if problems:
-            raise CheckpointError(
-                f"{directory}: the tensors do not match the {spec.model_type} contract",
-                problems,
-            )
+        _check_model_agrees(model, files, verifier_owned)
 
         state: dict[str, torch.Tensor] = {}
         sources: dict[str, str] = {}
@@ -306,6 +273,27 @@ def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
         files.close()
         if verifier is not None:
             verifier.close()
+
+
+def _check_model_agrees(model: DraftModel, files: WeightFiles, verifier_owned: set[str]) -> None:
+    """After the contract check: every tensor of the reference model is in the file (at the
+    model's shape: the contract leaves dimensions it cannot evaluate open) or is one the
+    verifier may supply. File tensors the model has no use for are optional ones (identity
+    ``d2t``/``t2d`` of a full-vocabulary draft), which the readers ignore too."""
+    wrong = []
+    for name, meta in _iter_state(model):
+        if name in files.records:
+            shape = tuple(files.records[name].shape)
+            if shape != tuple(meta.shape):
+                wrong.append(f"{name}: shape {list(shape)}, the config implies "
+                             f"{list(meta.shape)}")
+        elif name not in verifier_owned:
+            raise InternalError(
+                f"the reference {type(model).__name__} needs {name}, which the tensor "
+                "contract does not require: a bug in specfmt"
+            )
+    if wrong:
+        raise CheckpointError(f"{files.directory}: tensors of the wrong shape", wrong)
 
 
 def _check_vocab_map(model: DraftModel, spec: DraftSpec) -> None:

@@ -146,7 +146,9 @@ class Verifier:
     def _find(self, names: tuple[str, ...]) -> str | None:
         return next((n for n in names if n in self.files.location), None)
 
-    def tensor(self, name: str, spec: DraftSpec, t2d: torch.Tensor | None) -> torch.Tensor:
+    def tensor(self, name: str, spec: DraftSpec) -> torch.Tensor:
+        """``embed_tokens.weight`` or the full-vocabulary ``lm_head.weight`` (the contract
+        requires a reduced-vocabulary draft to carry its own head)."""
         if name == "embed_tokens.weight":
             source = self._find(_EMBED_NAMES)
         else:
@@ -163,10 +165,6 @@ class Verifier:
                 f"verifier {source} has shape {list(tensor.shape)}, expected "
                 f"[{spec.V}, {spec.H}]"
             )
-        if name == "lm_head.weight" and spec.uses_vocab_map:
-            if t2d is None:
-                raise CheckpointError("lm_head.weight: absent, and no t2d to select its rows")
-            tensor = tensor[t2d.to(torch.bool)]
         return tensor
 
     def close(self) -> None:
@@ -241,8 +239,7 @@ def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
                     nonfinite.append(name)
                 sources[name] = "file"
             elif verifier is not None:
-                t2d = state.get("t2d")
-                tensor = verifier.tensor(name, spec, t2d)
+                tensor = verifier.tensor(name, spec)
                 if _nonfinite(tensor):
                     nonfinite.append(f"{name} (from the verifier)")
                 sources[name] = "verifier"

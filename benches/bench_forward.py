@@ -126,9 +126,21 @@ def _child(mode: str, ckpt: Path, device_name: str, positions: int) -> dict:
 
 def _measure(mode: str, ckpt: Path, device: str, positions: int) -> dict:
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--ckpt", str(ckpt), "--device", device,
-         "--positions", str(positions)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            mode,
+            "--ckpt",
+            str(ckpt),
+            "--device",
+            device,
+            "--positions",
+            str(positions),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{proc.stderr}")
@@ -159,8 +171,9 @@ def _build(directory: Path) -> tuple[Path, float]:
 
 
 def _table(size: int, results: dict, positions: int, device: str, repeat: int) -> str:
-    read = {cache: _median([r["seconds"] for r in results[cache]["read"]])
-            for cache in ("warm", "cold")}
+    read = {
+        cache: _median([r["seconds"] for r in results[cache]["read"]]) for cache in ("warm", "cold")
+    }
     lines = [
         f"checkpoint: {size / GIB:.2f} GiB ({size:,} bytes), device {device}, "
         f"{positions} positions, {os.cpu_count()} CPU threads, median of {repeat} runs",
@@ -185,8 +198,9 @@ def _table(size: int, results: dict, positions: int, device: str, repeat: int) -
             )
             gpu = [r["gpu_peak_bytes"] for r in runs if "gpu_peak_bytes" in r]
             if gpu:
-                lines.append(f"| {name} | {cache} | GPU peak allocated | | "
-                             f"{max(gpu) / GIB:.2f} | | |")
+                lines.append(
+                    f"| {name} | {cache} | GPU peak allocated | | {max(gpu) / GIB:.2f} | | |"
+                )
     baseline = _median([r["baseline_rss"] for r in results["warm"]["specfmt"]])
     lines.append("")
     lines.append(f"peak RSS includes {baseline / GIB:.2f} GiB of Python + torch before any weight")

@@ -37,18 +37,24 @@ class Format(str, enum.Enum):
 def forward_command(
     checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
     verifier: Path = typer.Option(
-        None, "--verifier", help="Verifier directory (config.json + safetensors): supplies "
-        "embed_tokens / lm_head when the draft leaves them out."
+        None,
+        "--verifier",
+        help="Verifier directory (config.json + safetensors): supplies "
+        "embed_tokens / lm_head when the draft leaves them out.",
     ),
     inputs: Path = typer.Option(
-        None, "--inputs", help="safetensors file with input_ids [T] and hidden_states "
-        "[T, A*Ht] ([T, H] for mtp). Default: seeded random inputs."
+        None,
+        "--inputs",
+        help="safetensors file with input_ids [T] and hidden_states "
+        "[T, A*Ht] ([T, H] for mtp). Default: seeded random inputs.",
     ),
     tokens: int = typer.Option(16, "--tokens", help="Length of the random inputs."),
     seed: int = typer.Option(0, "--seed", help="Seed of random inputs and random fills."),
     steps: int = typer.Option(
-        None, "--steps", help="eagle3/peagle: tokens drafted after the last position "
-        "(default: speculative_tokens - 1)."
+        None,
+        "--steps",
+        help="eagle3/peagle: tokens drafted after the last position "
+        "(default: speculative_tokens - 1).",
     ),
     anchor: int = typer.Option(
         None, "--anchor", help="DFlash family: anchor position of the block (default: last)."
@@ -73,11 +79,23 @@ def forward_command(
     run (missing/unexpected/misshapen tensor, NaN) or --compare mismatch, 2 usage error or
     unsupported feature, 3 an input could not be read.
     """
-    result = run_forward(ForwardOptions(
-        checkpoint=checkpoint, verifier=verifier, inputs=inputs, tokens=tokens, seed=seed,
-        steps=steps, anchor=anchor, top_k=top_k, device=device.value, dtype=dtype.value,
-        dump=dump, compare=compare, atol=atol,
-    ))
+    result = run_forward(
+        ForwardOptions(
+            checkpoint=checkpoint,
+            verifier=verifier,
+            inputs=inputs,
+            tokens=tokens,
+            seed=seed,
+            steps=steps,
+            anchor=anchor,
+            top_k=top_k,
+            device=device.value,
+            dtype=dtype.value,
+            dump=dump,
+            compare=compare,
+            atol=atol,
+        )
+    )
     out = stdout()
     if output_format is Format.json:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")

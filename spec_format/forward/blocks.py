@@ -133,7 +133,9 @@ def _yarn_inv_freq(rope: RopeSpec, dim: int) -> tuple[torch.Tensor, float]:
     ramp = ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
     extrapolation = 1 - ramp
     pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
-    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
+    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (
+        1.0 / pos_freqs
+    ) * extrapolation
     return inv_freq, float(attention_factor)
 
 
@@ -146,7 +148,9 @@ class RotaryEmbedding(nn.Module):
         self.rope, self.hd = rope, hd
 
     @torch.no_grad()
-    def forward(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, positions: torch.Tensor, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         inv_freq, scale = rope_inv_freq(self.rope, self.hd, int(positions.max()) + 1)
         freqs = positions.float()[:, None] * inv_freq.to(positions.device)[None, :]  # (T, rd/2)
         emb = torch.cat([freqs, freqs], dim=-1)  # (T, rd)
@@ -186,8 +190,9 @@ def causal_mask(n: int, sliding_window: int | None, device: torch.device) -> tor
     return visible
 
 
-def anchored_block_mask(context: int, block: int, sliding_window: int | None,
-                        causal_block: bool, device: torch.device) -> torch.Tensor:
+def anchored_block_mask(
+    context: int, block: int, sliding_window: int | None, causal_block: bool, device: torch.device
+) -> torch.Tensor:
     """Mask of a block of ``block`` queries anchored after ``context`` context keys; the
     keys are ``[context..., block...]``. Context key ``j`` is visible to every query
     (within ``sliding_window`` of the anchor when windowed); block slot ``s`` is visible to
@@ -210,8 +215,9 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     return x if n_rep == 1 else x.repeat_interleave(n_rep, dim=0)
 
 
-def eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
-                    scaling: float) -> torch.Tensor:
+def eager_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, scaling: float
+) -> torch.Tensor:
     """softmax(q k^T * scaling, masked) v for q ``(nH, Tq, hd)``, k/v ``(nKV, Tk, hd)``,
     mask ``(Tq, Tk)``. Softmax in float32; returns ``(Tq, nH * hd)``."""
     n_rep = q.shape[0] // k.shape[0]
@@ -232,8 +238,9 @@ class Attention(nn.Module):
     ``in_features`` is H except where an algorithm widens the input (EAGLE-3 layer 0: 2H).
     """
 
-    def __init__(self, spec: LayerSpec, in_features: int | None = None,
-                 qk_norm: bool | None = None) -> None:
+    def __init__(
+        self, spec: LayerSpec, in_features: int | None = None, qk_norm: bool | None = None
+    ) -> None:
         super().__init__()
         in_features = in_features or spec.H
         bias = spec.attention_bias
@@ -261,8 +268,14 @@ class Attention(nn.Module):
             k = self.k_norm(k)
         return apply_rotary(k.transpose(0, 1), cos, sin), v.transpose(0, 1)  # (nKV, T, hd)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                mask: torch.Tensor, past: KV | None = None) -> tuple[torch.Tensor, KV]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor,
+        past: KV | None = None,
+    ) -> tuple[torch.Tensor, KV]:
         """``x`` (T, in_features) at the positions of ``cos``/``sin``; ``past`` holds keys
         and values of earlier positions (a KV cache), prepended to this call's keys."""
         q = self.project_q(x, cos, sin)
@@ -298,8 +311,14 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(spec.H, spec.eps)
         self.mlp = MLP(spec)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                mask: torch.Tensor, past: KV | None = None) -> tuple[torch.Tensor, KV]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor,
+        past: KV | None = None,
+    ) -> tuple[torch.Tensor, KV]:
         # Self Attention
         h, kv = self.self_attn(self.input_layernorm(x), cos, sin, mask, past)
         x = x + h

@@ -27,16 +27,32 @@ SUPPORTED_ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "mrope
 # these values there (vLLM builds its draft config without class defaults).
 _LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {
-        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
-        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
-        "head_dim": None, "hidden_act": "silu", "max_position_embeddings": 2048,
-        "rms_norm_eps": 1e-6, "attention_bias": False, "mlp_bias": False,
+        "vocab_size": 32000,
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": None,
+        "head_dim": None,
+        "hidden_act": "silu",
+        "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-6,
+        "attention_bias": False,
+        "mlp_bias": False,
     },
     "qwen3": {
-        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-        "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 32768,
-        "rms_norm_eps": 1e-6, "attention_bias": False, "mlp_bias": False,
+        "vocab_size": 151936,
+        "hidden_size": 4096,
+        "intermediate_size": 22016,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "head_dim": 128,
+        "hidden_act": "silu",
+        "max_position_embeddings": 32768,
+        "rms_norm_eps": 1e-6,
+        "attention_bias": False,
+        "mlp_bias": False,
     },
 }
 _DEFAULT_ROPE_THETA = 10000.0  # transformers' default_theta for Llama and Qwen3
@@ -44,28 +60,45 @@ _DEFAULT_ROPE_THETA = 10000.0  # transformers' default_theta for Llama and Qwen3
 # speculators 0.9 class defaults of the algorithm fields the forward reads.
 _ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "eagle3": {
-        "draft_vocab_size": 32000, "norm_before_residual": False, "target_hidden_size": None,
-        "eagle_aux_hidden_state_layer_ids": None, "norm_before_fc": False, "fc_norm": False,
+        "draft_vocab_size": 32000,
+        "norm_before_residual": False,
+        "target_hidden_size": None,
+        "eagle_aux_hidden_state_layer_ids": None,
+        "norm_before_fc": False,
+        "fc_norm": False,
         "norm_output": False,
     },
     "dflash": {
-        "draft_vocab_size": 32000, "block_size": 8, "target_hidden_size": None,
-        "aux_hidden_state_layer_ids": None, "mask_token_id": None,
-        "sliding_window_non_causal": False, "sample_from_anchor": False,
+        "draft_vocab_size": 32000,
+        "block_size": 8,
+        "target_hidden_size": None,
+        "aux_hidden_state_layer_ids": None,
+        "mask_token_id": None,
+        "sliding_window_non_causal": False,
+        "sample_from_anchor": False,
     },
 }
 _ALGO_DEFAULTS["peagle"] = {**_ALGO_DEFAULTS["eagle3"], "mask_token_id": None}
 _ALGO_DEFAULTS["dflash2"] = {
-    **_ALGO_DEFAULTS["dflash"], "sliding_window_non_causal": True, "conv_kernel_size": 2,
-    "conv_group_size": 16, "selector_rank": 256, "selector_top_k": 16,
+    **_ALGO_DEFAULTS["dflash"],
+    "sliding_window_non_causal": True,
+    "conv_kernel_size": 2,
+    "conv_group_size": 16,
+    "selector_rank": 256,
+    "selector_top_k": 16,
 }
 _ALGO_DEFAULTS["dspark"] = {
-    **_ALGO_DEFAULTS["dflash"], "sample_from_anchor": True, "markov_rank": 256,
-    "markov_head_type": "vanilla", "enable_confidence_head": True,
+    **_ALGO_DEFAULTS["dflash"],
+    "sample_from_anchor": True,
+    "markov_rank": 256,
+    "markov_head_type": "vanilla",
+    "enable_confidence_head": True,
     "confidence_head_with_markov": True,
 }
 _ALGO_DEFAULTS["xpress"] = {
-    **_ALGO_DEFAULTS["dflash"], "xpress_rank": 256, "xpress_mlp_ratio": 2,
+    **_ALGO_DEFAULTS["dflash"],
+    "xpress_rank": 256,
+    "xpress_mlp_ratio": 2,
     "num_jacobi_passes": 6,
 }
 _ALGO_DEFAULTS["mtp"] = {"num_nextn_predict_layers": 1}
@@ -201,15 +234,21 @@ def _resolve_layer(model_type: str, tlc: dict[str, Any], notes: list[str]) -> La
     for name in ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_size"):
         if tlc.get(name) is None:
             raise CheckpointError(f"transformer_layer_config.{name} is missing; set it explicitly")
-    H, nH, L, V = (int(get(n)) for n in ("hidden_size", "num_attention_heads",
-                                           "num_hidden_layers", "vocab_size"))
+    H, nH, L, V = (
+        int(get(n))
+        for n in ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_size")
+    )
     nKV = int(get("num_key_value_heads") or nH)
     hd = get("head_dim")
     if hd is None:
         hd = H // nH
     hd = int(hd)
-    resolved = {"intermediate_size": get("intermediate_size"), "head_dim": hd,
-                "rms_norm_eps": get("rms_norm_eps"), "num_key_value_heads": nKV}
+    resolved = {
+        "intermediate_size": get("intermediate_size"),
+        "head_dim": hd,
+        "rms_norm_eps": get("rms_norm_eps"),
+        "num_key_value_heads": nKV,
+    }
     for name, value in resolved.items():
         if tlc.get(name) is None:
             notes.append(
@@ -235,8 +274,9 @@ def _resolve_layer(model_type: str, tlc: dict[str, Any], notes: list[str]) -> La
     if layer_types is None:
         first_sliding = int(tlc.get("max_window_layers", 28))
         layer_types = [
-            "sliding_attention" if config_class == "qwen3" and sliding_window is not None
-            and i >= first_sliding else "full_attention"
+            "sliding_attention"
+            if config_class == "qwen3" and sliding_window is not None and i >= first_sliding
+            else "full_attention"
             for i in range(L)
         ]
     if len(layer_types) < L:
@@ -259,11 +299,20 @@ def _resolve_layer(model_type: str, tlc: dict[str, Any], notes: list[str]) -> La
         )
 
     return LayerSpec(
-        model_type=layer_type, H=H, I=int(get("intermediate_size")), nH=nH, nKV=nKV, hd=hd,
-        V=V, L=L, eps=float(get("rms_norm_eps")), hidden_act=hidden_act,
+        model_type=layer_type,
+        H=H,
+        I=int(get("intermediate_size")),
+        nH=nH,
+        nKV=nKV,
+        hd=hd,
+        V=V,
+        L=L,
+        eps=float(get("rms_norm_eps")),
+        hidden_act=hidden_act,
         attention_bias=bool(get("attention_bias")),
         mlp_bias=bool(get("mlp_bias")) if layer_type == "llama" else False,  # Qwen3MLP: none
-        layer_types=layer_types, sliding_window=int(sliding_window) if sliding_window else None,
+        layer_types=layer_types,
+        sliding_window=int(sliding_window) if sliding_window else None,
         rope=_resolve_rope(tlc, int(get("max_position_embeddings")), notes),
     )
 
@@ -321,13 +370,20 @@ def _resolve_rope(tlc: dict[str, Any], max_positions: int, notes: list[str]) -> 
             if params.get(key) is None:
                 raise CheckpointError(f"rope_type 'llama3' needs rope_parameters.{key}")
     if rope_type in ("llama3", "yarn"):
-        params.setdefault("original_max_position_embeddings",
-                          tlc.get("original_max_position_embeddings") or max_positions)
+        params.setdefault(
+            "original_max_position_embeddings",
+            tlc.get("original_max_position_embeddings") or max_positions,
+        )
     return RopeSpec(rope_type, float(theta), float(partial), max_positions, params)
 
 
-def _resolve_vocab_and_aux(model_type: str, config: dict[str, Any], algo: dict[str, Any],
-                           layer: LayerSpec, notes: list[str]) -> tuple[int, int, int]:
+def _resolve_vocab_and_aux(
+    model_type: str,
+    config: dict[str, Any],
+    algo: dict[str, Any],
+    layer: LayerSpec,
+    notes: list[str],
+) -> tuple[int, int, int]:
     if model_type == "mtp":
         return layer.V, 0, layer.H
     D = int(algo["draft_vocab_size"])
@@ -356,8 +412,9 @@ def _resolve_vocab_and_aux(model_type: str, config: dict[str, Any], algo: dict[s
     return D, A, int(Ht)
 
 
-def _check_algorithm_fields(model_type: str, algo: dict[str, Any], layer: LayerSpec,
-                            D: int) -> None:
+def _check_algorithm_fields(
+    model_type: str, algo: dict[str, Any], layer: LayerSpec, D: int
+) -> None:
     if model_type in EAGLE_FAMILY and algo["norm_before_fc"] and algo["fc_norm"]:
         raise CheckpointError(
             "norm_before_fc and fc_norm are both true; speculators rejects the pair "
@@ -368,19 +425,20 @@ def _check_algorithm_fields(model_type: str, algo: dict[str, Any], layer: LayerS
         mask_id = algo["mask_token_id"]
         if not isinstance(mask_id, int) or not 0 <= mask_id < layer.V:
             raise CheckpointError(
-                f"mask_token_id ({mask_id!r}) must be a token id in [0, {layer.V}) for "
-                f"{model_type}"
+                f"mask_token_id ({mask_id!r}) must be a token id in [0, {layer.V}) for {model_type}"
             )
     if model_type in DFLASH_FAMILY and int(algo["block_size"]) < 1:
         raise CheckpointError(f"block_size ({algo['block_size']}) must be at least 1")
     if model_type == "dspark":
         if algo["markov_head_type"] not in ("vanilla", "gated", "rnn"):
             raise UnsupportedError(
-                f"markov_head_type {algo['markov_head_type']!r} is not one of vanilla, "
-                "gated, rnn"
+                f"markov_head_type {algo['markov_head_type']!r} is not one of vanilla, gated, rnn"
             )
-        if algo["enable_confidence_head"] and algo["confidence_head_with_markov"] and \
-                int(algo["markov_rank"]) <= 0:
+        if (
+            algo["enable_confidence_head"]
+            and algo["confidence_head_with_markov"]
+            and int(algo["markov_rank"]) <= 0
+        ):
             raise CheckpointError("confidence_head_with_markov=true requires markov_rank > 0")
     if model_type == "dflash2":
         if D != layer.V:
@@ -399,8 +457,14 @@ def _check_algorithm_fields(model_type: str, algo: dict[str, Any], layer: LayerS
         raise UnsupportedError("num_nextn_predict_layers must be 1 (as in speculators)")
 
 
-def _train_serve_notes(model_type: str, config: dict[str, Any], algo: dict[str, Any],
-                       layer: LayerSpec, A: int, notes: list[str]) -> None:
+def _train_serve_notes(
+    model_type: str,
+    config: dict[str, Any],
+    algo: dict[str, Any],
+    layer: LayerSpec,
+    A: int,
+    notes: list[str],
+) -> None:
     """Differences between speculators' training model (followed here) and vLLM."""
     if model_type in EAGLE_FAMILY and "norm_before_residual" not in config:
         serve = "True" if model_type == "eagle3" else "False"
@@ -443,8 +507,11 @@ def _train_serve_notes(model_type: str, config: dict[str, Any], algo: dict[str, 
                 "dflash with sample_from_anchor=true: vLLM's DFlash proposer samples only "
                 "block slots 1..B-1"
             )
-    if model_type == "dspark" and algo["markov_head_type"] != "vanilla" and \
-            int(algo["markov_rank"]) > 0:
+    if (
+        model_type == "dspark"
+        and algo["markov_head_type"] != "vanilla"
+        and int(algo["markov_rank"]) > 0
+    ):
         notes.append(
             f"markov_head_type {algo['markov_head_type']!r}: vLLM builds only the vanilla "
             "Markov head"

@@ -44,8 +44,9 @@ class DFlashAttention(Attention):
     def __init__(self, spec: LayerSpec, in_features: int | None = None) -> None:
         super().__init__(spec, in_features, qk_norm=True)
 
-    def forward(self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope,
-                mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope, mask: torch.Tensor
+    ) -> torch.Tensor:
         q = self.project_q(x, *rope_blk)  # (nH, B, hd)
         k_ctx, v_ctx = self.project_kv(ctx, *rope_ctx)  # diff: context keys/values
         k_blk, v_blk = self.project_kv(x, *rope_blk)
@@ -57,8 +58,9 @@ class DFlashAttention(Attention):
 class DFlashLayer(DecoderLayer):
     attention_class = DFlashAttention
 
-    def forward(self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope,
-                mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope, mask: torch.Tensor
+    ) -> torch.Tensor:
         # Self Attention (the context enters as keys/values, not normed here)
         x = x + self.self_attn(self.input_layernorm(x), ctx, rope_ctx, rope_blk, mask)
         # Fully Connected
@@ -87,16 +89,18 @@ class DFlashDraft(DraftModel):
         L = self.spec.layer
         sliding = L.is_sliding(layer_index)
         causal = sliding and not self.spec.flag("sliding_window_non_causal")
-        return anchored_block_mask(context, self.block_size,
-                                   L.sliding_window if sliding else None, causal, device)
+        return anchored_block_mask(
+            context, self.block_size, L.sliding_window if sliding else None, causal, device
+        )
 
     @property
     def drafted_slots(self) -> list[int]:
         first = 0 if self.spec.flag("sample_from_anchor") else 1
         return list(range(first, self.block_size))
 
-    def backbone(self, input_ids: torch.Tensor, hidden_states: torch.Tensor,
-                 anchor: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def backbone(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Post-``norm`` hidden ``(B, H)`` and draft logits ``(B, D)`` of every block slot."""
         B, c, device = self.block_size, anchor, input_ids.device
         ctx = self.hidden_norm(self.fc(hidden_states[:c]))  # (c, H)
@@ -116,14 +120,25 @@ class DFlashDraft(DraftModel):
         first = self.drafted_slots[0]
         return anchor_token if slot <= first else chosen[slot - 1]
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         assert anchor is not None
         _, logits = self.backbone(input_ids, hidden_states, anchor)
         slots = self.drafted_slots
         logits = logits[slots]
         draft_ids = logits.argmax(-1)
         token_ids = self.to_target(draft_ids)
-        return DraftOutput(logits=logits, positions=[anchor + s for s in slots],
-                           slots=slots, draft_ids=draft_ids, token_ids=token_ids,
-                           proposal=[int(t) for t in token_ids])
+        return DraftOutput(
+            logits=logits,
+            positions=[anchor + s for s in slots],
+            slots=slots,
+            draft_ids=draft_ids,
+            token_ids=token_ids,
+            proposal=[int(t) for t in token_ids],
+        )

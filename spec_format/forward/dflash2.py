@@ -27,8 +27,9 @@ from spec_format.forward.dflash import DFlashDraft, DFlashLayer, Rope
 from spec_format.forward.draft import DraftOutput
 
 
-def grouped_causal_conv(x: torch.Tensor, delta: torch.Tensor, base: torch.Tensor,
-                        group_size: int) -> torch.Tensor:
+def grouped_causal_conv(
+    x: torch.Tensor, delta: torch.Tensor, base: torch.Tensor, group_size: int
+) -> torch.Tensor:
     """``x`` (B, H), ``delta`` (B, K, G), ``base`` (K, H) -> (B, H):
     ``out[i] = sum_tap x[i - tap] * (base[tap] + delta[i, tap, group])``."""
     B, H = x.shape
@@ -36,7 +37,7 @@ def grouped_causal_conv(x: torch.Tensor, delta: torch.Tensor, base: torch.Tensor
     xg = x.view(B, G, group_size)
     out = torch.zeros_like(xg)
     for tap in range(K):
-        shifted = torch.cat([xg.new_zeros(tap, G, group_size), xg[:B - tap]])  # x[i - tap]
+        shifted = torch.cat([xg.new_zeros(tap, G, group_size), xg[: B - tap]])  # x[i - tap]
         coefficient = base[tap].to(x.dtype).view(1, G, group_size) + delta[:, tap, :, None]
         out = out + shifted * coefficient
     return out.view(B, H)
@@ -67,8 +68,9 @@ class DFlash2Layer(DFlashLayer):
         self.attention_conv = DynamicConv(spec.H, kernel_size, group_size)  # diff
         self.mlp_conv = DynamicConv(spec.H, kernel_size, group_size)  # diff
 
-    def forward(self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope,
-                mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, ctx: torch.Tensor, rope_ctx: Rope, rope_blk: Rope, mask: torch.Tensor
+    ) -> torch.Tensor:
         # Self Attention, convolved on both sides
         h, kernel = self.attention_conv.prepare(self.input_layernorm(x))
         h = self.self_attn(h, ctx, rope_ctx, rope_blk, mask)
@@ -91,7 +93,8 @@ class CandidateSelector(nn.Module):
         """Rerank the top-k of ``unary`` (V,) for one slot; returns the chosen id."""
         candidates = unary.topk(min(self.top_k, unary.shape[-1])).indices
         context = self.predecessor_codebook[prev] * self.hidden_projection(hidden).to(
-            self.predecessor_codebook.dtype)
+            self.predecessor_codebook.dtype
+        )
         transition = (context[None, :] * self.successor_codebook[candidates]).sum(-1)
         scores = unary[candidates] + transition.to(unary.dtype)
         return candidates[scores.argmax()]
@@ -103,11 +106,20 @@ class DFlash2Draft(DFlashDraft):
         self.candidate_selector = CandidateSelector(spec)  # diff
 
     def make_layer(self, index: int) -> DFlash2Layer:
-        return DFlash2Layer(self.spec.layer, int(self.spec.flag("conv_kernel_size")),
-                            int(self.spec.flag("conv_group_size")))
+        return DFlash2Layer(
+            self.spec.layer,
+            int(self.spec.flag("conv_kernel_size")),
+            int(self.spec.flag("conv_group_size")),
+        )
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         assert anchor is not None
         hidden, unary = self.backbone(input_ids, hidden_states, anchor)
         anchor_token = int(input_ids[anchor])
@@ -117,6 +129,11 @@ class DFlash2Draft(DFlashDraft):
             chosen.append(int(self.candidate_selector.select(unary[s], hidden[s], prev)))
         slots = self.drafted_slots
         ids = torch.tensor([chosen[s] for s in slots], device=input_ids.device)
-        return DraftOutput(logits=unary[slots], positions=[anchor + s for s in slots],
-                           slots=slots, draft_ids=ids, token_ids=ids,
-                           proposal=[int(t) for t in ids])
+        return DraftOutput(
+            logits=unary[slots],
+            positions=[anchor + s for s in slots],
+            slots=slots,
+            draft_ids=ids,
+            token_ids=ids,
+            proposal=[int(t) for t in ids],
+        )

@@ -37,8 +37,9 @@ class MarkovHead(nn.Module):
         elif self.kind == "rnn":
             self.joint_proj = nn.Linear(2 * r + H, 3 * r)  # [gate; candidate; output]
 
-    def step(self, prev: torch.Tensor, hidden: torch.Tensor, state: torch.Tensor
-             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def step(
+        self, prev: torch.Tensor, hidden: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Bias ``(D,)`` for one slot, the previous-token embedding and the new state."""
         e = self.markov_w1(prev).to(self.markov_w2.weight.dtype)  # (r,)
         hidden = hidden.to(e.dtype)
@@ -72,8 +73,14 @@ class DSparkDraft(DFlashDraft):
             with_markov = bool(spec.flag("confidence_head_with_markov"))
             self.confidence_head = ConfidenceHead(spec.H + (r if with_markov else 0))
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         assert anchor is not None
         hidden, logits = self.backbone(input_ids, hidden_states, anchor)
         markov = getattr(self, "markov_head", None)
@@ -83,8 +90,9 @@ class DSparkDraft(DFlashDraft):
         rows, draft_ids, confidences = [], [], []
         state = hidden.new_zeros(markov.rank) if markov is not None else None
         for s in range(self.block_size):
-            prev = torch.tensor(self.previous_token(s, anchor_token, chosen),
-                                device=input_ids.device)
+            prev = torch.tensor(
+                self.previous_token(s, anchor_token, chosen), device=input_ids.device
+            )
             row, e = logits[s], None
             if markov is not None:
                 bias, e, state = markov.step(prev, hidden[s], state)
@@ -94,17 +102,25 @@ class DSparkDraft(DFlashDraft):
             rows.append(row)
             draft_ids.append(draft_id)
             if confidence is not None:
-                features = hidden[s] if e is None or not self.spec.flag(
-                    "confidence_head_with_markov") else torch.cat([hidden[s], e.to(hidden.dtype)])
+                features = (
+                    hidden[s]
+                    if e is None or not self.spec.flag("confidence_head_with_markov")
+                    else torch.cat([hidden[s], e.to(hidden.dtype)])
+                )
                 confidences.append(confidence(features))
 
         slots = self.drafted_slots
         logits = torch.stack(rows)[slots]
         draft_ids_t = torch.stack(draft_ids)[slots]
         token_ids = self.to_target(draft_ids_t)
-        out = DraftOutput(logits=logits, positions=[anchor + s for s in slots], slots=slots,
-                          draft_ids=draft_ids_t, token_ids=token_ids,
-                          proposal=[int(t) for t in token_ids])
+        out = DraftOutput(
+            logits=logits,
+            positions=[anchor + s for s in slots],
+            slots=slots,
+            draft_ids=draft_ids_t,
+            token_ids=token_ids,
+            proposal=[int(t) for t in token_ids],
+        )
         if confidences:
             out.extras["confidence"] = torch.stack(confidences)[slots]
         return out

@@ -22,8 +22,10 @@ from spec_format.forward.draft import DraftOutput
 from spec_format.forward.result import Comparison
 
 # (logits, chosen verifier ids, chosen draft ids) of the step-0 rows and of the chain
-_GROUPS = (("logits", "draft_token_ids", "draft_ids"),
-           ("chain_logits", "chain_token_ids", "chain_draft_ids"))
+_GROUPS = (
+    ("logits", "draft_token_ids", "draft_ids"),
+    ("chain_logits", "chain_token_ids", "chain_draft_ids"),
+)
 
 
 def dump_tensors(out: DraftOutput) -> dict[str, torch.Tensor]:
@@ -79,8 +81,7 @@ def compare(path: Path, ours: dict[str, torch.Tensor], atol: float) -> Compariso
         if not worst <= atol:  # also catches NaN
             row, col = divmod(int(diff.argmax()), a.shape[1])
             result.problems.append(
-                f"{logits_key}: max |diff| {worst:.3g} > atol {atol:g} (row {row}, "
-                f"draft id {col})"
+                f"{logits_key}: max |diff| {worst:.3g} > atol {atol:g} (row {row}, draft id {col})"
             )
         if ids_key in ref:
             _compare_choices(ours, ref, logits_key, ids_key, draft_key, atol, result)
@@ -88,13 +89,20 @@ def compare(path: Path, ours: dict[str, torch.Tensor], atol: float) -> Compariso
     return result
 
 
-def _compare_choices(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor],
-                     logits_key: str, ids_key: str, draft_key: str, atol: float,
-                     result: Comparison) -> None:
+def _compare_choices(
+    ours: dict[str, torch.Tensor],
+    ref: dict[str, torch.Tensor],
+    logits_key: str,
+    ids_key: str,
+    draft_key: str,
+    atol: float,
+    result: Comparison,
+) -> None:
     mine, theirs = ours[ids_key], ref[ids_key]
     if mine.shape != theirs.shape:
-        result.problems.append(f"{ids_key}: shape {list(mine.shape)} here, "
-                               f"{list(theirs.shape)} in the reference")
+        result.problems.append(
+            f"{ids_key}: shape {list(mine.shape)} here, {list(theirs.shape)} in the reference"
+        )
         return
     logits = ours[logits_key]
     hard = []

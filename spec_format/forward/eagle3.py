@@ -50,9 +50,15 @@ class Eagle3FirstLayer(DecoderLayer):
         self.hidden_norm = RMSNorm(spec.H, spec.eps)  # diff: norm for the hidden half
         self.norm_before_residual = norm_before_residual
 
-    def forward(self, embeds: torch.Tensor, hidden: torch.Tensor, cos: torch.Tensor,
-                sin: torch.Tensor, mask: torch.Tensor, past: KV | None = None
-                ) -> tuple[torch.Tensor, KV]:
+    def forward(
+        self,
+        embeds: torch.Tensor,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor,
+        past: KV | None = None,
+    ) -> tuple[torch.Tensor, KV]:
         e = self.input_layernorm(embeds)  # diff: input_layernorm normalises the embeddings
         g = self.hidden_norm(hidden)
         residual = g if self.norm_before_residual else hidden  # diff: residual = hidden
@@ -97,9 +103,15 @@ class Eagle3Draft(DraftModel):
         L = self.spec.layer
         return L.sliding_window if L.is_sliding(layer_index) else None
 
-    def run_layers(self, embeds: torch.Tensor, hidden: torch.Tensor, cos: torch.Tensor,
-                   sin: torch.Tensor, masks: list[torch.Tensor],
-                   caches: list[KV] | None = None) -> tuple[torch.Tensor, list[KV]]:
+    def run_layers(
+        self,
+        embeds: torch.Tensor,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        masks: list[torch.Tensor],
+        caches: list[KV] | None = None,
+    ) -> tuple[torch.Tensor, list[KV]]:
         """All layers; ``caches[l]`` are earlier keys/values of layer l (or None)."""
         past = caches or [None] * len(self.layers)
         x, kv = self.layers[0](embeds, hidden, cos, sin, masks[0], past[0])
@@ -111,15 +123,22 @@ class Eagle3Draft(DraftModel):
 
     # ------------------------------------------------------------------ forward
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         T, device = input_ids.shape[0], input_ids.device
         cos, sin = self.rotary_emb(torch.arange(T, device=device), hidden_states.dtype)
         masks = [causal_mask(T, self.window(i), device) for i in range(len(self.layers))]
 
         # step 0: every row in parallel
-        x, caches = self.run_layers(self.embed_tokens(input_ids),
-                                    self.combine_aux(hidden_states), cos, sin, masks)
+        x, caches = self.run_layers(
+            self.embed_tokens(input_ids), self.combine_aux(hidden_states), cos, sin, masks
+        )
         h = self.norm(x)
         logits = self.lm_head(h)  # (T, D)
         draft_ids = logits.argmax(-1)
@@ -130,12 +149,15 @@ class Eagle3Draft(DraftModel):
         hidden = h[-1:] if self.spec.flag("norm_output") else x[-1:]
         token = token_ids[-1:]
         for k in range(1, steps + 1):
-            cos_k, sin_k = self.rotary_emb(torch.tensor([T - 1 + k], device=device),
-                                           hidden_states.dtype)
-            masks_k = [self._chain_mask(T, k, self.window(i), device)
-                       for i in range(len(self.layers))]
-            x, caches = self.run_layers(self.embed_tokens(token), hidden, cos_k, sin_k,
-                                        masks_k, caches)
+            cos_k, sin_k = self.rotary_emb(
+                torch.tensor([T - 1 + k], device=device), hidden_states.dtype
+            )
+            masks_k = [
+                self._chain_mask(T, k, self.window(i), device) for i in range(len(self.layers))
+            ]
+            x, caches = self.run_layers(
+                self.embed_tokens(token), hidden, cos_k, sin_k, masks_k, caches
+            )
             h = self.norm(x)
             step_logits = self.lm_head(h)  # (1, D)
             chain_logits.append(step_logits)
@@ -143,8 +165,13 @@ class Eagle3Draft(DraftModel):
             hidden = h if self.spec.flag("norm_output") else x
             token = self.to_target(chain_draft[-1])
 
-        out = DraftOutput(logits=logits, positions=list(range(T)), draft_ids=draft_ids,
-                          token_ids=token_ids, proposal=[int(token_ids[-1])])
+        out = DraftOutput(
+            logits=logits,
+            positions=list(range(T)),
+            draft_ids=draft_ids,
+            token_ids=token_ids,
+            proposal=[int(token_ids[-1])],
+        )
         if steps:
             out.chain_logits = torch.cat(chain_logits)
             out.chain_draft_ids = torch.cat(chain_draft)

@@ -68,18 +68,26 @@ def read_inputs(path: Path, spec: DraftSpec) -> DraftInputs:
     width = hidden_width(spec)
     what = "[T, H]" if spec.model_type == "mtp" else f"[T, A*Ht] = [T, {spec.A}*{spec.Ht}]"
     if ids.dtype != torch.int64 or ids.dim() != 1 or ids.numel() == 0:
-        raise InputError(f"{path}: input_ids must be a non-empty int64 [T] tensor "
-                         f"(got {ids.dtype} {list(ids.shape)})")
+        raise InputError(
+            f"{path}: input_ids must be a non-empty int64 [T] tensor "
+            f"(got {ids.dtype} {list(ids.shape)})"
+        )
     if not hidden.dtype.is_floating_point or hidden.dim() != 2:
-        raise InputError(f"{path}: hidden_states must be a float {what} tensor "
-                         f"(got {hidden.dtype} {list(hidden.shape)})")
+        raise InputError(
+            f"{path}: hidden_states must be a float {what} tensor "
+            f"(got {hidden.dtype} {list(hidden.shape)})"
+        )
     if hidden.shape != (ids.shape[0], width):
-        raise InputError(f"{path}: hidden_states has shape {list(hidden.shape)}, expected "
-                         f"{what} = [{ids.shape[0]}, {width}]")
+        raise InputError(
+            f"{path}: hidden_states has shape {list(hidden.shape)}, expected "
+            f"{what} = [{ids.shape[0]}, {width}]"
+        )
     bad = ((ids < 0) | (ids >= spec.V)).nonzero().flatten()
     if bad.numel():
-        raise InputError(f"{path}: input_ids[{int(bad[0])}] = {int(ids[bad[0]])} is outside "
-                         f"the vocabulary [0, {spec.V})")
+        raise InputError(
+            f"{path}: input_ids[{int(bad[0])}] = {int(ids[bad[0]])} is outside "
+            f"the vocabulary [0, {spec.V})"
+        )
     hidden = hidden.float()
     if not bool(torch.isfinite(hidden).all()):
         raise InputError(f"{path}: hidden_states contains NaN or Inf")

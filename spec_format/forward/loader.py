@@ -70,11 +70,14 @@ class WeightFiles:
         checkpoint.close()
         if not checkpoint.has_weights:
             raise InputError(f"{directory}: no model.safetensors or shard index in the {what}")
-        problems = [issue.message for issue in checkpoint.issues
-                    if issue.rule not in _HARMLESS_ISSUES]
+        problems = [
+            issue.message for issue in checkpoint.issues if issue.rule not in _HARMLESS_ISSUES
+        ]
         if problems or not checkpoint.complete:
-            raise CheckpointError(f"{directory}: the {what}'s safetensors files are not sound",
-                                  problems or ["some weights could not be read"])
+            raise CheckpointError(
+                f"{directory}: the {what}'s safetensors files are not sound",
+                problems or ["some weights could not be read"],
+            )
         self.records = checkpoint.tensors
         self.location = {name: directory / r.file for name, r in checkpoint.tensors.items()}
         self._stack = ExitStack()
@@ -112,18 +115,25 @@ def check_contract(config: dict[str, Any], files: WeightFiles) -> set[str]:
             f"{files.directory}: the tensors do not match the {expected.model_type} contract",
             diff.format().splitlines(),
         )
-    return {t.name for t in expected.tensors.values()
-            if not t.required and t.role in VERIFIER_ROLES}
+    return {
+        t.name for t in expected.tensors.values() if not t.required and t.role in VERIFIER_ROLES
+    }
 
 
 # ----------------------------------------------------------------------------- verifier
 
 
-_EMBED_NAMES = ("model.embed_tokens.weight", "embed_tokens.weight",
-                "model.language_model.embed_tokens.weight",
-                "language_model.model.embed_tokens.weight")
-_LM_HEAD_NAMES = ("lm_head.weight", "language_model.lm_head.weight",
-                  "model.language_model.lm_head.weight")
+_EMBED_NAMES = (
+    "model.embed_tokens.weight",
+    "embed_tokens.weight",
+    "model.language_model.embed_tokens.weight",
+    "language_model.model.embed_tokens.weight",
+)
+_LM_HEAD_NAMES = (
+    "lm_head.weight",
+    "language_model.lm_head.weight",
+    "model.language_model.lm_head.weight",
+)
 
 
 class Verifier:
@@ -133,11 +143,15 @@ class Verifier:
         info = load_verifier(directory)
         problems = []
         if info.hidden_size != spec.H:
-            problems.append(f"verifier {info.where('hidden_size')} is {info.hidden_size}, the "
-                            f"draft's hidden_size is {spec.H}")
+            problems.append(
+                f"verifier {info.where('hidden_size')} is {info.hidden_size}, the "
+                f"draft's hidden_size is {spec.H}"
+            )
         if info.vocab_size is not None and info.vocab_size != spec.V:
-            problems.append(f"verifier {info.where('vocab_size')} is {info.vocab_size}, the "
-                            f"draft's vocab_size is {spec.V}")
+            problems.append(
+                f"verifier {info.where('vocab_size')} is {info.vocab_size}, the "
+                f"draft's vocab_size is {spec.V}"
+            )
         if problems:
             raise CheckpointError(f"{directory}: the verifier does not fit this draft", problems)
         self.files = WeightFiles(directory, "verifier")
@@ -152,8 +166,7 @@ class Verifier:
         if name == "embed_tokens.weight":
             source = self._find(_EMBED_NAMES)
         else:
-            source = self._find(_LM_HEAD_NAMES) or (self._find(_EMBED_NAMES)
-                                                     if self.tied else None)
+            source = self._find(_LM_HEAD_NAMES) or (self._find(_EMBED_NAMES) if self.tied else None)
         if source is None:
             raise CheckpointError(
                 f"{name}: absent from the draft and not found in the verifier "
@@ -162,8 +175,7 @@ class Verifier:
         tensor = self.files.get(source)
         if list(tensor.shape) != [spec.V, spec.H]:
             raise CheckpointError(
-                f"verifier {source} has shape {list(tensor.shape)}, expected "
-                f"[{spec.V}, {spec.H}]"
+                f"verifier {source} has shape {list(tensor.shape)}, expected [{spec.V}, {spec.H}]"
             )
         return tensor
 
@@ -184,15 +196,16 @@ def _nonfinite(tensor: torch.Tensor) -> bool:
     return not (bool(torch.isfinite(low)) and bool(torch.isfinite(high)))
 
 
-def _random_fill(shape: list[int], dtype: torch.dtype, device: torch.device,
-                 generator: torch.Generator) -> torch.Tensor:
+def _random_fill(
+    shape: list[int], dtype: torch.dtype, device: torch.device, generator: torch.Generator
+) -> torch.Tensor:
     """normal(0, 0.02), drawn in float32 chunks on CPU so the values do not depend on the
     dtype or device chosen (a bfloat16 run and a float32 run see the same weights)."""
     out = torch.empty(shape, dtype=dtype, device=device)
     flat = out.view(-1)
     for i in range(0, flat.numel(), _FILL_CHUNK):
         n = min(_FILL_CHUNK, flat.numel() - i)
-        flat[i:i + n] = (torch.randn(n, generator=generator) * 0.02).to(device, dtype)
+        flat[i : i + n] = (torch.randn(n, generator=generator) * 0.02).to(device, dtype)
     return out
 
 
@@ -209,10 +222,17 @@ def checkpoint_dtype(files: WeightFiles) -> torch.dtype:
     return _FLOAT_DTYPES[max(counts, key=counts.__getitem__)] if counts else torch.float32
 
 
-def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
-               model_class: type[DraftModel], *, device: torch.device,
-               dtype: torch.dtype | None = None, verifier_dir: Path | None = None,
-               seed: int = 0) -> LoadedDraft:
+def load_draft(
+    directory: Path,
+    config: dict[str, Any],
+    spec: DraftSpec,
+    model_class: type[DraftModel],
+    *,
+    device: torch.device,
+    dtype: torch.dtype | None = None,
+    verifier_dir: Path | None = None,
+    seed: int = 0,
+) -> LoadedDraft:
     """Build ``model_class(spec)`` on the meta device and fill it strictly (module doc).
     ``dtype`` None keeps the checkpoint's float dtype: on CPU nothing is then copied."""
     files = WeightFiles(directory)
@@ -249,8 +269,8 @@ def load_draft(directory: Path, config: dict[str, Any], spec: DraftSpec,
             state[name] = tensor.to(device=device, dtype=want)
         if nonfinite:
             raise CheckpointError(
-                f"{directory}: NaN or Inf values (speculators leaves never-loaded weights "
-                "as NaN)", [f"{name}: contains NaN or Inf" for name in nonfinite]
+                f"{directory}: NaN or Inf values (speculators leaves never-loaded weights as NaN)",
+                [f"{name}: contains NaN or Inf" for name in nonfinite],
             )
         model.load_state_dict(state, strict=True, assign=True)
         _check_vocab_map(model, spec)
@@ -282,8 +302,7 @@ def _check_model_agrees(model: DraftModel, files: WeightFiles, verifier_owned: s
         if name in files.records:
             shape = tuple(files.records[name].shape)
             if shape != tuple(meta.shape):
-                wrong.append(f"{name}: shape {list(shape)}, the config implies "
-                             f"{list(meta.shape)}")
+                wrong.append(f"{name}: shape {list(shape)}, the config implies {list(meta.shape)}")
         elif name not in verifier_owned:
             raise InternalError(
                 f"the reference {type(model).__name__} needs {name}, which the tensor "

@@ -35,10 +35,17 @@ class MTPLayer(DecoderLayer):
         self.input_proj = nn.Linear(2 * spec.H, spec.H, bias=False)
         self.final_layernorm = RMSNorm(spec.H, spec.eps)  # diff: output norm
 
-    def forward(self, hidden: torch.Tensor, embeds: torch.Tensor, cos: torch.Tensor,
-                sin: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        u = self.input_proj(torch.cat([self.token_layernorm(embeds),
-                                       self.hidden_layernorm(hidden)], dim=-1))
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        embeds: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> torch.Tensor:
+        u = self.input_proj(
+            torch.cat([self.token_layernorm(embeds), self.hidden_layernorm(hidden)], dim=-1)
+        )
         x, _ = super().forward(u, cos, sin, mask)
         return self.final_layernorm(x)
 
@@ -52,14 +59,26 @@ class MTPDraft(DraftModel):
         self.lm_head = nn.Linear(L.H, L.V, bias=False)
         self.rotary_emb = RotaryEmbedding(L.rope, L.hd)
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         T, device = input_ids.shape[0], input_ids.device
         cos, sin = self.rotary_emb(torch.arange(T, device=device), hidden_states.dtype)
         # speculators builds the MTP mask with create_causal_mask: causal, no window
-        s = self.mtp_layers[0](hidden_states, self.embed_tokens(input_ids), cos, sin,
-                               causal_mask(T, None, device))
+        s = self.mtp_layers[0](
+            hidden_states, self.embed_tokens(input_ids), cos, sin, causal_mask(T, None, device)
+        )
         logits = self.lm_head(s)  # (T, V)
         ids = logits.argmax(-1)
-        return DraftOutput(logits=logits, positions=list(range(T)), draft_ids=ids,
-                           token_ids=ids, proposal=[int(ids[-1])])
+        return DraftOutput(
+            logits=logits,
+            positions=list(range(T)),
+            draft_ids=ids,
+            token_ids=ids,
+            proposal=[int(ids[-1])],
+        )

@@ -38,8 +38,14 @@ class PEagleDraft(Eagle3Draft):
         same_rollout = (i >= T) & (j >= T - 1) & (j <= i)
         return depth0_key | same_rollout
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         T, K, device = input_ids.shape[0], steps, input_ids.device
         mask_id = int(self.spec.flag("mask_token_id"))
         ids = torch.cat([input_ids, torch.full((K,), mask_id, device=device)])
@@ -50,9 +56,13 @@ class PEagleDraft(Eagle3Draft):
         logits = self.lm_head(self.norm(x))  # (T+K, D)
         draft_ids = logits.argmax(-1)
         token_ids = self.to_target(draft_ids)
-        out = DraftOutput(logits=logits[:T], positions=list(range(T)),
-                          draft_ids=draft_ids[:T], token_ids=token_ids[:T],
-                          proposal=[int(t) for t in token_ids[T - 1:]])
+        out = DraftOutput(
+            logits=logits[:T],
+            positions=list(range(T)),
+            draft_ids=draft_ids[:T],
+            token_ids=token_ids[:T],
+            proposal=[int(t) for t in token_ids[T - 1 :]],
+        )
         if K:
             out.chain_logits, out.chain_draft_ids = logits[T:], draft_ids[T:]
             out.chain_token_ids = token_ids[T:]

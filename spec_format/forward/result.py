@@ -147,18 +147,26 @@ def render_text(result: ForwardResult) -> str:
     if len(rows) > len(shown):
         lines.append(f"  ... {len(rows) - len(shown)} earlier rows (--format json has all)")
     for row in shown:
-        label = (f"+{row.step}" if row.step else
-                 str(row.slot) if row.slot is not None else str(row.position))
+        label = (
+            f"+{row.step}"
+            if row.step
+            else str(row.slot)
+            if row.slot is not None
+            else str(row.position)
+        )
         top = " ".join(f"{c.token_id}:{c.prob:.3f}" for c in row.top)
         extras = "".join(f"  {k}={v:.3f}" for k, v in row.extras.items())
-        lines.append(f"  {label:>6}  {row.draft_id:>7} -> {row.token_id:>7}  "
-                     f"{row.prob:6.3f}  {top}{extras}")
+        lines.append(
+            f"  {label:>6}  {row.draft_id:>7} -> {row.token_id:>7}  {row.prob:6.3f}  {top}{extras}"
+        )
     lines.append("")
     lines.append("  proposal (verifier ids): " + " ".join(str(t) for t in result.proposal))
     s = result.stats
-    lines.append(f"  logits: min {s.min:.4g}, max {s.max:.4g}, mean {s.mean:.4g}, "
-                 f"std {s.std:.4g}, smallest row std {s.min_row_std:.4g}, "
-                 f"non-finite {s.nonfinite}")
+    lines.append(
+        f"  logits: min {s.min:.4g}, max {s.max:.4g}, mean {s.mean:.4g}, "
+        f"std {s.std:.4g}, smallest row std {s.min_row_std:.4g}, "
+        f"non-finite {s.nonfinite}"
+    )
     for note in result.notes:
         lines.append(f"  note: {note}")
     if result.dump:
@@ -167,8 +175,10 @@ def render_text(result: ForwardResult) -> str:
         c = result.comparison
         diffs = ", ".join(f"{k} {v:.3g}" for k, v in c.max_abs_diff.items())
         verdict = "match" if c.ok else "MISMATCH"
-        lines.append(f"  compare with {c.path} (atol {c.atol:g}): {verdict}"
-                     + (f"; max |diff| {diffs}" if diffs else ""))
+        lines.append(
+            f"  compare with {c.path} (atol {c.atol:g}): {verdict}"
+            + (f"; max |diff| {diffs}" if diffs else "")
+        )
         lines.extend(f"    - {p}" for p in c.problems)
     if not result.ok:
         lines.append("  FAILED: " + "; ".join(result.problems()))

@@ -117,29 +117,49 @@ def _rows(torch: Any, out: DraftOutput, top_k: int, to_target: Any) -> list[Row]
     """Rows with top-k candidates; ``to_target`` maps draft ids to verifier ids."""
     rows = []
 
-    def add(logits: torch.Tensor, draft_ids: torch.Tensor, token_ids: torch.Tensor,
-            positions: list[int], slots: list[int] | None, step0: bool, extras: dict) -> None:
+    def add(
+        logits: torch.Tensor,
+        draft_ids: torch.Tensor,
+        token_ids: torch.Tensor,
+        positions: list[int],
+        slots: list[int] | None,
+        step0: bool,
+        extras: dict,
+    ) -> None:
         probs = torch.softmax(logits.float(), dim=-1)
         k = min(top_k, logits.shape[-1])
         top_p, top_i = probs.topk(k, dim=-1)
         top_t = to_target(top_i)
         for r in range(logits.shape[0]):
             chosen = int(draft_ids[r])
-            rows.append(Row(
-                position=positions[r],
-                slot=slots[r] if slots is not None else None,
-                step=0 if step0 else r + 1,
-                draft_id=chosen, token_id=int(token_ids[r]), prob=float(probs[r, chosen]),
-                top=[Candidate(int(i), int(t), float(p))
-                     for i, t, p in zip(top_i[r], top_t[r], top_p[r], strict=True)],
-                extras={name: float(v[r]) for name, v in extras.items()},
-            ))
+            rows.append(
+                Row(
+                    position=positions[r],
+                    slot=slots[r] if slots is not None else None,
+                    step=0 if step0 else r + 1,
+                    draft_id=chosen,
+                    token_id=int(token_ids[r]),
+                    prob=float(probs[r, chosen]),
+                    top=[
+                        Candidate(int(i), int(t), float(p))
+                        for i, t, p in zip(top_i[r], top_t[r], top_p[r], strict=True)
+                    ],
+                    extras={name: float(v[r]) for name, v in extras.items()},
+                )
+            )
 
     add(out.logits, out.draft_ids, out.token_ids, out.positions, out.slots, True, out.extras)
     if out.chain_logits is not None:
         last = out.positions[-1]
-        add(out.chain_logits, out.chain_draft_ids, out.chain_token_ids,
-            [last + k for k in range(1, out.chain_logits.shape[0] + 1)], None, False, {})
+        add(
+            out.chain_logits,
+            out.chain_draft_ids,
+            out.chain_token_ids,
+            [last + k for k in range(1, out.chain_logits.shape[0] + 1)],
+            None,
+            False,
+            {},
+        )
     return rows
 
 
@@ -148,13 +168,22 @@ def _stats(torch: Any, logits: torch.Tensor) -> LogitStats:
     finite = torch.isfinite(x)
     values = x[finite]
     if not values.numel():
-        return LogitStats(float("nan"), float("nan"), float("nan"), float("nan"),
-                          int((~finite).sum()), float("nan"))
+        return LogitStats(
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            int((~finite).sum()),
+            float("nan"),
+        )
     row_std = x.std(dim=-1) if x.shape[-1] > 1 else torch.zeros(x.shape[0])
     return LogitStats(
-        min=float(values.min()), max=float(values.max()), mean=float(values.mean()),
+        min=float(values.min()),
+        max=float(values.max()),
+        mean=float(values.mean()),
         std=float(values.std()) if values.numel() > 1 else 0.0,
-        nonfinite=int((~finite).sum()), min_row_std=float(row_std.min()),
+        nonfinite=int((~finite).sum()),
+        min_row_std=float(row_std.min()),
     )
 
 
@@ -176,8 +205,11 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     spec = resolve(config)
     directory = checkpoint if checkpoint.is_dir() else checkpoint.parent
     device = _device(torch, opts.device)
-    inputs = (read_inputs(Path(opts.inputs), spec) if opts.inputs is not None
-              else random_inputs(spec, opts.tokens, opts.seed))
+    inputs = (
+        read_inputs(Path(opts.inputs), spec)
+        if opts.inputs is not None
+        else random_inputs(spec, opts.tokens, opts.seed)
+    )
     steps, anchor = _check_options(opts, spec, inputs.tokens)
     if opts.verifier is not None and not Path(opts.verifier).is_dir():
         raise UsageError(f"--verifier {opts.verifier}: not a directory")
@@ -188,8 +220,16 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
             torch.cuda.synchronize(device)
 
     start = time.perf_counter()
-    loaded = load_draft(directory, config, spec, model_class(spec.model_type), device=device,
-                        dtype=dtype, verifier_dir=opts.verifier, seed=opts.seed)
+    loaded = load_draft(
+        directory,
+        config,
+        spec,
+        model_class(spec.model_type),
+        device=device,
+        dtype=dtype,
+        verifier_dir=opts.verifier,
+        seed=opts.seed,
+    )
     sync()
     load_seconds = time.perf_counter() - start
 
@@ -202,21 +242,37 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     forward_seconds = time.perf_counter() - start
 
     result = ForwardResult(
-        checkpoint=str(checkpoint), model_type=spec.model_type,
-        layer_type=spec.layer.model_type, device=str(device),
-        dtype=str(loaded.dtype).removeprefix("torch."), torch_version=torch.__version__,
-        inputs=inputs.source, tokens=inputs.tokens, rows=_rows(torch, out, opts.top_k, loaded.model.to_target),
-        proposal=out.proposal, stats=_stats(torch, out.logits),
-        load_seconds=load_seconds, forward_seconds=forward_seconds,
+        checkpoint=str(checkpoint),
+        model_type=spec.model_type,
+        layer_type=spec.layer.model_type,
+        device=str(device),
+        dtype=str(loaded.dtype).removeprefix("torch."),
+        torch_version=torch.__version__,
+        inputs=inputs.source,
+        tokens=inputs.tokens,
+        rows=_rows(torch, out, opts.top_k, loaded.model.to_target),
+        proposal=out.proposal,
+        stats=_stats(torch, out.logits),
+        load_seconds=load_seconds,
+        forward_seconds=forward_seconds,
         weights={src: loaded.count(src) for src in ("file", "verifier", "random")},
-        anchor=anchor, steps=steps, warnings=loaded.warnings, notes=spec.notes,
+        anchor=anchor,
+        steps=steps,
+        warnings=loaded.warnings,
+        notes=spec.notes,
     )
     tensors = dumping.dump_tensors(out)
     if opts.dump is not None:
-        dumping.write_dump(Path(opts.dump), tensors, {
-            "model_type": spec.model_type, "device": str(device), "dtype": result.dtype,
-            "inputs": inputs.source,
-        })
+        dumping.write_dump(
+            Path(opts.dump),
+            tensors,
+            {
+                "model_type": spec.model_type,
+                "device": str(device),
+                "dtype": result.dtype,
+                "inputs": inputs.source,
+            },
+        )
         result.dump = str(opts.dump)
     if opts.compare is not None:
         result.comparison = dumping.compare(Path(opts.compare), tensors, opts.atol)

@@ -63,13 +63,19 @@ class XPressDraft(DFlashDraft):
         super().__init__(spec)
         self.refiner_head = RefinerHead(spec, self.block_size)  # diff
 
-    def draft(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, *, steps: int = 0,
-              anchor: int | None = None) -> DraftOutput:
+    def draft(
+        self,
+        input_ids: torch.Tensor,
+        hidden_states: torch.Tensor,
+        *,
+        steps: int = 0,
+        anchor: int | None = None,
+    ) -> DraftOutput:
         assert anchor is not None
         hidden, base = self.backbone(input_ids, hidden_states, anchor)
         hcache = self.refiner_head.hidden_cache(hidden)
-        anchor_token = input_ids[anchor:anchor + 1]
-        before_anchor = input_ids[anchor - 1:anchor] if anchor > 0 else anchor_token
+        anchor_token = input_ids[anchor : anchor + 1]
+        before_anchor = input_ids[anchor - 1 : anchor] if anchor > 0 else anchor_token
         from_anchor = bool(self.spec.flag("sample_from_anchor"))
 
         logits = base
@@ -86,6 +92,11 @@ class XPressDraft(DFlashDraft):
         slots = self.drafted_slots
         draft_ids = logits.argmax(-1)[slots]
         token_ids = self.to_target(draft_ids)
-        return DraftOutput(logits=logits[slots], positions=[anchor + s for s in slots],
-                           slots=slots, draft_ids=draft_ids, token_ids=token_ids,
-                           proposal=[int(t) for t in token_ids])
+        return DraftOutput(
+            logits=logits[slots],
+            positions=[anchor + s for s in slots],
+            slots=slots,
+            draft_ids=draft_ids,
+            token_ids=token_ids,
+            proposal=[int(t) for t in token_ids],
+        )

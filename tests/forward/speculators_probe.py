@@ -33,8 +33,7 @@ def library_model(class_path: str, config: dict, path: Path):
     cfg = SpeculatorModelConfig.from_dict(copy.deepcopy(config))
     cfg.transformer_layer_config._attn_implementation = "eager"
     model = model_class(cfg)
-    _, unexpected = model.load_state_dict(load_file(str(path / "model.safetensors")),
-                                          strict=False)
+    _, unexpected = model.load_state_dict(load_file(str(path / "model.safetensors")), strict=False)
     if unexpected:
         raise AssertionError(f"the library does not know {unexpected}")
     return model.eval()
@@ -94,8 +93,13 @@ def dflash_family(model_type: str, overrides: dict) -> float:
     loss_mask[0, anchor] = 1  # the only valid anchor: training picks exactly this block
     with torch.no_grad():
         ref_hidden, ref_logits, *_ = ref._backbone_forward(
-            hidden[None], ids[None], loss_mask, torch.randn(1, T, ours.spec.H),
-            torch.zeros(1, T, dtype=torch.long), max_anchors=1)
+            hidden[None],
+            ids[None],
+            loss_mask,
+            torch.randn(1, T, ours.spec.H),
+            torch.zeros(1, T, dtype=torch.long),
+            max_anchors=1,
+        )
         hid, logits = ours.backbone(ids, hidden, anchor)
     worst = max(diff(logits, ref_logits[0]), diff(hid, ref_hidden[0]))
 
@@ -112,15 +116,19 @@ def dflash_family(model_type: str, overrides: dict) -> float:
             worst = max(worst, diff(torch.stack(mine), bias[0]))
         if model_type == "xpress":
             bias = ref.refiner_head.block_bias(prev[None], hidden_states=hid[None])[0]
-            worst = max(worst, diff(ours.refiner_head.bias(prev, ours.refiner_head.hidden_cache(hid)),
-                                    bias))
+            worst = max(
+                worst, diff(ours.refiner_head.bias(prev, ours.refiner_head.hidden_cache(hid)), bias)
+            )
         if model_type == "dflash2":
             candidates = logits.topk(ours.candidate_selector.top_k, -1).indices
             scores = ref.candidate_selector.score_candidates(
-                logits[None], hid[None], prev[None], candidates[None])[0]
+                logits[None], hid[None], prev[None], candidates[None]
+            )[0]
             expected = candidates.gather(-1, scores.argmax(-1, keepdim=True)).squeeze(-1)
-            mine = [int(ours.candidate_selector.select(logits[s], hid[s], int(prev[s])))
-                    for s in range(block)]
+            mine = [
+                int(ours.candidate_selector.select(logits[s], hid[s], int(prev[s])))
+                for s in range(block)
+            ]
             if mine != expected.tolist():
                 raise AssertionError(f"selector chose {mine}, the library {expected.tolist()}")
     return worst
@@ -140,8 +148,13 @@ def peagle() -> float:
     peagle_core.generate_cod_sample_indices = lambda **kwargs: (anchors, depths)
     seen = lm_head_outputs(ref)
     with torch.no_grad(), contextlib.suppress(Exception):  # only the logits matter; the
-        ref(hidden[None], ids[None], torch.zeros(1, T + K, dtype=torch.long),  # loss may fail
-            verifier_last_hidden_states=torch.randn(1, T + K, ours.spec.H), num_depths=K + 1)
+        ref(
+            hidden[None],
+            ids[None],
+            torch.zeros(1, T + K, dtype=torch.long),  # loss may fail
+            verifier_last_hidden_states=torch.randn(1, T + K, ours.spec.H),
+            num_depths=K + 1,
+        )
     with torch.no_grad():
         out = ours.draft(ids[:T], hidden[:T], steps=K)
     return max(diff(out.logits, seen[0][0, :T]), diff(out.chain_logits, seen[0][0, T:]))
@@ -160,26 +173,49 @@ def mtp() -> float:
         ref.lm_head.weight.copy_(ours.lm_head.weight)
         ref_logits, *_ = ref(ids[None], hidden[None])
         rows = ref_logits[0].shape[1]
-        out = ours.draft(ids[1:1 + rows], hidden[:rows])  # ours: row t pairs h[t] with x[t+1]
+        out = ours.draft(ids[1 : 1 + rows], hidden[:rows])  # ours: row t pairs h[t] with x[t+1]
     return diff(out.logits, ref_logits[0][0])
 
 
-SLIDING = {"transformer_layer_config.use_sliding_window": True,
-           "transformer_layer_config.sliding_window": 3}
+SLIDING = {
+    "transformer_layer_config.use_sliding_window": True,
+    "transformer_layer_config.sliding_window": 3,
+}
 CASES = {
     "eagle3-llama": lambda: eagle3({}),
-    "eagle3-qwen3-2layers-fcnorm-normout": lambda: eagle3({
-        "norm_before_residual": False, "transformer_layer_config.model_type": "qwen3",
-        "transformer_layer_config.num_hidden_layers": 2, "fc_norm": True, "norm_output": True}),
-    "eagle3-sliding-normbeforefc": lambda: eagle3({
-        "norm_before_fc": True, "transformer_layer_config.layer_types": ["sliding_attention"],
-        "transformer_layer_config.sliding_window": 4}),
+    "eagle3-qwen3-2layers-fcnorm-normout": lambda: eagle3(
+        {
+            "norm_before_residual": False,
+            "transformer_layer_config.model_type": "qwen3",
+            "transformer_layer_config.num_hidden_layers": 2,
+            "fc_norm": True,
+            "norm_output": True,
+        }
+    ),
+    "eagle3-sliding-normbeforefc": lambda: eagle3(
+        {
+            "norm_before_fc": True,
+            "transformer_layer_config.layer_types": ["sliding_attention"],
+            "transformer_layer_config.sliding_window": 4,
+        }
+    ),
     "dflash-full": lambda: dflash_family("dflash", {}),
-    "dflash-sliding-causal": lambda: dflash_family("dflash", {
-        **SLIDING, "transformer_layer_config.layer_types": ["sliding_attention", "full_attention"]}),
-    "dflash-sliding-noncausal-from-anchor": lambda: dflash_family("dflash", {
-        **SLIDING, "sample_from_anchor": True, "sliding_window_non_causal": True,
-        "transformer_layer_config.layer_types": ["sliding_attention", "sliding_attention"]}),
+    "dflash-sliding-causal": lambda: dflash_family(
+        "dflash",
+        {
+            **SLIDING,
+            "transformer_layer_config.layer_types": ["sliding_attention", "full_attention"],
+        },
+    ),
+    "dflash-sliding-noncausal-from-anchor": lambda: dflash_family(
+        "dflash",
+        {
+            **SLIDING,
+            "sample_from_anchor": True,
+            "sliding_window_non_causal": True,
+            "transformer_layer_config.layer_types": ["sliding_attention", "sliding_attention"],
+        },
+    ),
     "dspark-vanilla": lambda: dflash_family("dspark", {}),
     "dspark-gated": lambda: dflash_family("dspark", {"markov_head_type": "gated"}),
     "dspark-rnn": lambda: dflash_family("dspark", {"markov_head_type": "rnn"}),

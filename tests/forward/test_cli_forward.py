@@ -95,8 +95,25 @@ def test_options_reach_the_library(monkeypatch, eagle):
         raise SystemExit(0)
 
     monkeypatch.setattr("spec_format.cli.forward_cmd.run_forward", fake)
-    cli(eagle, "--verifier", eagle, "--tokens", "9", "--seed", "4", "--steps", "1",
-        "--top-k", "2", "--device", "cpu", "--dtype", "bfloat16", "--atol", "0.5")
+    cli(
+        eagle,
+        "--verifier",
+        eagle,
+        "--tokens",
+        "9",
+        "--seed",
+        "4",
+        "--steps",
+        "1",
+        "--top-k",
+        "2",
+        "--device",
+        "cpu",
+        "--dtype",
+        "bfloat16",
+        "--atol",
+        "0.5",
+    )
     options = seen["options"]
     assert (options.tokens, options.seed, options.steps, options.top_k) == (9, 4, 1, 2)
     assert (options.device, options.dtype, options.atol) == ("cpu", "bfloat16", 0.5)
@@ -104,8 +121,11 @@ def test_options_reach_the_library(monkeypatch, eagle):
 
 
 def test_importing_the_cli_and_forward_package_does_not_import_torch():
-    code = ("import sys\nimport spec_format.forward\nimport spec_format.cli.app\n"
-            "print('torch' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, check=True)
+    code = (
+        "import sys\nimport spec_format.forward\nimport spec_format.cli.app\n"
+        "print('torch' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert proc.stdout.strip() == "False"

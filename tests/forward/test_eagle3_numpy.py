@@ -37,8 +37,11 @@ class NumpyEagle3:
         self.w = {k: v.astype(np.float64) if v.dtype.kind == "f" else v for k, v in w.items()}
         layer = config["transformer_layer_config"]
         self.eps, self.theta = layer["rms_norm_eps"], layer["rope_theta"]
-        self.nH, self.nKV, self.hd = (layer["num_attention_heads"],
-                                      layer["num_key_value_heads"], layer["head_dim"])
+        self.nH, self.nKV, self.hd = (
+            layer["num_attention_heads"],
+            layer["num_key_value_heads"],
+            layer["head_dim"],
+        )
         self.qwen3 = layer["model_type"] == "qwen3"
         self.norm_before_residual = config["norm_before_residual"]
         self.keys: list[np.ndarray] = []  # per position: (nKV, hd) after RoPE
@@ -83,14 +86,22 @@ class NumpyEagle3:
         return draft_id + int(d2t[draft_id]) if d2t is not None else draft_id
 
 
-@pytest.mark.parametrize("layer_type,norm_before_residual", [
-    ("llama", True), ("llama", False), ("qwen3", True),
-])
+@pytest.mark.parametrize(
+    "layer_type,norm_before_residual",
+    [
+        ("llama", True),
+        ("llama", False),
+        ("qwen3", True),
+    ],
+)
 def test_single_layer_eagle3_matches_numpy(tmp_path, layer_type, norm_before_residual):
-    config = tiny_config("eagle3", {
-        "transformer_layer_config.model_type": layer_type,
-        "norm_before_residual": norm_before_residual,
-    })
+    config = tiny_config(
+        "eagle3",
+        {
+            "transformer_layer_config.model_type": layer_type,
+            "norm_before_residual": norm_before_residual,
+        },
+    )
     path = build(tmp_path / "e", config, seed=3)
     weights = load_file(str(path / "model.safetensors"))
     T, A, H = 7, 3, 64

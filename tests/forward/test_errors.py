@@ -19,26 +19,41 @@ def forward(path, **kwargs):
 
 
 def test_unsupported_rope_type_is_refused_by_name(tmp_path):
-    config = tiny_config("eagle3", {
-        "transformer_layer_config.rope_scaling": {"rope_type": "longrope", "short_factor": [1.0],
-                                                   "long_factor": [1.0]},
-    })
+    config = tiny_config(
+        "eagle3",
+        {
+            "transformer_layer_config.rope_scaling": {
+                "rope_type": "longrope",
+                "short_factor": [1.0],
+                "long_factor": [1.0],
+            },
+        },
+    )
     with pytest.raises(UnsupportedError, match="rope_type 'longrope'") as info:
         forward(build(tmp_path / "e", config))
     assert info.value.exit_code == 2
 
 
-@pytest.mark.parametrize("rope", [
-    {"rope_type": "linear", "factor": 2.0},
-    {"rope_type": "dynamic", "factor": 2.0},
-    {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-     "original_max_position_embeddings": 64},
-    {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
-    {"rope_type": "mrope", "mrope_section": [8, 4, 4]},
-])
+@pytest.mark.parametrize(
+    "rope",
+    [
+        {"rope_type": "linear", "factor": 2.0},
+        {"rope_type": "dynamic", "factor": 2.0},
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
+        {"rope_type": "mrope", "mrope_section": [8, 4, 4]},
+    ],
+)
 def test_supported_rope_types_run(tmp_path, rope):
-    config = tiny_config("eagle3", {"transformer_layer_config.rope_parameters":
-                                    {**rope, "rope_theta": 10000.0}})
+    config = tiny_config(
+        "eagle3", {"transformer_layer_config.rope_parameters": {**rope, "rope_theta": 10000.0}}
+    )
     result = forward(build(tmp_path / "e", config))
     assert result.ok
 
@@ -74,15 +89,20 @@ def test_missing_tensor_is_named(tmp_path):
 
 
 def test_unexpected_tensor_is_named(tmp_path):
-    path = build(tmp_path / "e", tiny_config("eagle3"),
-                 extra={"verifier_lm_head.weight": ("F32", (64, 64))})
+    path = build(
+        tmp_path / "e", tiny_config("eagle3"), extra={"verifier_lm_head.weight": ("F32", (64, 64))}
+    )
     with pytest.raises(CheckpointError, match="verifier_lm_head.weight"):
         forward(path)
 
 
-@pytest.mark.parametrize("model_type,tensor", [
-    ("eagle3", "fc.weight"), ("dflash", "layers.1.mlp.down_proj.weight"),
-])
+@pytest.mark.parametrize(
+    "model_type,tensor",
+    [
+        ("eagle3", "fc.weight"),
+        ("dflash", "layers.1.mlp.down_proj.weight"),
+    ],
+)
 def test_nan_weight_is_named(tmp_path, model_type, tensor):
     path = build(tmp_path / model_type, tiny_config(model_type), nan=[tensor])
     with pytest.raises(CheckpointError, match="NaN") as info:
@@ -92,10 +112,16 @@ def test_nan_weight_is_named(tmp_path, model_type, tensor):
 
 def _verifier(directory, hidden, vocab=256, tied=False, seed=0):
     directory.mkdir(parents=True)
-    (directory / "config.json").write_text(json.dumps({
-        "model_type": "qwen3", "hidden_size": hidden, "vocab_size": vocab,
-        "tie_word_embeddings": tied,
-    }))
+    (directory / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "qwen3",
+                "hidden_size": hidden,
+                "vocab_size": vocab,
+                "tie_word_embeddings": tied,
+            }
+        )
+    )
     g = torch.Generator().manual_seed(seed)
     tensors = {"model.embed_tokens.weight": torch.randn(vocab, hidden, generator=g) * 0.02}
     if not tied:
@@ -151,8 +177,10 @@ def test_bad_d2t_is_refused(tmp_path):
 def test_inputs_file_with_the_wrong_width_is_refused(tmp_path):
     path = build(tmp_path / "e", tiny_config("eagle3"))
     bad = tmp_path / "in.safetensors"
-    save_file({"input_ids": torch.zeros(5, dtype=torch.int64),
-               "hidden_states": torch.zeros(5, 64)}, str(bad))
+    save_file(
+        {"input_ids": torch.zeros(5, dtype=torch.int64), "hidden_states": torch.zeros(5, 64)},
+        str(bad),
+    )
     with pytest.raises(InputError, match=r"expected \[T, A\*Ht\] = \[T, 3\*64\] = \[5, 192\]"):
         forward(path, inputs=bad)
 
@@ -160,20 +188,25 @@ def test_inputs_file_with_the_wrong_width_is_refused(tmp_path):
 def test_inputs_file_is_used(tmp_path):
     path = build(tmp_path / "e", tiny_config("eagle3"))
     data = tmp_path / "in.safetensors"
-    save_file({"input_ids": torch.arange(5, dtype=torch.int64),
-               "hidden_states": torch.ones(5, 192)}, str(data))
+    save_file(
+        {"input_ids": torch.arange(5, dtype=torch.int64), "hidden_states": torch.ones(5, 192)},
+        str(data),
+    )
     result = forward(path, inputs=data)
     assert result.tokens == 5 and result.inputs == str(data)
 
 
-@pytest.mark.parametrize("model_type,options,message", [
-    ("dflash", {"anchor": 6}, "outside the 6 input positions"),
-    ("eagle3", {"anchor": 2}, "--anchor applies to the DFlash family"),
-    ("dflash", {"steps": 2}, "--steps applies to eagle3 and peagle"),
-    ("eagle3", {"device": "tpu"}, "--device must be one of"),
-    ("eagle3", {"dtype": "int8"}, "--dtype must be one of"),
-    ("eagle3", {"top_k": 0}, "--top-k must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "model_type,options,message",
+    [
+        ("dflash", {"anchor": 6}, "outside the 6 input positions"),
+        ("eagle3", {"anchor": 2}, "--anchor applies to the DFlash family"),
+        ("dflash", {"steps": 2}, "--steps applies to eagle3 and peagle"),
+        ("eagle3", {"device": "tpu"}, "--device must be one of"),
+        ("eagle3", {"dtype": "int8"}, "--dtype must be one of"),
+        ("eagle3", {"top_k": 0}, "--top-k must be at least 1"),
+    ],
+)
 def test_bad_options_are_usage_errors(tmp_path, model_type, options, message):
     path = build(tmp_path / model_type, tiny_config(model_type))
     with pytest.raises(UsageError, match=message):

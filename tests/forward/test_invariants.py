@@ -21,14 +21,25 @@ def run(model, ids, hidden, **kwargs):
 # ----------------------------------------------------------------------------- EAGLE-3
 
 
-@pytest.mark.parametrize("overrides", [
-    {},
-    {"transformer_layer_config.model_type": "qwen3", "transformer_layer_config.num_hidden_layers": 2,
-     "fc_norm": True, "norm_output": True},
-    {"eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5], "norm_before_fc": True,
-     "transformer_layer_config.layer_types": ["sliding_attention"],
-     "transformer_layer_config.sliding_window": 4},
-], ids=["llama", "qwen3-2layers-fcnorm", "sliding-A4"])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {
+            "transformer_layer_config.model_type": "qwen3",
+            "transformer_layer_config.num_hidden_layers": 2,
+            "fc_norm": True,
+            "norm_output": True,
+        },
+        {
+            "eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5],
+            "norm_before_fc": True,
+            "transformer_layer_config.layer_types": ["sliding_attention"],
+            "transformer_layer_config.sliding_window": 4,
+        },
+    ],
+    ids=["llama", "qwen3-2layers-fcnorm", "sliding-A4"],
+)
 def test_eagle3_is_causal(tmp_path, overrides):
     """Changing the tokens and hidden states of positions > t never changes rows <= t."""
     model = load(build(tmp_path / "e", tiny_config("eagle3", overrides)))
@@ -36,17 +47,22 @@ def test_eagle3_is_causal(tmp_path, overrides):
     base = run(model, ids, hidden).logits
     t = 6
     ids2, hidden2 = ids.clone(), hidden.clone()
-    ids2[t + 1:] = (ids2[t + 1:] + 17) % 256
-    hidden2[t + 1:] += torch.randn_like(hidden2[t + 1:])
+    ids2[t + 1 :] = (ids2[t + 1 :] + 17) % 256
+    hidden2[t + 1 :] += torch.randn_like(hidden2[t + 1 :])
     changed = run(model, ids2, hidden2).logits
     torch.testing.assert_close(changed[: t + 1], base[: t + 1], rtol=0, atol=0)
-    assert not torch.allclose(changed[t + 1:], base[t + 1:])
+    assert not torch.allclose(changed[t + 1 :], base[t + 1 :])
 
 
 def test_eagle3_sliding_window_forgets_old_positions(tmp_path):
     """With a window of 4, row t is blind to rows <= t - 4 (and sees t - 3)."""
-    config = tiny_config("eagle3", {"transformer_layer_config.layer_types": ["sliding_attention"],
-                                    "transformer_layer_config.sliding_window": 4})
+    config = tiny_config(
+        "eagle3",
+        {
+            "transformer_layer_config.layer_types": ["sliding_attention"],
+            "transformer_layer_config.sliding_window": 4,
+        },
+    )
     model = load(build(tmp_path / "e", config))
     ids, hidden = inputs(model, 10)
     base = run(model, ids, hidden).logits
@@ -87,8 +103,13 @@ def test_chain_step_equals_recomputing_the_extended_sequence(tmp_path):
     row carries the mapped draft token and the last row's output as its hidden state."""
     from spec_format.forward.blocks import causal_mask
 
-    config = tiny_config("eagle3", {"transformer_layer_config.model_type": "qwen3",
-                                    "transformer_layer_config.num_hidden_layers": 2})
+    config = tiny_config(
+        "eagle3",
+        {
+            "transformer_layer_config.model_type": "qwen3",
+            "transformer_layer_config.num_hidden_layers": 2,
+        },
+    )
     model = load(build(tmp_path / "e", config))
     T = 6
     ids, hidden = inputs(model, T)
@@ -99,8 +120,9 @@ def test_chain_step_equals_recomputing_the_extended_sequence(tmp_path):
         masks = [causal_mask(T, None, ids.device)] * 2
         x, _ = model.run_layers(model.embed_tokens(ids), g, cos[:T], sin[:T], masks)
         embeds = model.embed_tokens(torch.cat([ids, out.token_ids[-1:]]))
-        x2, _ = model.run_layers(embeds, torch.cat([g, x[-1:]]), cos, sin,
-                                 [causal_mask(T + 1, None, ids.device)] * 2)
+        x2, _ = model.run_layers(
+            embeds, torch.cat([g, x[-1:]]), cos, sin, [causal_mask(T + 1, None, ids.device)] * 2
+        )
         expected = model.lm_head(model.norm(x2[-1:]))
     torch.testing.assert_close(out.chain_logits, expected, rtol=0, atol=1e-6)
     torch.testing.assert_close(out.logits, model.lm_head(model.norm(x2[:T])), rtol=0, atol=1e-6)
@@ -139,8 +161,13 @@ def test_dflash_sliding_layers_are_causal_in_the_block(tmp_path):
 
     def through_layers(x):
         for i, layer in enumerate(model.layers):
-            x = layer(x, ctx, (cos[:anchor], sin[:anchor]), (cos[anchor:], sin[anchor:]),
-                      model.block_mask(i, anchor, x.device))
+            x = layer(
+                x,
+                ctx,
+                (cos[:anchor], sin[:anchor]),
+                (cos[anchor:], sin[anchor:]),
+                model.block_mask(i, anchor, x.device),
+            )
         return x
 
     with torch.inference_mode():
@@ -169,16 +196,16 @@ def test_dflash_sees_only_context_before_the_anchor(tmp_path):
     ids2, hidden2 = ids.clone(), hidden.clone()
     hidden2[anchor:] += 3.0
     ids2[:anchor] = 7
-    ids2[anchor + 1:] = 9
-    torch.testing.assert_close(run(model, ids2, hidden2, anchor=anchor).logits, base,
-                               rtol=0, atol=0)
+    ids2[anchor + 1 :] = 9
+    torch.testing.assert_close(
+        run(model, ids2, hidden2, anchor=anchor).logits, base, rtol=0, atol=0
+    )
     hidden2[anchor - 1] += 1.0  # the last context position does matter
     assert not torch.allclose(run(model, ids2, hidden2, anchor=anchor).logits, base)
 
 
 def test_dflash_sliding_window_is_measured_from_the_anchor(tmp_path):
-    model = _dflash(tmp_path, {**SLIDING_DFLASH,
-                               "transformer_layer_config.sliding_window": 3})
+    model = _dflash(tmp_path, {**SLIDING_DFLASH, "transformer_layer_config.sliding_window": 3})
     mask = model.block_mask(0, context=6, device=torch.device("cpu"))
     # every query sees context positions 3, 4, 5 (anchor 6 minus window 3), none before
     assert mask[:, :6].tolist() == [[False, False, False, True, True, True]] * 4
@@ -224,8 +251,17 @@ def test_same_seed_same_output_float32_bitwise(tmp_path, model_type):
     for _ in range(2):
         model = load(path)
         ids, hidden = inputs(model, 9, seed=11)
-        outs.append(run(model, ids, hidden, steps=0, anchor=5 if model.spec.model_type in
-                        ("dflash", "dspark", "dflash2", "xpress") else None))
+        outs.append(
+            run(
+                model,
+                ids,
+                hidden,
+                steps=0,
+                anchor=5
+                if model.spec.model_type in ("dflash", "dspark", "dflash2", "xpress")
+                else None,
+            )
+        )
     assert torch.equal(outs[0].logits, outs[1].logits)
     assert outs[0].proposal == outs[1].proposal
     ids_b, _ = inputs(load(path), 9, seed=12)

@@ -34,11 +34,14 @@ def test_weights_are_the_files_own_values(tmp_path):
 
 
 def test_contract_diff_names_every_problem(tmp_path):
-    path = build(tmp_path / "e", tiny_config("eagle3", {"fc_norm": False}),
-                 drop=["layers.0.self_attn.o_proj.weight"],
-                 reshape={"fc.weight": (64, 128)}, retype={"d2t": "F32"},
-                 extra={"fc_norm.0.weight": ("F32", (64,)),
-                        "verifier_lm_head.weight": ("F32", (64, 64))})
+    path = build(
+        tmp_path / "e",
+        tiny_config("eagle3", {"fc_norm": False}),
+        drop=["layers.0.self_attn.o_proj.weight"],
+        reshape={"fc.weight": (64, 128)},
+        retype={"d2t": "F32"},
+        extra={"fc_norm.0.weight": ("F32", (64,)), "verifier_lm_head.weight": ("F32", (64, 64))},
+    )
     with pytest.raises(CheckpointError) as info:
         run_forward(ForwardOptions(checkpoint=path, tokens=4))
     text = str(info.value)
@@ -53,9 +56,12 @@ def test_contract_diff_names_every_problem(tmp_path):
 def test_full_vocabulary_draft_ignores_identity_maps(tmp_path):
     """D == V: d2t/t2d are optional; the readers ignore them and so does the forward."""
     config = tiny_config("eagle3", {"draft_vocab_size": 256})
-    path = build(tmp_path / "e", config,
-                 include_optional=["embed_tokens.weight", "lm_head.weight", "d2t", "t2d"],
-                 values={"d2t": [0] * 256, "t2d": [True] * 256})
+    path = build(
+        tmp_path / "e",
+        config,
+        include_optional=["embed_tokens.weight", "lm_head.weight", "d2t", "t2d"],
+        values={"d2t": [0] * 256, "t2d": [True] * 256},
+    )
     result = run_forward(ForwardOptions(checkpoint=path, tokens=5))
     assert result.ok and all(row.draft_id == row.token_id for row in result.rows)
 
@@ -70,14 +76,22 @@ def test_dflash_full_vocabulary_takes_lm_head_from_the_verifier(tmp_path):
     lean.mkdir()
     (lean / "config.json").write_text((full / "config.json").read_text())
     verifier_owned = ("embed_tokens.weight", "lm_head.weight")
-    save_file({k: v for k, v in stored.items() if k not in verifier_owned},
-              str(lean / "model.safetensors"))
+    save_file(
+        {k: v for k, v in stored.items() if k not in verifier_owned},
+        str(lean / "model.safetensors"),
+    )
     verifier = tmp_path / "verifier"
     verifier.mkdir()
-    (verifier / "config.json").write_text(json.dumps(
-        {"model_type": "qwen3", "hidden_size": 64, "vocab_size": 256}))
-    save_file({"model.embed_tokens.weight": stored["embed_tokens.weight"],
-               "lm_head.weight": stored["lm_head.weight"]}, str(verifier / "model.safetensors"))
+    (verifier / "config.json").write_text(
+        json.dumps({"model_type": "qwen3", "hidden_size": 64, "vocab_size": 256})
+    )
+    save_file(
+        {
+            "model.embed_tokens.weight": stored["embed_tokens.weight"],
+            "lm_head.weight": stored["lm_head.weight"],
+        },
+        str(verifier / "model.safetensors"),
+    )
     a = run_forward(ForwardOptions(checkpoint=full, tokens=8))
     b = run_forward(ForwardOptions(checkpoint=lean, tokens=8, verifier=verifier))
     assert b.weights == {"file": a.weights["file"] - 2, "verifier": 2, "random": 0}

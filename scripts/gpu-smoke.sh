@@ -19,10 +19,13 @@ start=$(date +%s)
 import os
 import sys
 import torch
-if os.environ["SMOKE_DEVICE"] == "cuda" and not torch.cuda.is_available():
-    sys.exit(f"gpu-smoke: no CUDA device visible to torch {torch.__version__}")
-print(f"gpu-smoke: torch {torch.__version__}, CUDA {torch.version.cuda}, "
-      f"{torch.cuda.get_device_name(0)}")
+if os.environ["SMOKE_DEVICE"] == "cuda":
+    if not torch.cuda.is_available():
+        sys.exit(f"gpu-smoke: no CUDA device visible to torch {torch.__version__}")
+    print(f"gpu-smoke: torch {torch.__version__}, CUDA {torch.version.cuda}, "
+          f"{torch.cuda.get_device_name(0)}")
+else:
+    print(f"gpu-smoke: dry run on {os.environ['SMOKE_DEVICE']}, torch {torch.__version__}")
 EOF
 
 work=$(mktemp -d)

@@ -29,15 +29,20 @@ _GROUPS = (
 
 
 def dump_tensors(out: DraftOutput) -> dict[str, torch.Tensor]:
+    def own(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        # a copy of its own: safetensors refuses tensors sharing memory (MTP and DFlash2
+        # choose in the verifier vocabulary, so their draft and verifier ids are one tensor)
+        return tensor.detach().to("cpu", dtype).clone().contiguous()
+
     tensors = {
-        "logits": out.logits.float().cpu().contiguous(),
-        "draft_token_ids": out.token_ids.to(torch.int64).cpu().contiguous(),
-        "draft_ids": out.draft_ids.to(torch.int64).cpu().contiguous(),
+        "logits": own(out.logits, torch.float32),
+        "draft_token_ids": own(out.token_ids, torch.int64),
+        "draft_ids": own(out.draft_ids, torch.int64),
     }
     if out.chain_logits is not None:
-        tensors["chain_logits"] = out.chain_logits.float().cpu().contiguous()
-        tensors["chain_token_ids"] = out.chain_token_ids.to(torch.int64).cpu().contiguous()
-        tensors["chain_draft_ids"] = out.chain_draft_ids.to(torch.int64).cpu().contiguous()
+        tensors["chain_logits"] = own(out.chain_logits, torch.float32)
+        tensors["chain_token_ids"] = own(out.chain_token_ids, torch.int64)
+        tensors["chain_draft_ids"] = own(out.chain_draft_ids, torch.int64)
     return tensors
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -18,6 +19,9 @@ from pathlib import Path
 
 warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# specfmt's own dependencies (jsonschema, ...) that the release environment lacks: searched
+# last, so every package the environment has (torch, speculators, transformers) wins.
+sys.path.extend(p for p in os.environ.get("SPECFMT_PROBE_FALLBACK_PATH", "").split(os.pathsep) if p)
 
 import torch  # noqa: E402
 from forward_helpers import build, inputs, load, tiny_config  # noqa: E402

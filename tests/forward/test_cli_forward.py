@@ -66,6 +66,16 @@ def test_dump_then_compare(eagle, tmp_path):
     assert cli(eagle, "--steps", "2", "--compare", dump, "--atol", "0.02").exit_code == 0
 
 
+@pytest.mark.parametrize(
+    "model_type", ["eagle3", "peagle", "dflash", "dspark", "dflash2", "xpress", "mtp"]
+)
+def test_every_type_dumps_and_compares_with_itself(tmp_path, model_type):
+    path = build(tmp_path / model_type, tiny_config(model_type))
+    dump = tmp_path / "out.safetensors"
+    assert cli(path, "--tokens", "7", "--dump", dump).exit_code == 0
+    assert cli(path, "--tokens", "7", "--compare", dump, "--atol", "0").exit_code == 0
+
+
 def test_compare_across_dtypes_within_tolerance(tmp_path):
     path = build(tmp_path / "x", tiny_config("xpress"))
     dump = tmp_path / "f32.safetensors"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,7 @@ def probe(request) -> dict[str, dict]:
         env={
             **os.environ,
             "PYTHONPATH": f"{ENV}{os.pathsep}{ROOT}",
+            "SPECFMT_PROBE_FALLBACK_PATH": sysconfig.get_paths()["purelib"],
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",

@@ -41,8 +41,6 @@ VERIFIER_ROLES = ("embed", "lm_head")
 _HARMLESS_ISSUES = (HEADER_PADDING, STRAY_SAFETENSORS)
 
 _FILL_CHUNK = 1 << 24  # elements per random-fill step
-
-
 _FLOAT_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
 
 

@@ -11,7 +11,7 @@ fi
 python -m pip install -q --upgrade pip
 # torch first, pinned: this machine has a local CPU wheel; a bare `torch` pulls CUDA (GBs)
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e '.[dev,forward,deep]'
+python -m pip install -q -e '.[dev,forward,deep,remote]'
 
 echo "== one environment per speculators release for the interop tests (cached in .cache/interop)"
 bash scripts/interop-envs.sh

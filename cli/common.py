@@ -6,13 +6,14 @@ import enum
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from spec_format.errors import SpecfmtError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,7 +38,17 @@ class Color(str, enum.Enum):
 
 
 def err_console() -> Console:
+    # rich is imported only when something is printed to stderr (it costs ~20 ms at start-up)
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """Escape rich markup in ``text`` (messages can contain [brackets])."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def handle_errors(func: F) -> F:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format import documents, rewrite
 from spec_format.cli.common import ExitCode, handle_errors
 from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
@@ -16,7 +16,10 @@ from spec_format.cli.rewrite_common import (
     run_files,
     write_options,
 )
-from spec_format.fix import FixOptions, fix
+
+if TYPE_CHECKING:
+    from spec_format import rewrite
+    from spec_format.fix import FixOptions
 
 
 @handle_errors
@@ -56,6 +59,9 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format import documents
+    from spec_format.fix import FixOptions
+
     options = FixOptions(
         format_version=format_version,
         verifier=documents.read_verifier(verifier) if verifier else None,
@@ -68,6 +74,9 @@ def fix_command(
 def _fix_one(
     path: Path, options: FixOptions, opts: rewrite.WriteOptions, check: bool
 ) -> FileResult:
+    from spec_format import documents, rewrite
+    from spec_format.fix import fix
+
     cfg = documents.read_config(path)
     result = fix(cfg.data, options)
     outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document), opts)

@@ -12,7 +12,6 @@ from pathlib import Path
 import typer
 
 from spec_format.cli.common import handle_errors, stdout
-from spec_format.forward import ForwardOptions, render_text, run_forward
 
 
 class Device(str, enum.Enum):
@@ -79,6 +78,8 @@ def forward_command(
     run (missing/unexpected/misshapen tensor, NaN) or --compare mismatch, 2 usage error or
     unsupported feature, 3 an input could not be read.
     """
+    from spec_format.forward import ForwardOptions, render_text, run_forward
+
     result = run_forward(
         ForwardOptions(
             checkpoint=checkpoint,

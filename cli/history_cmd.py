@@ -7,7 +7,6 @@ import sys
 
 import typer
 
-from spec_format import history
 from spec_format.cli.common import handle_errors
 from spec_format.cli.migrate_cmd import ReportFormat
 
@@ -22,6 +21,8 @@ def history_command(
     ),
 ) -> None:
     """List the known format versions and what each migration step changes."""
+    from spec_format import history
+
     if report_format.value == "json":
         sys.stdout.write(json.dumps(history.history(), indent=2) + "\n")
     else:

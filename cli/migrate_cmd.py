@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format import documents, rewrite
 from spec_format.cli.common import ExitCode, handle_errors
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
@@ -17,7 +17,10 @@ from spec_format.cli.rewrite_common import (
     run_files,
     write_options,
 )
-from spec_format.migrate import MigrateOptions, migrate
+
+if TYPE_CHECKING:
+    from spec_format import rewrite
+    from spec_format.migration import MigrateOptions
 
 
 class ReportFormat(str, enum.Enum):
@@ -68,6 +71,9 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format import documents
+    from spec_format.migration import MigrateOptions
+
     options = MigrateOptions(
         to=to,
         source_version=source,
@@ -82,6 +88,9 @@ def migrate_command(
 def _migrate_one(
     path: Path, options: MigrateOptions, opts: rewrite.WriteOptions, check: bool
 ) -> FileResult:
+    from spec_format import documents, rewrite
+    from spec_format.migration import migrate
+
     cfg = documents.read_config(path)
     result = migrate(cfg.data, options)
     if result.target_errors:

@@ -7,14 +7,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
-from spec_format import rewrite
-from spec_format.cli.common import ExitCode, err_console
+from spec_format.cli.common import ExitCode, err_console, escape
 from spec_format.errors import SpecfmtError, UsageError
-from spec_format.migrate.records import Change, Problem
+
+if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
+    from spec_format import rewrite
+    from spec_format.migration.records import Change, Problem
 
 OUTPUT_HELP = "Write the result to FILE instead of stdout."
 
@@ -22,6 +22,8 @@ OUTPUT_HELP = "Write the result to FILE instead of stdout."
 def write_options(
     output: Path | None, in_place: bool, backup: bool, dry_run: bool, check: bool
 ) -> rewrite.WriteOptions:
+    from spec_format import rewrite
+
     opts = rewrite.WriteOptions(output, in_place, backup, dry_run, check)
     opts.validate()
     return opts

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 
 from spec_format.cli.common import handle_errors, stdout
 from spec_format.errors import UsageError
@@ -39,6 +38,7 @@ def rules_command(
         json.dump([rule_record(r) for r in registry.RULES], stdout(), indent=2)
         stdout().write("\n")
         return
+    from rich.console import Console
     from rich.table import Table
 
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
@@ -58,6 +58,7 @@ def explain_command(
         json.dump(rule_record(rule), stdout(), indent=2)
         stdout().write("\n")
         return
+    from rich.console import Console
     from rich.markdown import Markdown
 
     console = Console(file=stdout())

@@ -10,7 +10,7 @@ import typer
 from spec_format.cli.common import Color, handle_errors, stdout
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
-from spec_format.validate import ValidateOptions, validate
+from spec_format.validation import ValidateOptions, validate
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
 

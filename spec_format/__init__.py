@@ -20,56 +20,36 @@ if (_root / "pyproject.toml").is_file() and (_root / "generated" / "models").is_
 del _root
 
 # -- the public API ----------------------------------------------------------------------------
-# `spec_format.validate` is both the engine module and the function users call, and
-# `spec_format.migrate` both the package and its function. Renaming the
-# modules would break every `from spec_format.validate import ...`; instead the two modules
-# are made callable, so `spec_format.validate(paths)` runs `spec_format.validate.validate`
-# and every import of the module keeps working.
-import types as _types  # noqa: E402
-from importlib import import_module as _import_module  # noqa: E402
+# Resolved on first use (PEP 562), so `import spec_format` and the CLI's start-up stay cheap;
+# spec_format.api documents each name with examples.
+_API = {
+    "validate": "spec_format.validation",
+    "validate_config": "spec_format.validation",
+    "ValidateOptions": "spec_format.validation",
+    "migrate": "spec_format.migration",
+    "MigrateOptions": "spec_format.migration",
+    "load_config": "spec_format.api",
+    "model_class": "spec_format.api",
+    "ConfigInvalid": "spec_format.api",
+    "Report": "spec_format.report",
+    "FileReport": "spec_format.report",
+    "Finding": "spec_format.report",
+    "Severity": "spec_format.report",
+    "Profile": "spec_format.rules.base",
+}
+
+__all__ = ["__version__", *_API]
 
 
-class _CallableModule(_types.ModuleType):
-    """A module whose call runs its function of the same name (see above)."""
+def __getattr__(name: str):
+    if name in _API:
+        from importlib import import_module
 
-    def __call__(self, *args, **kwargs):
-        return getattr(self, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
-
-
-def _callable_module(name: str) -> _types.ModuleType:
-    module = _import_module(f"{__name__}.{name}")
-    module.__class__ = _CallableModule
-    return module
+        value = getattr(import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'spec_format' has no attribute {name!r}")
 
 
-validate = _callable_module("validate")
-migrate = _callable_module("migrate")
-
-from spec_format.api import (  # noqa: E402
-    ConfigInvalid,
-    FileReport,
-    Finding,
-    Profile,
-    Report,
-    Severity,
-    ValidateOptions,
-    load_config,
-    model_class,
-    validate_config,
-)
-
-__all__ = [
-    "ConfigInvalid",
-    "FileReport",
-    "Finding",
-    "Profile",
-    "Report",
-    "Severity",
-    "ValidateOptions",
-    "__version__",
-    "load_config",
-    "migrate",
-    "model_class",
-    "validate",
-    "validate_config",
-]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -41,10 +41,10 @@ A config already in memory is checked with ``validate_config``:
 "unknown speculators_model_type 'eagle-3' (did you mean 'eagle3'?); known types: ..."
 
 ``spec_format.migrate`` converts a config dict between format versions and records every
-change (see :mod:`spec_format.migrate`):
+change (see :mod:`spec_format.migration`):
 
 >>> import json, pathlib
->>> from spec_format.migrate import MigrateOptions
+>>> from spec_format import MigrateOptions
 >>> old = json.loads(pathlib.Path("examples/qwen3-8b-eagle3/config.json").read_text())
 >>> result = spec_format.migrate(old, MigrateOptions(to="0.9"))
 >>> result.detection.line, result.target, result.document["speculators_version"]
@@ -67,7 +67,7 @@ from spec_format.jsonload import load_json
 from spec_format.report import FileReport, Finding, Report, Severity
 from spec_format.rules.base import Layer, Profile
 from spec_format.rules.registry import RULES
-from spec_format.validate import CONFIG_NAME, ValidateOptions, validate, validate_config
+from spec_format.validation import CONFIG_NAME, ValidateOptions, validate, validate_config
 
 __all__ = [
     "ConfigInvalid",

@@ -4,7 +4,7 @@ The values come from the schema of the config's own format version (its ``defaul
 keyword, like check-jsonschema's ``--fill-defaults``), and each filled key is reported with
 the reason, taken from the property's ``x-consumer-defaults`` where readers disagree. Two
 keys are not plain schema defaults: DSpark's ``sample_from_anchor`` when absent means
-false for the builds that omitted it (see :mod:`spec_format.migrate.eras`), and the
+false for the builds that omitted it (see :mod:`spec_format.migration.eras`), and the
 layer config's ``model_type`` defaults to the class the release builds.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 
 from spec_format import schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
-from spec_format.migrate import eras
-from spec_format.migrate.records import Change, Editor, Problem, pointer
-from spec_format.migrate.runner import layer_model_type_default
-from spec_format.migrate.steps._common import EAGLE3_FAMILY, TLC
+from spec_format.migration import eras
+from spec_format.migration.records import Change, Editor, Problem, pointer
+from spec_format.migration.runner import layer_model_type_default
+from spec_format.migration.steps._common import EAGLE3_FAMILY, TLC
 
 FIX_STEP = "fix"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from spec_format import versions
-from spec_format.migrate.runner import chain
+from spec_format.migration.runner import chain
 
 
 def history() -> dict[str, Any]:

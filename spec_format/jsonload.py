@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,8 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     out = Loaded(path=path)
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        size = st.st_size
     except FileNotFoundError:
         out.problems.append(Problem("not-found", f"{path}: no such file", True))
         return out
@@ -82,6 +84,10 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
         out.problems.append(
             Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
         )
+        return out
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        out.problems.append(Problem("unreadable", f"{path}: {kind}; expected a JSON file", True))
         return out
     if size > max_bytes:
         out.problems.append(

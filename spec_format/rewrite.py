@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec_format.errors import InputError, UsageError
-from spec_format.migrate.output import dumps, unified_diff, write_atomic
+from spec_format.migration.output import dumps, unified_diff, write_atomic
 
 
 @dataclass(frozen=True)

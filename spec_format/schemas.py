@@ -70,6 +70,7 @@ def latest_version() -> str:
     return catalog()["latest"]
 
 
+@cache
 def retired_types() -> dict[str, RetiredType]:
     return {
         name: RetiredType(name=name, **entry) for name, entry in catalog()["retired_types"].items()

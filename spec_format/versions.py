@@ -22,7 +22,6 @@ cannot know which builds came from which branch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -54,12 +53,14 @@ def line_index(line: str) -> int:
     return lines().index(line)
 
 
+@cache
 def types_of(line: str) -> tuple[str, ...]:
     from spec_format import schemas
 
     return schemas.versions()[line].types
 
 
+@cache
 def lines_with_type(model_type: str) -> tuple[str, ...]:
     return tuple(v for v in lines() if model_type in types_of(v))
 
@@ -71,6 +72,7 @@ def release_of(line: str) -> str:
     return schemas.versions()[line].release
 
 
+@cache
 def _line_key(line: str) -> tuple[int, int]:
     major, minor = line.split(".")
     return int(major), int(minor)
@@ -117,6 +119,11 @@ def parse(text: str) -> ParsedVersion:
     """
     if not isinstance(text, str) or not text.strip():
         raise VersionStringError(f"{text!r} is not a version string")
+    return _parse(text)
+
+
+@cache  # the same few version strings recur across thousands of configs
+def _parse(text: str) -> ParsedVersion:
     try:
         v = Version(text.strip())
     except InvalidVersion:
@@ -173,6 +180,7 @@ def _after_off_main_release(v: Version) -> bool:
     )
 
 
+@cache  # Version objects hash by value; a handful of distinct builds recur
 def order_key(v: Version | str) -> tuple:
     """A sort key that orders builds by when they were made, not by PEP 440.
 
@@ -378,7 +386,7 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
     overrides both.
     """
     evidence = fingerprint(config)
-    strong, allowed, discarded = _allowed_lines(evidence)
+    strong, allowed, discarded = _allowed_lines(tuple(evidence))
     declared = config.get("speculators_version")
     problems: list[str] = []
     parsed = None
@@ -420,14 +428,15 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
         evidence=evidence,
         problems=problems,
         parsed=parsed,
-        discarded=discarded,
+        discarded=list(discarded),  # a copy: the cached tuple is shared
         strong=strong,
     )
 
 
+@cache  # evidence tuples recur across files written by the same tool
 def _allowed_lines(
-    evidence: Iterable[Evidence],
-) -> tuple[tuple[str, ...], tuple[str, ...], list[Evidence]]:
+    evidence: tuple[Evidence, ...],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Evidence, ...]]:
     """(lines every strong piece of evidence allows, those narrowed by each weak piece that
     does not contradict what is left, the weak pieces that did)."""
     evidence = list(evidence)
@@ -443,4 +452,4 @@ def _allowed_lines(
             candidates = narrowed
         else:
             discarded.append(e)
-    return strong, tuple(candidates), discarded
+    return strong, tuple(candidates), tuple(discarded)

@@ -16,7 +16,7 @@ from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
 from nodetools import require_node, run_node
 
 from spec_format import schemas
-from spec_format.validate import ValidateOptions, validate
+from spec_format.validation import ValidateOptions, validate
 
 SCRIPT = "tests/ajv/check-fixtures.mjs"
 

@@ -32,18 +32,25 @@ def test_public_names():
     )
 
 
-def test_validate_and_migrate_are_callable_and_still_modules():
-    import spec_format.migrate as migrate_package
-    import spec_format.validate as engine
-    from spec_format.migrate import MigrationResult
-    from spec_format.validate import ValidateOptions
+def test_api_functions_are_the_library_functions():
+    from spec_format.migration import MigrationResult, migrate
+    from spec_format.validation import ValidateOptions, validate
 
-    assert engine is spec_format.validate
+    assert spec_format.validate is validate and spec_format.migrate is migrate
     assert ValidateOptions is spec_format.ValidateOptions
-    report = spec_format.validate([EXAMPLES[0]])
-    assert isinstance(report, spec_format.Report)
-    assert migrate_package is spec_format.migrate
+    assert isinstance(spec_format.validate([EXAMPLES[0]]), spec_format.Report)
     assert isinstance(spec_format.migrate({"speculators_model_type": "mtp"}), MigrationResult)
+    with pytest.raises(AttributeError):
+        spec_format.no_such_name  # noqa: B018
+
+
+def test_importing_the_package_is_cheap():
+    import subprocess
+    import sys
+
+    code = "import sys, spec_format; print(sorted(m for m in ('jsonschema', 'pydantic') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

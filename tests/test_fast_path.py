@@ -1,9 +1,10 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
 In long runs a config accepted by the generated pydantic model (strict mode) skips the
-jsonschema walk (spec_format.rules.schema.FAST_PATH_AFTER). That is only sound if the
-model is never more lenient than the schema; this file checks it on every fixture and on
-random mutations of the examples.
+jsonschema walk (spec_format.rules.schema.FAST_PATH_AFTER). That is only sound if each
+version's models are never more lenient than that version's schemas; this file checks it on
+every fixture and on random mutations of the examples and of the release fixtures, at every
+format version that has the config's type.
 """
 
 from __future__ import annotations
@@ -12,39 +13,44 @@ import copy
 import json
 
 import pytest
-from conftest import EXAMPLES, INVALID, VALID, load_case
+from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import schemas
+from spec_format import schemas, versions
 
-LATEST = schemas.latest_version()
+RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 
 
 def _configs():
     for p in EXAMPLES:
         yield p.name, json.loads((p / "config.json").read_text())
-    for p in VALID:
+    for p in VALID + RELEASES:
         yield p.stem, json.loads(p.read_text())
     for p in INVALID:
-        case = load_case(p)
-        cfg = case["config"]
-        if cfg.get("speculators_model_type") in schemas.version_entry(LATEST).types:
-            yield f"{p.parent.name}/{p.stem}", cfg
+        yield f"{p.parent.name}/{p.stem}", load_case(p)["config"]
 
 
-def _schema_valid(config) -> bool:
+def _schema_valid(config, version) -> bool:
     model_type = config["speculators_model_type"]
-    return not any(True for _ in schemas.validator(LATEST, model_type).iter_errors(config))
+    return not any(True for _ in schemas.validator(version, model_type).iter_errors(config))
+
+
+def _agree(config) -> None:
+    """Where a version's model accepts the config, that version's schema must too."""
+    model_type = config.get("speculators_model_type")
+    if not isinstance(model_type, str):
+        return
+    for version in versions.lines_with_type(model_type):
+        if schemas.accepts_strictly(version, model_type, config):
+            assert _schema_valid(config, version), (version, json.dumps(config)[:2000])
 
 
 @pytest.mark.parametrize(
     ("name", "config"), list(_configs()), ids=lambda x: x if isinstance(x, str) else ""
 )
 def test_fixture_verdicts_agree(name, config):
-    model_type = config["speculators_model_type"]
-    if schemas.accepts_strictly(LATEST, model_type, config):
-        assert _schema_valid(config), name
+    _agree(config)
 
 
 json_values = st.recursive(
@@ -58,7 +64,9 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-BASES = [json.loads((p / "config.json").read_text()) for p in EXAMPLES]
+BASES = [json.loads((p / "config.json").read_text()) for p in EXAMPLES] + [
+    json.loads(p.read_text()) for p in RELEASES
+]
 
 
 def _paths(node, prefix=()):
@@ -89,6 +97,4 @@ def test_mutations_never_pass_the_model_and_fail_the_schema(data):
                 parent[path[-1]] = data.draw(json_values)
         except (KeyError, IndexError, TypeError):
             continue
-    model_type = config["speculators_model_type"]
-    if schemas.accepts_strictly(LATEST, model_type, config):
-        assert _schema_valid(config), json.dumps(config)[:2000]
+    _agree(config)

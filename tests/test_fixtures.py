@@ -12,7 +12,7 @@ from conftest import EXAMPLES, INVALID, VALID, load_case
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import Profile
-from spec_format.validate import ValidateOptions, validate, validate_config
+from spec_format.validation import ValidateOptions, validate, validate_config
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format.validate import validate
+from spec_format.validation import validate
 
 GOOD = b'{"speculators_model_type": "eagle3"}'
 
@@ -96,3 +96,14 @@ def test_one_bad_file_does_not_hide_the_others(write_config, tmp_path):
     report = validate([bad, EXAMPLES[0]])
     assert [f.status.value for f in report.files] == ["unreadable", "ok"]
     assert report.exit_code == 3
+
+
+def test_a_fifo_named_config_json_is_refused_without_blocking(tmp_path):
+    import os
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    os.mkfifo(folder / "config.json")
+    fr = validate([folder / "config.json"]).files[0]
+    assert [f.rule for f in fr.findings] == ["I002"]
+    assert "not a regular file" in fr.findings[0].message

@@ -17,7 +17,7 @@ from conftest import EXAMPLES, ROOT, VALID
 from nodetools import NODE_MODULES, require_node
 
 from spec_format import export, schemas
-from spec_format.validate import validate
+from spec_format.validation import validate
 
 
 def test_typescript_types_are_up_to_date():

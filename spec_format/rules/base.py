@@ -93,6 +93,7 @@ class Context:
     checkpoint: Any = None  # spec_format.checkpoint.Checkpoint, when weights exist
     verifier: dict[str, Any] | None = None  # the verifier's text config
     verifier_path: Path | None = None
+    detection: Any = None  # spec_format.versions.Detection of the config, computed once
     options: dict[str, Any] = field(default_factory=dict)
 
     # -- small helpers shared by many rules ---------------------------------------------
@@ -232,9 +233,13 @@ class Rule:
         )
 
 
+_INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class
+
+
 def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
     """Run one rule's check and turn its hits into findings."""
-    for hit in rule().check(ctx):
+    instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
+    for hit in instance.check(ctx):
         yield rule.finding(
             hit.message,
             hit.file or ctx.config_path,

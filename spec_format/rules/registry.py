@@ -6,6 +6,8 @@ Ids are never reused: a retired rule stays in ``REDIRECTS`` (old id -> successor
 
 from __future__ import annotations
 
+from functools import cache
+
 from spec_format.rules import (
     consumers,
     crossfield,
@@ -159,6 +161,7 @@ def get(rule_id: str) -> type[Rule]:
     return BY_ID[rule_id]
 
 
+@cache
 def checks_for(layer: Layer) -> tuple[type[Rule], ...]:
     """Rules of one layer that the engine runs through ``check`` (not engine-emitted)."""
     return tuple(r for r in RULES if r.layer is layer and not r.engine_emitted)

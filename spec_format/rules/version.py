@@ -2,7 +2,7 @@
 
 Detection itself lives in :mod:`spec_format.versions`; the writer-specific knowledge (builds
 whose values mean something else, weights a config cannot repair) in
-:mod:`spec_format.migrate.eras`. These rules only turn both into findings, so ``validate``,
+:mod:`spec_format.migration.eras`. These rules only turn both into findings, so ``validate``,
 ``migrate`` and ``fix`` never disagree about a file.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spec_format import versions
-from spec_format.migrate import eras
+from spec_format.migration import eras
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -23,7 +23,9 @@ class _VersionRule(Rule):
 
 
 def _detect(ctx: Context) -> versions.Detection:
-    return versions.detect(ctx.config)
+    if ctx.detection is None:
+        ctx.detection = versions.detect(ctx.config)
+    return ctx.detection
 
 
 def _problem_hits(ctx: Context, code: str) -> Iterator[Hit]:

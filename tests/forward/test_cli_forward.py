@@ -104,7 +104,7 @@ def test_options_reach_the_library(monkeypatch, eagle):
         seen["options"] = options
         raise SystemExit(0)
 
-    monkeypatch.setattr("spec_format.cli.forward_cmd.run_forward", fake)
+    monkeypatch.setattr("spec_format.forward.run_forward", fake)
     cli(
         eagle,
         "--verifier",

@@ -28,9 +28,9 @@ import pytest
 
 from spec_format import versions
 from spec_format.errors import MigrationRefused
-from spec_format.migrate import MigrateOptions, migrate
+from spec_format.migration import MigrateOptions, migrate
 from spec_format.rules.base import Profile
-from spec_format.validate import ValidateOptions, validate_config
+from spec_format.validation import ValidateOptions, validate_config
 from tests.migrate.conftest import fixture_id, load, release_fixtures
 
 pytestmark = pytest.mark.interop

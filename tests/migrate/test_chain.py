@@ -6,9 +6,9 @@ import pytest
 
 from spec_format import versions
 from spec_format.errors import UsageError
-from spec_format.migrate.chain import Chain, ChainError, Step
-from spec_format.migrate.records import StepOutput
-from spec_format.migrate.runner import chain
+from spec_format.migration.chain import Chain, ChainError, Step
+from spec_format.migration.records import StepOutput
+from spec_format.migration.runner import chain
 
 
 def fake(source: str, target: str) -> Step:

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spec_format.cli.app import app
-from spec_format.migrate import output
+from spec_format.migration import output
 from tests.migrate.conftest import FIXTURES
 
 DEV11 = FIXTURES / "0.1/eagle3/llama-3.1-8b-converter-0.2.0.dev11.json"
@@ -194,7 +194,7 @@ def test_disk_full_leaves_the_original_intact(cfg, monkeypatch):
 
 
 def test_failed_validation_writes_nothing(cfg, monkeypatch):
-    from spec_format.migrate import runner
+    from spec_format.migration import runner
 
     original = cfg.read_bytes()
     monkeypatch.setattr(
@@ -211,7 +211,7 @@ def test_killed_mid_write_leaves_the_original_intact(cfg, tmp_path):
     script = tmp_path / "slow_write.py"
     script.write_text(
         "import os, sys, time\n"
-        "from spec_format.migrate import output\n"
+        "from spec_format.migration import output\n"
         "real = os.fdopen\n"
         "class Slow:\n"
         "    def __init__(s, h): s.h = h\n"

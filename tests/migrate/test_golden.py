@@ -12,8 +12,8 @@ import os
 import pytest
 
 from spec_format.errors import MigrationRefused
-from spec_format.migrate import MigrateOptions, migrate
-from spec_format.migrate.output import dumps
+from spec_format.migration import MigrateOptions, migrate
+from spec_format.migration.output import dumps
 from tests.migrate.conftest import FIXTURES, GOLDEN, load
 
 UPDATE = bool(os.environ.get("SPECFMT_UPDATE_GOLDEN"))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from spec_format import versions
 from spec_format.errors import MigrationRefused
-from spec_format.migrate import MigrateOptions, migrate
+from spec_format.migration import MigrateOptions, migrate
 from tests.migrate.conftest import load, release_fixtures
 
 FIXTURES = [load(p) for p in release_fixtures()]

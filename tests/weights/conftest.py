@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spec_format.builder import build_checkpoint, tiny_config
-from spec_format.validate import ValidateOptions, validate
+from spec_format.validation import ValidateOptions, validate
 
 
 def findings(report, prefix: str = ""):

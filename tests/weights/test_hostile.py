@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spec_format.builder import build_checkpoint, tiny_config
-from spec_format.validate import ValidateOptions, validate
+from spec_format.validation import ValidateOptions, validate
 
 TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]
 JUNK = [None, -1, 0, 10**12, "64", [], {}, True, 3.5, [2, "x"], [10**9, -5]]

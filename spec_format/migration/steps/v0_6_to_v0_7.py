@@ -13,8 +13,8 @@ layers, which 0.6 runs with full attention.
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput, pointer
-from spec_format.migrate.steps._common import (
+from spec_format.migration.records import Editor, StepOutput, pointer
+from spec_format.migration.steps._common import (
     EAGLE3_FAMILY,
     TLC,
     add_field,

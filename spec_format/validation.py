@@ -314,7 +314,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     """Dispatch, schema and config-only rule layers; returns the context for later layers."""
     config = loaded.data
     file = str(loaded.path)
-    version, source = _format_version(config, options)
+    version, source, detection = _format_version(config, options)
     report.format_version, report.version_source = version, source
     dispatched = _dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
@@ -350,6 +350,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         config_path=loaded.path,
         model_type=model_type,
         format_version=version,
+        detection=detection,
         speculators_version=config.get("speculators_version")
         if isinstance(config.get("speculators_version"), str)
         else None,
@@ -398,15 +399,17 @@ def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding
     ]
 
 
-def _format_version(config: dict[str, Any], options: ValidateOptions) -> tuple[str, str]:
+def _format_version(
+    config: dict[str, Any], options: ValidateOptions
+) -> tuple[str, str, versions.Detection | None]:
     """The format version to validate against and where it came from: ``requested``
     (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
     ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
     if options.format_version:
         schemas.version_entry(options.format_version)  # raises UsageError when unknown
-        return options.format_version, "requested"
+        return options.format_version, "requested", None
     detection = versions.detect(config)
-    return detection.line, detection.source
+    return detection.line, detection.source, detection
 
 
 # -- dispatch ------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ from packaging.version import InvalidVersion, Version
 
 from spec_format import schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
-from spec_format.migrate import eras
-from spec_format.migrate.chain import Chain, PlannedStep, Step, StepContext
-from spec_format.migrate.records import Change, Editor, Problem, pointer
-from spec_format.migrate.steps import STEP_MODULES
-from spec_format.migrate.steps._common import EAGLE3_FAMILY, TLC
+from spec_format.migration import eras
+from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
+from spec_format.migration.records import Change, Editor, Problem, pointer
+from spec_format.migration.steps import STEP_MODULES
+from spec_format.migration.steps._common import EAGLE3_FAMILY, TLC
 
 EXPLICIT_STEP = "explicit"
 NOISE_KEYS = ("has_no_defaults_at_init", "base_model_ep_plan", "keys_to_ignore_at_inference")
@@ -62,7 +62,7 @@ class MigrationResult:
 
     @property
     def changed(self) -> bool:
-        from spec_format.migrate.output import dumps
+        from spec_format.migration.output import dumps
 
         return dumps(self.original) != dumps(self.document)
 

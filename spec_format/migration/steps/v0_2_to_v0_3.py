@@ -9,7 +9,7 @@ method cannot be upgraded at all. Downgrading changes nothing: 0.2 reads every 0
 from __future__ import annotations
 
 from spec_format.errors import MigrationRefused
-from spec_format.migrate.records import Editor, StepOutput, pointer
+from spec_format.migration.records import Editor, StepOutput, pointer
 
 SOURCE = "0.2"
 TARGET = "0.3"

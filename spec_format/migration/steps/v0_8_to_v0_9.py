@@ -6,8 +6,8 @@ speculators 0.9 added the ``xpress`` type; every other type's fields are the sam
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import refuse_type
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import refuse_type
 
 SOURCE = "0.8"
 TARGET = "0.9"

@@ -6,8 +6,8 @@ Downgrading drops it, which is lossy only when it is true.
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import add_field, drop_field
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import add_field, drop_field
 
 SOURCE = "0.3"
 TARGET = "0.4"

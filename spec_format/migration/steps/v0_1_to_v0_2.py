@@ -9,8 +9,8 @@ again, which is the only spelling transformers < 4.54 reads.
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import add_field, drop_field, respell_dtype
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import add_field, drop_field, respell_dtype
 
 SOURCE = "0.1"
 TARGET = "0.2"

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from spec_format.errors import InternalError, UsageError
-from spec_format.migrate.records import StepOutput
+from spec_format.migration.records import StepOutput
 
 StepFn = Callable[[dict[str, Any], "StepContext"], StepOutput]
 

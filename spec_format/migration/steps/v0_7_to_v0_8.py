@@ -10,8 +10,12 @@ RoPE.
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import refuse_type, rope_from_parameters, rope_to_parameters
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import (
+    refuse_type,
+    rope_from_parameters,
+    rope_to_parameters,
+)
 
 SOURCE = "0.7"
 TARGET = "0.8"

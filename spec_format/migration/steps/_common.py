@@ -1,6 +1,6 @@
 """Edits several steps share: adding and dropping fields, dtype spelling, RoPE spelling.
 
-Each helper works on an :class:`~spec_format.migrate.records.Editor`, so what it does is
+Each helper works on an :class:`~spec_format.migration.records.Editor`, so what it does is
 recorded with the calling step's id.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from spec_format.errors import MigrationRefused
-from spec_format.migrate.records import ABSENT, Editor, pointer
+from spec_format.migration.records import ABSENT, Editor, pointer
 
 EAGLE3_FAMILY = ("eagle3", "peagle")
 DFLASH_FAMILY = ("dflash", "dspark", "dflash2", "xpress")

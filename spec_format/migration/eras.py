@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from spec_format import versions
-from spec_format.migrate.records import Editor, Problem, StepOutput, get
+from spec_format.migration.records import Editor, Problem, StepOutput, get
 
 FIXUP_STEP = "era"
 VERIFIER_ARCHS = "/speculators_config/verifier/architectures"

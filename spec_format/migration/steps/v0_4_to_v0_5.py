@@ -11,8 +11,8 @@ loads ``eagle``, ``independent`` or ``mlp`` configs, so those cannot be upgraded
 from __future__ import annotations
 
 from spec_format.errors import MigrationRefused
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import add_field, drop_field, refuse_type
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import add_field, drop_field, refuse_type
 
 SOURCE = "0.4"
 TARGET = "0.5"

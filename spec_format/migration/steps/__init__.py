@@ -1,11 +1,11 @@
 """The migration steps, one module per pair of adjacent format versions.
 
 Listed explicitly (not discovered) so the chain never depends on import order or on
-stray files; :func:`spec_format.migrate.chain` checks that they link the catalog's
+stray files; :func:`spec_format.migration.chain` checks that they link the catalog's
 versions with no gap.
 """
 
-from spec_format.migrate.steps import (
+from spec_format.migration.steps import (
     v0_1_to_v0_2,
     v0_2_to_v0_3,
     v0_3_to_v0_4,

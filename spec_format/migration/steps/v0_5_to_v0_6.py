@@ -10,8 +10,8 @@ full attention.
 
 from __future__ import annotations
 
-from spec_format.migrate.records import Editor, StepOutput
-from spec_format.migrate.steps._common import (
+from spec_format.migration.records import Editor, StepOutput
+from spec_format.migration.steps._common import (
     add_field,
     drop_field,
     layer_config,

@@ -226,20 +226,9 @@ def to_bytes(array: Any, dtype: str) -> bytes:
         out = rounded.astype("<u2")
         out[nan] = 0x7FC0
         return out.tobytes()
-    numpy_dtype = {
-        "F64": "<f8",
-        "F32": "<f4",
-        "F16": "<f2",
-        "I64": "<i8",
-        "I32": "<i4",
-        "I16": "<i2",
-        "I8": "i1",
-        "U8": "u1",
-        "U16": "<u2",
-        "U32": "<u4",
-        "U64": "<u8",
-        "BOOL": "?",
-    }.get(dtype)
+    from spec_format.safetensors import NUMPY_DTYPES
+
+    numpy_dtype = NUMPY_DTYPES.get(dtype)
     if numpy_dtype is None:
         raise ValueError(f"the builder cannot write {dtype} values")
     with np.errstate(invalid="ignore"):  # NaN poked into an integer tensor on purpose

@@ -77,6 +77,23 @@ DTYPE_BITS: dict[str, int] = {
     "U64": 64,
 }
 
+#: numpy dtype strings (little-endian, as the format stores them) of the dtypes numpy can
+#: represent directly; BF16 and the 8-bit floats need a conversion of their own.
+NUMPY_DTYPES: dict[str, str] = {
+    "BOOL": "?",
+    "U8": "u1",
+    "I8": "i1",
+    "I16": "<i2",
+    "U16": "<u2",
+    "F16": "<f2",
+    "I32": "<i4",
+    "U32": "<u4",
+    "F32": "<f4",
+    "I64": "<i8",
+    "U64": "<u8",
+    "F64": "<f8",
+}
+
 
 class HeaderErrorKind(str, enum.Enum):
     """What went wrong. Each value is the name of the H rule that reports it."""

@@ -17,7 +17,7 @@ from typing import Any
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
-from spec_format.safetensors import HeaderError
+from spec_format.safetensors import NUMPY_DTYPES, HeaderError
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
 MAX_MAP_BYTES = 128 * 1024 * 1024
@@ -25,16 +25,7 @@ MAX_MAP_BYTES = 128 * 1024 * 1024
 #: read and the bit test (2 MiB measured fastest); peak memory is about three times this.
 SCAN_CHUNK_BYTES = 2 * 1024 * 1024
 
-_INT_DTYPES = {
-    "I64": "<i8",
-    "I32": "<i4",
-    "I16": "<i2",
-    "I8": "i1",
-    "U8": "u1",
-    "U16": "<u2",
-    "U32": "<u4",
-    "U64": "<u8",
-}
+_INT_DTYPES = {k: v for k, v in NUMPY_DTYPES.items() if k[0] in "IU"}
 
 
 # -- reading the maps -------------------------------------------------------------------

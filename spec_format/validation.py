@@ -146,7 +146,10 @@ def _walk_configs(root: Path) -> Iterator[Path]:
 def _looks_like_draft(path: Path) -> bool:
     # cheap pre-filter for --recursive: plain model configs (verifiers) are skipped
     try:
-        head = path.read_bytes()[: 1 << 20]
+        if not path.is_file():
+            return True  # a FIFO or device: let the real read report it without blocking
+        with path.open("rb") as f:
+            head = f.read(1 << 20)
     except OSError:
         return True  # let the real read report it
     return any(s in head for s in (b"speculators", b"Eagle3", b"dflash_config", b"eagle_config"))

@@ -62,6 +62,11 @@ class Loaded:
         return self._locator.find(pointer)
 
 
+def json_int(value: Any) -> int | None:
+    """``value`` when it is a JSON integer, else ``None`` (Python's bool is an int: excluded)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def escape_pointer_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import UsageError
+from spec_format.jsonload import json_int
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
 #: Where multimodal configs keep the language model, most specific first.
@@ -38,15 +39,15 @@ class VerifierInfo:
 
     @property
     def hidden_size(self) -> int | None:
-        return _int(self.config.get("hidden_size"))
+        return json_int(self.config.get("hidden_size"))
 
     @property
     def num_hidden_layers(self) -> int | None:
-        return _int(self.config.get("num_hidden_layers"))
+        return json_int(self.config.get("num_hidden_layers"))
 
     @property
     def vocab_size(self) -> int | None:
-        return _int(self.config.get("vocab_size"))
+        return json_int(self.config.get("vocab_size"))
 
     @property
     def architectures(self) -> list[str] | None:
@@ -56,10 +57,6 @@ class VerifierInfo:
     def where(self, key: str) -> str:
         """``"text_config.hidden_size"`` or ``"hidden_size"``: for messages."""
         return self.sources.get(key, key)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 #: Other spellings of the same setting in some model families.

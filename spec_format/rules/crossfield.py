@@ -12,6 +12,7 @@ from spec_format.families import (
     EAGLE_FAMILY,
     effective,
 )
+from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -20,10 +21,6 @@ class _CrossFieldRule(Rule):
     abstract = True
     layer = Layer.CROSS_FIELD
     since = "0.1.0"
-
-
-def _int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class DefaultProposalMethodUnknown(_CrossFieldRule):
@@ -142,9 +139,9 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
     references = ("vllm-project/vllm#41834", "vllm-project/vllm#50012", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        block = _int(effective(ctx, "block_size"))
+        block = json_int(effective(ctx, "block_size"))
         methods = ctx.proposal_methods
-        tokens = _int(methods[0].get("speculative_tokens")) if methods else None
+        tokens = json_int(methods[0].get("speculative_tokens")) if methods else None
         if block is None or tokens is None or block < 1:
             return
         anchor = effective(ctx, "sample_from_anchor") is True
@@ -191,8 +188,8 @@ class DraftVocabExceedsVerifierVocab(_CrossFieldRule):
     references = ("vllm-project/speculators#188",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        draft = _int(ctx.config.get("draft_vocab_size"))
-        verifier = _int(ctx.layer_config.get("vocab_size"))
+        draft = json_int(ctx.config.get("draft_vocab_size"))
+        verifier = json_int(ctx.layer_config.get("vocab_size"))
         if draft is not None and verifier is not None and draft > verifier:
             yield Hit(
                 f"draft_vocab_size {draft} is larger than transformer_layer_config.vocab_size "
@@ -505,7 +502,7 @@ class MtpNextnLayers(_CrossFieldRule):
     applies_to = ("mtp",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        n = _int(ctx.config.get("num_nextn_predict_layers"))
+        n = json_int(ctx.config.get("num_nextn_predict_layers"))
         if n is not None and n != 1:
             yield Hit(
                 f"num_nextn_predict_layers is {n}; speculators supports exactly 1 MTP layer",
@@ -619,8 +616,8 @@ class MaskTokenOutOfVocab(_CrossFieldRule):
     applies_to = DFLASH_FAMILY + ("peagle",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        mask = _int(ctx.config.get("mask_token_id"))
-        vocab = _int(ctx.layer_config.get("vocab_size"))
+        mask = json_int(ctx.config.get("mask_token_id"))
+        vocab = json_int(ctx.layer_config.get("vocab_size"))
         if mask is not None and vocab is not None and mask >= vocab:
             yield Hit(
                 f"mask_token_id {mask} is outside the verifier vocabulary of {vocab} tokens",
@@ -658,7 +655,7 @@ class LayerTypesLength(_CrossFieldRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         tlc = ctx.layer_config
         types = tlc.get("layer_types")
-        layers = _int(tlc.get("num_hidden_layers"))
+        layers = json_int(tlc.get("num_hidden_layers"))
         if isinstance(types, list) and layers is not None and len(types) != layers:
             yield Hit(
                 f"layer_types has {len(types)} entries but num_hidden_layers is {layers}; "
@@ -706,9 +703,9 @@ class AttentionHeadsInconsistent(_CrossFieldRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         tlc = ctx.layer_config
-        heads = _int(tlc.get("num_attention_heads"))
-        kv = _int(tlc.get("num_key_value_heads"))
-        hidden = _int(tlc.get("hidden_size"))
+        heads = json_int(tlc.get("num_attention_heads"))
+        kv = json_int(tlc.get("num_key_value_heads"))
+        hidden = json_int(tlc.get("hidden_size"))
         if heads and kv and heads % kv:
             yield Hit(
                 f"num_key_value_heads {kv} does not divide num_attention_heads {heads}",
@@ -882,8 +879,8 @@ class ConvGroupSizeDividesHidden(_CrossFieldRule):
     applies_to = ("dflash2",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        group = _int(effective(ctx, "conv_group_size"))
-        hidden = _int(ctx.layer_config.get("hidden_size"))
+        group = json_int(effective(ctx, "conv_group_size"))
+        hidden = json_int(ctx.layer_config.get("hidden_size"))
         if group and hidden and hidden % group:
             yield Hit(
                 f"conv_group_size {group} does not divide hidden_size {hidden}",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.verifier import VerifierInfo
@@ -23,10 +24,6 @@ def verifier_info(ctx: Context) -> VerifierInfo:
     if isinstance(info, VerifierInfo):
         return info
     return VerifierInfo(path=ctx.verifier_path, config=dict(ctx.verifier or {}))
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _where(info: VerifierInfo, key: str) -> str:
@@ -70,10 +67,10 @@ class VerifierHiddenSizeMismatch(_VerifierRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
-        target = _int(ctx.config.get("target_hidden_size"))
+        target = json_int(ctx.config.get("target_hidden_size"))
         key, pointer = "target_hidden_size", "/target_hidden_size"
         if target is None:
-            target = _int(ctx.layer_config.get("hidden_size"))
+            target = json_int(ctx.layer_config.get("hidden_size"))
             key, pointer = (
                 "transformer_layer_config.hidden_size",
                 "/transformer_layer_config/hidden_size",
@@ -116,7 +113,7 @@ class VerifierVocabMismatch(_VerifierRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
-        ours, theirs = _int(ctx.layer_config.get("vocab_size")), info.vocab_size
+        ours, theirs = json_int(ctx.layer_config.get("vocab_size")), info.vocab_size
         if ours is None or theirs is None or ours == theirs:
             return
         yield Hit(
@@ -219,10 +216,10 @@ class AuxLayerIsFinalOutput(_VerifierRule):
 
 
 def _head_dim(cfg: dict[str, Any]) -> int | None:
-    hd = _int(cfg.get("head_dim"))
+    hd = json_int(cfg.get("head_dim"))
     if hd is not None:
         return hd
-    hidden, heads = _int(cfg.get("hidden_size")), _int(cfg.get("num_attention_heads"))
+    hidden, heads = json_int(cfg.get("hidden_size")), json_int(cfg.get("num_attention_heads"))
     return hidden // heads if hidden and heads and hidden % heads == 0 else None
 
 
@@ -256,7 +253,7 @@ class VerifierAttentionMismatch(_VerifierRule):
         ours, theirs = ctx.layer_config, info.config
         for key in ("num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps"):
             if key == "head_dim":
-                a, b = _int(ours.get("head_dim")), _head_dim(theirs)
+                a, b = json_int(ours.get("head_dim")), _head_dim(theirs)
             else:
                 a, b = ours.get(key), theirs.get(key)
             if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):

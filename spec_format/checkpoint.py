@@ -23,6 +23,7 @@ Face Hub repository (``hf://ORG/NAME[@REV]``), read through HTTP range requests 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -89,10 +90,7 @@ class TensorRecord:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import math
 import os
 import stat
 import struct
@@ -349,10 +350,7 @@ class TensorInfo:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

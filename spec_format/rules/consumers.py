@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from spec_format import schemas
-from spec_format.families import BUILDABLE_LAYER_TYPES, EAGLE_FAMILY
+from spec_format import catalog
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -143,7 +143,7 @@ class LayerModelTypeMissing(_ConsumerRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.layer_config and "model_type" not in ctx.layer_config:
-            options = BUILDABLE_LAYER_TYPES.get(ctx.model_type, ("qwen3",))
+            options = catalog.buildable_layers(ctx.model_type) or ("qwen3",)
             yield Hit(
                 "transformer_layer_config.model_type is missing: speculators >= 0.7 builds "
                 "Qwen3 layers, older releases Llama, vLLM assumes llama; write the decoder "
@@ -238,7 +238,7 @@ class AuxLayerCountNotThree(_ConsumerRule):
     id = "C004"
     name = "aux-layer-count-not-three"
     severity = Severity.INFO
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("eagle")
     references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -278,7 +278,7 @@ class FeatureIgnoredByOldReaders(_ConsumerRule):
     id = "C005"
     name = "feature-ignored-by-old-readers"
     severity = Severity.INFO
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("eagle")
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format.families import (
-    AUX_IDS_KEY,
-    BUILDABLE_LAYER_TYPES,
-    DFLASH_FAMILY,
-    EAGLE_FAMILY,
-    effective,
-)
+from spec_format import catalog
+from spec_format.effective import effective
 from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -89,7 +84,7 @@ class NormFlagsExclusive(_CrossFieldRule):
     id = "X002"
     name = "norm-flags-exclusive"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("eagle")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.config.get("norm_before_fc") is True and ctx.config.get("fc_norm") is True:
@@ -135,7 +130,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
     id = "X003"
     name = "speculative-tokens-block-mismatch"
     severity = Severity.WARNING
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("dflash")
     references = ("vllm-project/vllm#41834", "vllm-project/vllm#50012", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -230,11 +225,11 @@ class AuxLayerIdsRequired(_CrossFieldRule):
     id = "X005"
     name = "aux-layer-ids-required"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("vllm-project/vllm#50170", "sgl-project/sglang#37475", "z-lab/dflash#157")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if ids == []:
             yield Hit(
@@ -242,7 +237,7 @@ class AuxLayerIdsRequired(_CrossFieldRule):
                 "with (readers treat [] as 'not set' and guess)",
                 pointer=f"/{key}",
             )
-        elif ctx.model_type in DFLASH_FAMILY and ids is None:
+        elif ctx.model_type in catalog.family("dflash") and ids is None:
             state = "null" if key in ctx.config else "missing"
             yield Hit(
                 f"{key} is {state}; vLLM and speculators need the verifier layer ids the "
@@ -280,7 +275,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     id = "X006"
     name = "aux-layer-id-invalid"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("dflash")
     references = (
         "vllm-project/vllm#40727",
         "vllm-project/vllm#42704",
@@ -288,7 +283,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     )
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list):
             return
@@ -330,11 +325,11 @@ class AuxLayerIdsDuplicate(_CrossFieldRule):
     id = "X007"
     name = "aux-layer-ids-duplicate"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#1271",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list):
             return
@@ -376,10 +371,10 @@ class AuxLayerIdsUnordered(_CrossFieldRule):
     id = "X008"
     name = "aux-layer-ids-unordered"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list) or not all(isinstance(v, int) for v in ids):
             return
@@ -428,7 +423,8 @@ class LayerModelTypeUnsupported(_CrossFieldRule):
         model_type = ctx.layer_config.get("model_type")
         if not isinstance(model_type, str):
             return
-        allowed = BUILDABLE_LAYER_TYPES.get(ctx.model_type)
+        rec = catalog.record(ctx.model_type)
+        allowed = rec.layer_families if rec else ()
         if allowed and model_type not in allowed:
             yield Hit(
                 f"transformer_layer_config.model_type {model_type!r} cannot be built for "
@@ -462,11 +458,12 @@ class DFlashLayerModelTypeIgnored(_CrossFieldRule):
     id = "X010"
     name = "dflash-layer-model-type-ignored"
     severity = Severity.INFO
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("dflash")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         model_type = ctx.layer_config.get("model_type")
-        if isinstance(model_type, str) and model_type != "qwen3":
+        built = catalog.default_layer(ctx.model_type, ctx.format_version)
+        if isinstance(model_type, str) and built and model_type != built:
             yield Hit(
                 f"transformer_layer_config.model_type is {model_type!r}, but {ctx.model_type} "
                 "drafts are always built with Qwen3-style layers (q_norm/k_norm); the field "
@@ -499,7 +496,7 @@ class MtpNextnLayers(_CrossFieldRule):
     id = "X011"
     name = "mtp-nextn-layers"
     severity = Severity.ERROR
-    applies_to = ("mtp",)
+    applies_to = catalog.family("mtp")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         n = json_int(ctx.config.get("num_nextn_predict_layers"))
@@ -576,7 +573,7 @@ class MaskTokenIdRequired(_CrossFieldRule):
     id = "X013"
     name = "mask-token-id-required"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY + ("peagle",)
+    applies_to = catalog.mask_token_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         value = ctx.config.get("mask_token_id")
@@ -613,7 +610,7 @@ class MaskTokenOutOfVocab(_CrossFieldRule):
     id = "X014"
     name = "mask-token-out-of-vocab"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY + ("peagle",)
+    applies_to = catalog.mask_token_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         mask = json_int(ctx.config.get("mask_token_id"))
@@ -876,7 +873,7 @@ class ConvGroupSizeDividesHidden(_CrossFieldRule):
     id = "X020"
     name = "conv-group-size-divides-hidden"
     severity = Severity.ERROR
-    applies_to = ("dflash2",)
+    applies_to = catalog.with_feature("conv-selector")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         group = json_int(effective(ctx, "conv_group_size"))

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format import catalog
 from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -125,7 +125,7 @@ class VerifierVocabMismatch(_VerifierRule):
 
 
 def _aux_ids(ctx: Context) -> tuple[str, list[int]] | None:
-    key = AUX_IDS_KEY.get(ctx.model_type)
+    key = catalog.aux_key(ctx.model_type)
     ids = ctx.config.get(key) if key else None
     if not isinstance(ids, list):
         return None
@@ -156,7 +156,7 @@ class AuxLayerBeyondVerifier(_VerifierRule):
 
     id = "V003"
     name = "aux-layer-beyond-verifier"
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#2149", "sgl-project/sglang#25454")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -197,7 +197,7 @@ class AuxLayerIsFinalOutput(_VerifierRule):
     id = "V004"
     name = "aux-layer-is-final-output"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -246,7 +246,7 @@ class VerifierAttentionMismatch(_VerifierRule):
     id = "V005"
     name = "verifier-attention-mismatch"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+    applies_to = catalog.current_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -310,7 +310,7 @@ class VerifierRopeMismatch(_VerifierRule):
     id = "V006"
     name = "verifier-rope-mismatch"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+    applies_to = catalog.current_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)

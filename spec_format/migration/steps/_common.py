@@ -11,8 +11,9 @@ from typing import Any
 from spec_format.errors import MigrationRefused
 from spec_format.migration.records import ABSENT, Editor, pointer
 
-EAGLE3_FAMILY = ("eagle3", "peagle")
-DFLASH_FAMILY = ("dflash", "dspark", "dflash2", "xpress")
+from spec_format import catalog
+
+EAGLE3_FAMILY = catalog.family("eagle")
 TLC = "transformer_layer_config"
 
 

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from spec_format import schemas
-from spec_format import catalog
+from spec_format import catalog, schemas
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from spec_format import catalog
 from spec_format.contract import (
     UNKNOWN,
     ContractDiff,
@@ -24,14 +25,15 @@ from spec_format.contract import (
     diff_tensors,
     expected_tensors,
 )
-from spec_format import catalog
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 CONTRACT_TYPES = tuple(available_types())
 #: types that may reduce the draft vocabulary and then carry t2d/d2t
 VOCAB_MAP_TYPES = catalog.vocab_map_types()
-_DEFAULT_LAYERS = catalog.RepeatedLayers("layers", "L", "transformer_layer_config.num_hidden_layers")
+_DEFAULT_LAYERS = catalog.RepeatedLayers(
+    "layers", "L", "transformer_layer_config.num_hidden_layers"
+)
 #: roles a specific rule reports; the generic shape rule leaves them alone
 _SPECIFIC_SHAPE_ROLES = frozenset({"fc", "lm_head", "embed", "t2d", "d2t", "first_qkv"})
 #: at most this many findings per rule and checkpoint; the last one says how many more
@@ -188,7 +190,9 @@ class MissingTensor(_WeightsRule):
 
 def _missing_message(ctx: Context, t) -> str:
     shape = t.describe_shape()
-    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in catalog.family("eagle"):
+    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in catalog.family(
+        "eagle"
+    ):
         return (
             f"{t.name} {shape} is missing: transformer_layer_config.model_type is 'qwen3', whose "
             "attention has per-head q/k norms; if the draft was trained with Llama layers, set "

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from spec_format import catalog
 from spec_format.errors import MigrationRefused
 from spec_format.migration.records import ABSENT, Editor, pointer
-
-from spec_format import catalog
 
 EAGLE3_FAMILY = catalog.family("eagle")
 TLC = "transformer_layer_config"

@@ -254,6 +254,12 @@ def _fields() -> tuple[tuple[str, str, str, str | None], ...]:
     return tuple(out)
 
 
+def removed_fields(model_type: str) -> dict[str, str]:
+    """Fingerprint keys of a type that a former line declared and the latest does not:
+    key -> the last line that declared it."""
+    return {key: until for owner, key, _, until in _fields() if owner == model_type and until}
+
+
 def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     """What the keys of ``config`` say about the release line that wrote it."""
     from spec_format import catalog

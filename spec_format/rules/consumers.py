@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from spec_format import catalog, schemas
+from spec_format import catalog, schemas, versions
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -418,16 +418,6 @@ class TopLevelModelType(_ConsumerRule):
             )
 
 
-_NOISE = {
-    "has_no_defaults_at_init": "written by speculators <= 0.5.0.dev80 as an accidental field",
-    "base_model_ep_plan": "written by speculators <= 0.5.0.dev80 with transformers >= 4.56",
-    "max_anchors": "a DFlash training-only field removed in speculators 0.7",
-    "num_depths": "a P-EAGLE training-only field removed in speculators 0.7",
-    "down_sample_ratio": "a P-EAGLE training-only field removed in speculators 0.7",
-    "down_sample_ratio_min": "a P-EAGLE training-only field removed in speculators 0.7",
-}
-
-
 class ObsoleteKey(_ConsumerRule):
     """The config carries a key that no current reader uses.
 
@@ -454,9 +444,16 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, why in _NOISE.items():
+        for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                yield Hit(f"{key} is {why}; `specfmt migrate` drops it", pointer=f"/{key}")
+                yield Hit(f"{key} is {noise.why}; `specfmt migrate` drops it", pointer=f"/{key}")
+        for key, until in versions.removed_fields(ctx.model_type).items():
+            if key in ctx.config:
+                yield Hit(
+                    f"{key} is a field of {ctx.model_type} up to format {until}, removed after "
+                    "it; no current reader uses it; `specfmt migrate` drops it",
+                    pointer=f"/{key}",
+                )
 
 
 class AnchorSamplingSupport(_ConsumerRule):

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from spec_format.builder import build_checkpoint, tiny_config, to_bytes
 from spec_format.contract import (
     UNKNOWN,
     ExpressionError,
@@ -21,6 +20,7 @@ from spec_format.contract import (
     load_contract,
 )
 from spec_format.safetensors import read_header
+from spec_format.testing.builder import build_checkpoint, tiny_config, to_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads(

@@ -9,7 +9,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format.builder import build_checkpoint, tiny_config
+from spec_format.testing.builder import build_checkpoint, tiny_config
 from spec_format.validation import ValidateOptions, validate
 
 TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from spec_format.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.safetensors import read_header
+from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 
 from .conftest import check, findings, rule_ids
 

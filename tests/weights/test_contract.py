@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from spec_format import catalog
 from spec_format.contract import (
     UNKNOWN,
     ExpressionError,
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads(
     (Path(__file__).parent / "data" / "speculators_0_9_tensors.json").read_text()
 )
-TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]
+TYPES = list(catalog.current_types())
 
 
 def test_every_type_has_a_contract():

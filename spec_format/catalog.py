@@ -55,7 +55,7 @@ class TypeRecord:
     """Everything the tool knows about one ``speculators_model_type`` beyond its schema."""
 
     name: str
-    family: str  # "eagle", "dflash", "mtp", "legacy"
+    family: str  # "chain", "block", "nextn", "legacy" (schema/catalog.json "families")
     what: str
     since: str  # first format version with the type
     #: config key of the verifier layers the draft taps (None: the type taps none)
@@ -179,7 +179,8 @@ def types_where(predicate: Callable[[TypeRecord], bool]) -> tuple[str, ...]:
 
 @cache
 def family(name: str) -> tuple[str, ...]:
-    """The types of one family (``"eagle"``, ``"dflash"``, ``"mtp"``, ``"legacy"``)."""
+    """The types of one family (``"chain"``: EAGLE-3 style, ``"block"``: DFlash style,
+    ``"nextn"``: MTP, ``"legacy"``)."""
     if name not in data()["families"]:
         raise KeyError(f"no type family {name!r} in the catalog")
     return types_where(lambda r: r.family == name)

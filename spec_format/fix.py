@@ -124,7 +124,7 @@ def _show(value: Any) -> str:
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:
     key = "eagle_aux_hidden_state_layer_ids"
-    if model_type not in catalog.family("eagle") or not schemas.resolve(line, model_type, (key,)):
+    if model_type not in catalog.family("chain") or not schemas.resolve(line, model_type, (key,)):
         return
     if ed.doc.get(key) is not None:
         return

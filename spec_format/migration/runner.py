@@ -210,7 +210,7 @@ def explicit(doc: dict[str, Any], line: str):
     for key, noise in catalog.noise_keys().items():
         if key in doc:
             ed.remove(pointer(key), f"serialization noise: {noise.why}")
-    if model_type in catalog.family("eagle") and "norm_before_residual" not in doc:
+    if model_type in catalog.family("chain") and "norm_before_residual" not in doc:
         ed.set(
             "/norm_before_residual",
             False,

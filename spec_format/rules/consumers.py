@@ -237,7 +237,7 @@ class AuxLayerCountNotThree(_ConsumerRule):
     id = "C004"
     name = "aux-layer-count-not-three"
     severity = Severity.INFO
-    applies_to = catalog.family("eagle")
+    applies_to = catalog.family("chain")
     references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -277,7 +277,7 @@ class FeatureIgnoredByOldReaders(_ConsumerRule):
     id = "C005"
     name = "feature-ignored-by-old-readers"
     severity = Severity.INFO
-    applies_to = catalog.family("eagle")
+    applies_to = catalog.family("chain")
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:

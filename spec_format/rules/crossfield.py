@@ -84,7 +84,7 @@ class NormFlagsExclusive(_CrossFieldRule):
     id = "X002"
     name = "norm-flags-exclusive"
     severity = Severity.ERROR
-    applies_to = catalog.family("eagle")
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.config.get("norm_before_fc") is True and ctx.config.get("fc_norm") is True:
@@ -130,7 +130,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
     id = "X003"
     name = "speculative-tokens-block-mismatch"
     severity = Severity.WARNING
-    applies_to = catalog.family("dflash")
+    applies_to = catalog.family("block")
     references = ("vllm-project/vllm#41834", "vllm-project/vllm#50012", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -237,7 +237,7 @@ class AuxLayerIdsRequired(_CrossFieldRule):
                 "with (readers treat [] as 'not set' and guess)",
                 pointer=f"/{key}",
             )
-        elif ctx.model_type in catalog.family("dflash") and ids is None:
+        elif ctx.model_type in catalog.family("block") and ids is None:
             state = "null" if key in ctx.config else "missing"
             yield Hit(
                 f"{key} is {state}; vLLM and speculators need the verifier layer ids the "
@@ -275,7 +275,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     id = "X006"
     name = "aux-layer-id-invalid"
     severity = Severity.ERROR
-    applies_to = catalog.family("dflash")
+    applies_to = catalog.family("block")
     references = (
         "vllm-project/vllm#40727",
         "vllm-project/vllm#42704",
@@ -458,7 +458,7 @@ class DFlashLayerModelTypeIgnored(_CrossFieldRule):
     id = "X010"
     name = "dflash-layer-model-type-ignored"
     severity = Severity.INFO
-    applies_to = catalog.family("dflash")
+    applies_to = catalog.family("block")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         model_type = ctx.layer_config.get("model_type")
@@ -496,7 +496,7 @@ class MtpNextnLayers(_CrossFieldRule):
     id = "X011"
     name = "mtp-nextn-layers"
     severity = Severity.ERROR
-    applies_to = catalog.family("mtp")
+    applies_to = catalog.family("nextn")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         n = json_int(ctx.config.get("num_nextn_predict_layers"))

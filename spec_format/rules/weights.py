@@ -118,7 +118,7 @@ def _left_to_layer_rule(ctx: Context, name: str) -> bool:
 def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
     if name.startswith("verifier_"):
         return True
-    return ctx.model_type in catalog.family("dflash") and name == "mask_hidden"
+    return ctx.model_type in catalog.family("block") and name == "mask_hidden"
 
 
 def _show(value) -> str:
@@ -681,7 +681,7 @@ class FirstLayerInputWidth(_WeightsRule):
 
     id = "W009"
     name = "first-layer-input-width"
-    applies_to = catalog.family("eagle")
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         exp = expectations(ctx)
@@ -926,7 +926,7 @@ class Qwen3OProjBias(_WeightsRule):
     id = "W021"
     name = "qwen3-o-proj-bias"
     severity = Severity.WARNING
-    applies_to = catalog.family("eagle")
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.layer_config.get("model_type") != "qwen3":
@@ -966,7 +966,7 @@ class DFlashMaskHidden(_WeightsRule):
     id = "W022"
     name = "dflash-mask-hidden"
     severity = Severity.WARNING
-    applies_to = catalog.family("dflash")
+    applies_to = catalog.family("block")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if "mask_hidden" in ctx.checkpoint.tensors:

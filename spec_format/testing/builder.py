@@ -441,7 +441,7 @@ def _include_optional(
     if choice is None:
         # MTP layers share the verifier's embeddings and head
         rec = catalog.record(model_type)
-        return role in ("embed", "lm_head") and not (rec and rec.family == "mtp")
+        return role in ("embed", "lm_head") and not (rec and rec.family == "nextn")
     if isinstance(choice, bool):
         return choice and role not in ("t2d", "d2t")
     return name in set(choice)

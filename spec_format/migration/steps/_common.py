@@ -12,7 +12,7 @@ from spec_format import catalog
 from spec_format.errors import MigrationRefused
 from spec_format.migration.records import ABSENT, Editor, pointer
 
-EAGLE3_FAMILY = catalog.family("eagle")
+EAGLE3_FAMILY = catalog.family("chain")
 TLC = "transformer_layer_config"
 
 

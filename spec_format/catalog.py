@@ -128,7 +128,9 @@ def version_entry(version: str) -> VersionEntry:
 
 @cache
 def retired_types() -> dict[str, RetiredType]:
-    return {name: RetiredType(name=name, **entry) for name, entry in data()["retired_types"].items()}
+    return {
+        name: RetiredType(name=name, **entry) for name, entry in data()["retired_types"].items()
+    }
 
 
 def known_types() -> tuple[str, ...]:

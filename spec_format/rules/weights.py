@@ -190,9 +190,8 @@ class MissingTensor(_WeightsRule):
 
 def _missing_message(ctx: Context, t) -> str:
     shape = t.describe_shape()
-    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in catalog.family(
-        "eagle"
-    ):
+    chain = catalog.family("chain")
+    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in chain:
         return (
             f"{t.name} {shape} is missing: transformer_layer_config.model_type is 'qwen3', whose "
             "attention has per-head q/k norms; if the draft was trained with Llama layers, set "

@@ -45,7 +45,13 @@ def profile_name(version: str) -> str:
 
 
 def models() -> dict[str, str]:
-    """Pydantic v2 models per format version, via datamodel-codegen profiles."""
+    """Pydantic v2 models per format version, via datamodel-codegen profiles.
+
+    The input is the version's self-contained root export (what the profile names under
+    generated/schemas/), built afresh here so a stale committed export cannot leak in.
+    """
+    from spec_format import export
+
     profiles = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["datamodel-codegen"][
         "profiles"
     ]
@@ -60,6 +66,9 @@ def models() -> dict[str, str]:
             )
         target = profiles[name]["output"]
         with tempfile.TemporaryDirectory() as tmp:
+            tmp_in = Path(tmp) / export.export_path(version, export.root_name(version), "2020-12")
+            tmp_in.parent.mkdir(parents=True)
+            tmp_in.write_text(export.dumps(export.bundle_root(version)), encoding="utf-8")
             tmp_out = Path(tmp) / "out.py"
             cmd = [
                 sys.executable,
@@ -67,6 +76,8 @@ def models() -> dict[str, str]:
                 "datamodel_code_generator",
                 "--profile",
                 name,
+                "--input",
+                str(tmp_in),
                 "--output",
                 str(tmp_out),
             ]

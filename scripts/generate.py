@@ -4,6 +4,8 @@
     python scripts/generate.py            # write
     python scripts/generate.py --check    # exit 1 with a diff when anything is stale
     python scripts/generate.py --only models
+    python scripts/generate.py --refreeze 0.9   # accept a deliberate change to a frozen version
+    python scripts/generate.py --record-defs    # record new definitions in schema/defs/
 
 Each generator returns the files it owns as {repo-relative path: content}; this script
 compares them with the tree, and writes (or, with --check, reports) the differences. Files
@@ -192,8 +194,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip", action="append", choices=sorted(GENERATORS), help="leave one generator out"
     )
+    parser.add_argument(
+        "--refreeze",
+        nargs="+",
+        action="extend",
+        metavar="VERSION",
+        help="rewrite the frozen digests of released format versions (schema/frozen.json)",
+    )
+    parser.add_argument(
+        "--record-defs",
+        action="store_true",
+        help="record the digests of new shared definitions (schema/frozen.json)",
+    )
     args = parser.parse_args(argv)
+    if args.refreeze or args.record_defs:
+        return _freeze(args.refreeze or [], args.record_defs)
     return run(args.only, args.check, args.skip)
+
+
+def _freeze(versions: list[str], record_defs: bool) -> int:
+    """The explicit freezing commands (scripts/freeze.py); nothing else is regenerated."""
+    import freeze
+
+    from spec_format.errors import UsageError
+
+    if versions:
+        try:
+            lines = freeze.refreeze(versions)
+        except UsageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(f"refroze {line}" for line in lines))
+    if record_defs:
+        recorded, problems = freeze.record_definitions()
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            return 1
+        print(f"recorded {', '.join(recorded)}" if recorded else "no new shared definitions")
+    return 0
 
 
 if __name__ == "__main__":

@@ -108,6 +108,15 @@ def _save(frozen: dict[str, Any], path: Path) -> None:
 # -- checks (each returns one message per problem) -----------------------------------------
 
 
+def _compare(recorded: dict[str, str], current: dict[str, str]) -> dict[str, list[str]]:
+    """Names whose digest changed, that disappeared, or that are new (in ``current`` order)."""
+    return {
+        "changed": [n for n in recorded if n in current and current[n] != recorded[n]],
+        "removed": [n for n in recorded if n not in current],
+        "new": [n for n in current if n not in recorded],
+    }
+
+
 def version_problems(version: str, frozen: dict[str, Any]) -> list[str]:
     recorded = frozen["versions"].get(version)
     if recorded is None:
@@ -115,53 +124,41 @@ def version_problems(version: str, frozen: dict[str, Any]) -> list[str]:
             f"format version {version} is not frozen: once its schemas are final (released), "
             f"run `{REFREEZE} {version}` and commit schema/frozen.json"
         ]
-    current = export_digests(version)
-    problems = []
-    for name in sorted(recorded.keys() | current.keys()):
-        if recorded.get(name) == current.get(name):
-            continue
-        what = (
-            "is new"
-            if name not in recorded
-            else "has disappeared"
-            if name not in current
-            else "changed"
-        )
-        problems.append(
-            f"format version {version}, {name}: the self-contained schema "
-            f"(`specfmt schema show {name} --version {version}`) {what}. Released versions are "
-            f"frozen: configs that {version} accepted must keep validating the same way. If a "
-            "shared definition changed meaning, restore it and add the new meaning under a new "
-            "name in schema/defs/shared.schema.json, used only by the new version. If the change "
-            f"is deliberate (a description fix, a wrong schema), run `{REFREEZE} {version}` and "
-            "say why in the commit."
-        )
-    return problems
+    diff = _compare(recorded, export_digests(version))
+    if not any(diff.values()):
+        return []
+    what = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in diff.items() if names)
+    example = next(n for names in diff.values() for n in names)
+    return [
+        f"format version {version} is frozen, but its self-contained schemas differ from "
+        f"schema/frozen.json ({what}; see `specfmt schema show {example} --version {version}`). "
+        f"Configs that {version} accepted must keep validating the same way. If a shared "
+        "definition changed meaning, restore it and add the new meaning under a new name in "
+        "schema/defs/shared.schema.json, used only by the new version. If the change is "
+        f"deliberate (a description fix, a wrong schema), run `{REFREEZE} {version}` and say "
+        "why in the commit."
+    ]
 
 
-def definition_problems(definitions: dict[str, Any], frozen: dict[str, Any]) -> list[str]:
-    recorded = frozen["definitions"]
-    current = definition_digests(definitions)
-    where = "schema/defs/shared.schema.json"
-    problems = []
-    for name, digest in recorded.items():
-        if name not in current:
-            problems.append(
-                f"{where}: definition {name!r} was removed. Shared definitions are append-only "
-                "(released versions reference them by name): put it back."
-            )
-        elif current[name] != digest:
-            problems.append(
-                f"{where}: definition {name!r} changed meaning. Shared definitions are "
-                "append-only: restore it and add the new meaning under a new name (for example "
-                f"{name}_v<first version that uses it>), referenced only by the versions that "
-                "have it. Rewording description, $comment or examples is fine in place."
-            )
-    for name in current.keys() - recorded.keys():
-        problems.append(
-            f"{where}: definition {name!r} is not recorded in schema/frozen.json: run `{RECORD}`"
-        )
-    return problems
+def definition_problems(
+    definitions: dict[str, Any],
+    frozen: dict[str, Any],
+    kinds: tuple[str, ...] = ("changed", "removed", "new"),
+) -> list[str]:
+    diff = _compare(frozen["definitions"], definition_digests(definitions))
+    return [_DEFINITION_PROBLEM[kind].format(name=name) for kind in kinds for name in diff[kind]]
+
+
+_WHERE = "schema/defs/shared.schema.json: definition {name!r}"
+_DEFINITION_PROBLEM = {
+    "changed": _WHERE + " changed meaning. Shared definitions are append-only (released versions "
+    "validate through them): restore it and add the new meaning under a new name (for example "
+    "{name}_v<first version that uses it>), referenced only by the versions that have it. "
+    "Rewording description, $comment or examples in place is fine.",
+    "removed": _WHERE + " was removed. Shared definitions are append-only (released versions "
+    "reference them by name): put it back.",
+    "new": _WHERE + f" is not recorded in schema/frozen.json: run `{RECORD}`",
+}
 
 
 # -- the two commands -----------------------------------------------------------------------
@@ -177,8 +174,8 @@ def refreeze(versions: list[str], path: Path = FROZEN) -> list[str]:
         old = frozen["versions"].get(version, {})
         new = export_digests(version)
         frozen["versions"][version] = new
-        changed = sorted(n for n in new.keys() | old.keys() if old.get(n) != new.get(n))
-        lines.append(f"{version}: {', '.join(changed) if changed else 'unchanged'}")
+        changed = [n for names in _compare(old, new).values() for n in names]
+        lines.append(f"{version}: {', '.join(sorted(changed)) if changed else 'unchanged'}")
     _save(frozen, path)
     return lines
 
@@ -188,7 +185,7 @@ def record_definitions(path: Path = FROZEN, shared: Path = SHARED) -> tuple[list
     drops a recorded definition: with problems nothing is written."""
     frozen = load(path)
     definitions = shared_definitions(shared)
-    problems = [p for p in definition_problems(definitions, frozen) if RECORD not in p]
+    problems = definition_problems(definitions, frozen, kinds=("changed", "removed"))
     if problems:
         return [], problems
     current = definition_digests(definitions)

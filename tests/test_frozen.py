@@ -140,8 +140,8 @@ def test_editing_a_shared_definition_fails_the_older_versions_until_refrozen(che
     shared.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
     out = _run(checkout, "-c", _PROBLEMS).stdout
-    assert "format version 0.3, eagle3: the self-contained schema" in out
-    assert "Released versions are frozen" in out
+    assert "format version 0.3 is frozen, but its self-contained schemas differ" in out
+    assert "changed: eagle3, eagle, independent, mlp, speculators" in out
     assert f"{freeze.REFREEZE} 0.3" in out
     assert "'dtype' changed meaning" in out
 

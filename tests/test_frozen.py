@@ -31,6 +31,12 @@ def test_released_version_is_frozen(version):
     assert not problems, "\n".join(problems)
 
 
+def test_an_unfrozen_version_is_named_with_the_command_that_freezes_it():
+    (problem,) = freeze.version_problems("0.9", {"versions": {}, "definitions": {}})
+    assert "format version 0.9 is not frozen" in problem
+    assert f"{freeze.REFREEZE} 0.9" in problem
+
+
 def test_frozen_names_only_catalogued_versions():
     assert set(freeze.load()["versions"]) <= set(schemas.versions())
 

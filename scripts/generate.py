@@ -4,6 +4,8 @@
     python scripts/generate.py            # write
     python scripts/generate.py --check    # exit 1 with a diff when anything is stale
     python scripts/generate.py --only models
+    python scripts/generate.py --refreeze 0.9   # accept a deliberate change to a frozen version
+    python scripts/generate.py --record-defs    # record new definitions in schema/defs/
 
 Each generator returns the files it owns as {repo-relative path: content}; this script
 compares them with the tree, and writes (or, with --check, reports) the differences. Files
@@ -45,7 +47,13 @@ def profile_name(version: str) -> str:
 
 
 def models() -> dict[str, str]:
-    """Pydantic v2 models per format version, via datamodel-codegen profiles."""
+    """Pydantic v2 models per format version, via datamodel-codegen profiles.
+
+    The input is the version's self-contained root export (what the profile names under
+    generated/schemas/), built afresh here so a stale committed export cannot leak in.
+    """
+    from spec_format import export
+
     profiles = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["datamodel-codegen"][
         "profiles"
     ]
@@ -60,6 +68,9 @@ def models() -> dict[str, str]:
             )
         target = profiles[name]["output"]
         with tempfile.TemporaryDirectory() as tmp:
+            tmp_in = Path(tmp) / export.export_path(version, export.root_name(version), "2020-12")
+            tmp_in.parent.mkdir(parents=True)
+            tmp_in.write_text(export.dumps(export.bundle_root(version)), encoding="utf-8")
             tmp_out = Path(tmp) / "out.py"
             cmd = [
                 sys.executable,
@@ -67,6 +78,8 @@ def models() -> dict[str, str]:
                 "datamodel_code_generator",
                 "--profile",
                 name,
+                "--input",
+                str(tmp_in),
                 "--output",
                 str(tmp_out),
             ]
@@ -181,8 +194,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip", action="append", choices=sorted(GENERATORS), help="leave one generator out"
     )
+    parser.add_argument(
+        "--refreeze",
+        nargs="+",
+        action="extend",
+        metavar="VERSION",
+        help="rewrite the frozen digests of released format versions (schema/frozen.json)",
+    )
+    parser.add_argument(
+        "--record-defs",
+        action="store_true",
+        help="record the digests of new shared definitions (schema/frozen.json)",
+    )
     args = parser.parse_args(argv)
+    if args.refreeze or args.record_defs:
+        return _freeze(args.refreeze or [], args.record_defs)
     return run(args.only, args.check, args.skip)
+
+
+def _freeze(versions: list[str], record_defs: bool) -> int:
+    """The explicit freezing commands (scripts/freeze.py); nothing else is regenerated."""
+    import freeze
+
+    from spec_format.errors import UsageError
+
+    if versions:
+        try:
+            lines = freeze.refreeze(versions)
+        except UsageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(f"refroze {line}" for line in lines))
+    if record_defs:
+        recorded, problems = freeze.record_definitions()
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            return 1
+        print(f"recorded {', '.join(recorded)}" if recorded else "no new shared definitions")
+    return 0
 
 
 if __name__ == "__main__":

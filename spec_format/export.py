@@ -1,8 +1,8 @@
 """Self-contained exports of the bundled JSON Schemas, for editors and other languages.
 
-The hand-written schemas under ``schema/`` share definitions across files (and across
-format versions: ``../0.9/defs.schema.json#/$defs/dtype``). Tools in other languages and
-editors want one file per schema with nothing to fetch, so an export *bundles*: every
+The hand-written schemas under ``schema/`` share definitions across files (every format
+version's types use ``../defs/shared.schema.json#/$defs/dtype``). Tools in other languages
+and editors want one file per schema with nothing to fetch, so an export *bundles*: every
 ``$ref`` is resolved and the target copied into the file's own ``$defs``, and the reference
 rewritten to point there. The result validates exactly like the source (a test proves it
 on every fixture).

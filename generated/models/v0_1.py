@@ -13,89 +13,29 @@ class Architecture(RootModel[str]):
     root: Annotated[str, Field(min_length=1)]
 
 
-class MaskTokenId(RootModel[int | None]):
-    root: Annotated[int | None, Field(ge=0)]
+class DynamicTreeProposal(BaseModel):
     """
-    Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
-    """
-
-
-class EagleAuxHiddenStateLayerId(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
-
-
-class EagleAuxHiddenStateLayerIds(RootModel[list[EagleAuxHiddenStateLayerId] | None]):
-    """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
+    Dynamic-tree token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
     """
 
-    root: list[EagleAuxHiddenStateLayerId] | None
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    proposal_type: Literal["dynamic_tree"]
     """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
+    Dynamic tree proposal.
     """
-
-
-class DflashAuxHiddenStateLayerId(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
-
-
-class DflashAuxHiddenStateLayerIds(RootModel[list[DflashAuxHiddenStateLayerId] | None]):
+    speculative_tokens: Annotated[int, Field(ge=1)] = 48
     """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (DFlash family): id L is the output of verifier layer L-1, that is Hugging Face hidden_states[L]; vLLM shifts every id by one (target_layer_ids = [i - 1 for i in ids]), so 0 is invalid. Required by vLLM and by the speculators model (fc is sized from it); converted z-lab target_layer_ids must be shifted by +1.
+    Tokens in the tree.
     """
-
-    root: list[DflashAuxHiddenStateLayerId] | None
+    expansion_factor: Annotated[int, Field(ge=1)] = 10
     """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (DFlash family): id L is the output of verifier layer L-1, that is Hugging Face hidden_states[L]; vLLM shifts every id by one (target_layer_ids = [i - 1 for i in ids]), so 0 is invalid. Required by vLLM and by the speculators model (fc is sized from it); converted z-lab target_layer_ids must be shifted by +1.
+    Candidates expanded per step.
     """
-
-
-class NormBeforeFc(RootModel[bool]):
-    root: bool
+    depth: Annotated[int, Field(ge=1)] = 6
     """
-    EAGLE-3: apply one RMSNorm (input_norm.weight, [A * Ht]) to the concatenated aux hidden states before fc (gpt-oss drafts). Mutually exclusive with fc_norm. Readers older than vLLM #38111 ignore it and skip the norm.
-    """
-
-
-class FcNorm(RootModel[bool]):
-    root: bool
-    """
-    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-
-
-class NormOutput(RootModel[bool]):
-    root: bool
-    """
-    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-
-
-class EmbedRequiresGrad(RootModel[bool]):
-    root: bool
-    """
-    Training only: whether embed_tokens is trained. Engines ignore it.
-    """
-
-
-class BlockSize(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    DFlash family: number of positions B drafted in one forward pass (the anchor plus B - 1 mask queries). speculative_tokens must be B - 1, or B when sample_from_anchor is true.
-    """
-
-
-class SampleFromAnchor(RootModel[bool]):
-    root: bool
-    """
-    DFlash family block layout. false: the anchor is the verifier's bonus token and only the B - 1 mask positions predict (speculative_tokens = block_size - 1). true: every position predicts, the anchor too (speculative_tokens = block_size). Defaults differ by type (dflash, xpress false; dspark true) and DSpark files written by 0.7.0.dev42-dev81 lack it although they were trained as false: write it explicitly.
-    """
-
-
-class SlidingWindowNonCausal(RootModel[bool]):
-    root: bool
-    """
-    DFlash family: bidirectional instead of causal attention inside a draft block on sliding-window layers (full-attention layers are always bidirectional). speculators defaults to false for dflash; a vLLM version reads an absent key as non-causal. Write it explicitly.
+    Depth of the tree.
     """
 
 
@@ -122,24 +62,6 @@ class GreedyProposal(BaseModel):
     accept_tolerance: Annotated[float, Field(ge=0.0)] = 0.0
     """
     With verifier_accept_k > 1: the largest log-likelihood gap to the verifier's top token that is still accepted. 0 keeps decoding lossless.
-    """
-
-
-class VerifierConfig(BaseModel):
-    """
-    The target model the draft was trained against. vLLM requires the name_or_path key.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    name_or_path: str | None
-    """
-    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
-    """
-    architectures: list[Architecture]
-    """
-    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -196,6 +118,54 @@ class RopeScaling(BaseModel):
     partial_rotary_factor: Annotated[float | MISSING, Field(gt=0.0, le=1.0)] = MISSING
     """
     Fraction of head_dim that is rotated (transformers 5 spelling).
+    """
+
+
+class SamplingProposal(BaseModel):
+    """
+    Sampling token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    proposal_type: Literal["sampling"]
+    """
+    Sampling proposal.
+    """
+    speculative_tokens: Annotated[int, Field(ge=1)] = 5
+    """
+    Number of draft tokens per step.
+    """
+    accept_lenience: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
+    """
+    How far below the verifier's probability a sampled draft token may be and still be accepted (1 = standard speculative sampling).
+    """
+
+
+class StaticTreeProposal(BaseModel):
+    """
+    Static-tree token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    proposal_type: Literal["static_tree"]
+    """
+    Static tree proposal.
+    """
+    initial_branching_factor: Annotated[int, Field(ge=1)] = 4
+    """
+    Children of the root.
+    """
+    branching_factor: Annotated[int, Field(ge=1)] = 2
+    """
+    Children of every other node.
+    """
+    depth: Annotated[int, Field(ge=1)] = 5
+    """
+    Depth of the tree.
     """
 
 
@@ -331,161 +301,21 @@ class TransformerLayerConfig(BaseModel):
     """
 
 
-class ConvKernelSize(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+class VerifierConfig(BaseModel):
     """
-    DFlash2: causal taps of each local dynamic convolution (layers.N.attention_conv / mlp_conv base_kernel is [K, G, H] with K = conv_kernel_size).
-    """
-
-
-class ConvGroupSize(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    DFlash2: hidden channels that share one dynamic kernel; hidden_size must be divisible by it (kernel_projection.weight has hidden_size / conv_group_size rows).
-    """
-
-
-class SelectorRank(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    DFlash2: rank of the candidate selector factorisation (candidate_selector.*_codebook are [V, rank]).
-    """
-
-
-class SelectorTopK(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    DFlash2: number of candidates the selector reranks at inference. Engine-side knob; no weights depend on it.
-    """
-
-
-class MarkovRank(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
-    """
-    DSpark: rank r of the Markov logit bias B = W1 @ W2 over the previous token (markov_head.markov_w1.weight [V, r], markov_w2.weight [D, r]). 0 disables the sequential head (pure DFlash drafting).
-    """
-
-
-class MarkovHeadType(RootModel[Literal["vanilla", "gated", "rnn"]]):
-    root: Literal["vanilla", "gated", "rnn"]
-    """
-    DSpark sequential head: vanilla (first-order Markov bias), gated (bias gated by the hidden state; adds markov_head.gate_proj) or rnn (recurrent state over the block).
-    """
-
-
-class EnableConfidenceHead(RootModel[bool]):
-    root: bool
-    """
-    DSpark: attach the per-position acceptance-probability head (confidence_head.proj.weight and bias).
-    """
-
-
-class ConfidenceHeadWithMarkov(RootModel[bool]):
-    root: bool
-    """
-    DSpark: feed the Markov previous-token embedding next to the hidden state into the confidence head (its input width becomes H + markov_rank).
-    """
-
-
-class XpressRank(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: rank r of the refiner; every refiner_head tensor lives in r-space (token_embed [V, r], readout [D, r]).
-    """
-
-
-class XpressMlpRatio(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: refiner MLP width is xpress_rank * xpress_mlp_ratio (SwiGLU). Released checkpoints use 2; another value is a different architecture.
-    """
-
-
-class NumJacobiPasses(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: parallel refine passes K at inference. Engine-side knob stored with the checkpoint; no weights depend on it.
-    """
-
-
-class NumNextnPredictLayers(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
-    """
-
-
-class SamplingProposal(BaseModel):
-    """
-    Sampling token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
+    The target model the draft was trained against. vLLM requires the name_or_path key.
     """
 
     model_config = ConfigDict(
         extra="allow",
     )
-    proposal_type: Literal["sampling"]
+    name_or_path: str | None
     """
-    Sampling proposal.
+    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
     """
-    speculative_tokens: Annotated[int, Field(ge=1)] = 5
+    architectures: list[Architecture]
     """
-    Number of draft tokens per step.
-    """
-    accept_lenience: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
-    """
-    How far below the verifier's probability a sampled draft token may be and still be accepted (1 = standard speculative sampling).
-    """
-
-
-class StaticTreeProposal(BaseModel):
-    """
-    Static-tree token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    proposal_type: Literal["static_tree"]
-    """
-    Static tree proposal.
-    """
-    initial_branching_factor: Annotated[int, Field(ge=1)] = 4
-    """
-    Children of the root.
-    """
-    branching_factor: Annotated[int, Field(ge=1)] = 2
-    """
-    Children of every other node.
-    """
-    depth: Annotated[int, Field(ge=1)] = 5
-    """
-    Depth of the tree.
-    """
-
-
-class DynamicTreeProposal(BaseModel):
-    """
-    Dynamic-tree token proposal (speculators 0.1-0.2 only; no producer wrote it and 0.3 removed it).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    proposal_type: Literal["dynamic_tree"]
-    """
-    Dynamic tree proposal.
-    """
-    speculative_tokens: Annotated[int, Field(ge=1)] = 48
-    """
-    Tokens in the tree.
-    """
-    expansion_factor: Annotated[int, Field(ge=1)] = 10
-    """
-    Candidates expanded per step.
-    """
-    depth: Annotated[int, Field(ge=1)] = 6
-    """
-    Depth of the tree.
+    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -498,29 +328,6 @@ class EagleTransformerLayerConfig(TransformerLayerConfig):
     """
     Decoder family of the EAGLE-1 layer; mandatory for this type (llama for every known EAGLE-1/HASS draft).
     """
-
-
-class SpeculatorsConfig1(BaseModel):
-    """
-    What the draft implements and which verifier it was built for. Nested keys that are not listed are silently dropped by speculators on load.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    algorithm: Annotated[str, Field(min_length=1)]
-    """
-    The speculative decoding algorithm, normally equal to speculators_model_type.
-    """
-    proposal_methods: Annotated[list[GreedyProposal], Field(min_length=1)]
-    """
-    Token proposal methods the draft supports. vLLM reads only proposal_methods[0].speculative_tokens as its num_speculative_tokens, so at least one entry is required.
-    """
-    default_proposal_method: Annotated[str, Field(min_length=1)]
-    """
-    proposal_type of the method used when none is chosen; must name an entry of proposal_methods (speculators >= 0.6 refuses otherwise).
-    """
-    verifier: VerifierConfig
 
 
 class SpeculatorsConfig(BaseModel):
@@ -645,6 +452,97 @@ class EagleConfig(BaseModel):
     fusion_bias: bool = False
     """
     EAGLE-1/HASS: bias on fusion_fc (HASS drafts use one); fusion_fc.bias must be present when true.
+    """
+
+
+class Eagle3Config(BaseModel):
+    """
+    EAGLE-3 draft (speculators 0.1): aux hidden states of several verifier layers are concatenated, projected by fc and combined with token embeddings in a first decoder layer whose q/k/v take 2 * hidden_size inputs; drafting is autoregressive (a chain). No eagle_aux_hidden_state_layer_ids yet: every 0.1 draft reads the verifier's layers (2, L//2, L-3).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    speculators_model_type: Literal["eagle3"]
+    """
+    Discriminator: an EAGLE-3 draft. vLLM's speculative method.
+    """
+    speculators_version: Annotated[
+        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
+    ] = "0.1.0"
+    """
+    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
+    """
+    speculators_config: SpeculatorsConfig
+    transformer_layer_config: TransformerLayerConfig
+    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
+        "Eagle3Speculator"
+    ]
+    """
+    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
+    """
+    dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
+    """
+    torch_dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
+    """
+    transformers_version: str | MISSING = MISSING
+    """
+    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
+    """
+    tie_word_embeddings: bool = False
+    """
+    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
+    """
+    auto_map: dict[str, str] | MISSING = MISSING
+    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
+    """
+    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
+    """
+    norm_before_residual: bool = False
+    """
+    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
+    """
+    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
+    """
+    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
+    """
+    has_no_defaults_at_init: bool = False
+    """
+    Serialization noise: an accidental pydantic field picked up from transformers' PretrainedConfig and written by speculators <= 0.5.0.dev80 (always false). No reader uses it; `specfmt migrate` drops it.
+    """
+    base_model_ep_plan: dict[str, Any] | None = None
+    """
+    Serialization noise written by speculators <= 0.5.0.dev80 under transformers >= 4.56 (always null). No reader uses it; `specfmt migrate` drops it.
     """
 
 
@@ -814,97 +712,6 @@ class MLPConfig(BaseModel):
     tie_weights: bool = True
     """
     mlp: share weights between the MLP stages.
-    """
-
-
-class Eagle3Config(BaseModel):
-    """
-    EAGLE-3 draft (speculators 0.1): aux hidden states of several verifier layers are concatenated, projected by fc and combined with token embeddings in a first decoder layer whose q/k/v take 2 * hidden_size inputs; drafting is autoregressive (a chain). No eagle_aux_hidden_state_layer_ids yet: every 0.1 draft reads the verifier's layers (2, L//2, L-3).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    speculators_model_type: Literal["eagle3"]
-    """
-    Discriminator: an EAGLE-3 draft. vLLM's speculative method.
-    """
-    speculators_version: Annotated[
-        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
-    ] = "0.1.0"
-    """
-    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
-    """
-    speculators_config: SpeculatorsConfig
-    transformer_layer_config: TransformerLayerConfig
-    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "Eagle3Speculator"
-    ]
-    """
-    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
-    """
-    dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
-    """
-    torch_dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
-    """
-    transformers_version: str | MISSING = MISSING
-    """
-    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
-    """
-    tie_word_embeddings: bool = False
-    """
-    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
-    """
-    auto_map: dict[str, str] | MISSING = MISSING
-    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
-    """
-    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
-    """
-    norm_before_residual: bool = False
-    """
-    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
-    """
-    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
-    """
-    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
-    """
-    has_no_defaults_at_init: bool = False
-    """
-    Serialization noise: an accidental pydantic field picked up from transformers' PretrainedConfig and written by speculators <= 0.5.0.dev80 (always false). No reader uses it; `specfmt migrate` drops it.
-    """
-    base_model_ep_plan: dict[str, Any] | None = None
-    """
-    Serialization noise written by speculators <= 0.5.0.dev80 under transformers >= 4.56 (always null). No reader uses it; `specfmt migrate` drops it.
     """
 
 

@@ -13,40 +13,12 @@ class Architecture(RootModel[str]):
     root: Annotated[str, Field(min_length=1)]
 
 
-class EagleAuxHiddenStateLayerId(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
-
-
 class DflashAuxHiddenStateLayerId(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
-class FcNorm(RootModel[bool]):
-    root: bool
-    """
-    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-
-
-class NormOutput(RootModel[bool]):
-    root: bool
-    """
-    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-
-
-class SampleFromAnchor(RootModel[bool]):
-    root: bool
-    """
-    DFlash family block layout. false: the anchor is the verifier's bonus token and only the B - 1 mask positions predict (speculative_tokens = block_size - 1). true: every position predicts, the anchor too (speculative_tokens = block_size). Defaults differ by type (dflash, xpress false; dspark true) and DSpark files written by 0.7.0.dev42-dev81 lack it although they were trained as false: write it explicitly.
-    """
-
-
-class SlidingWindowNonCausal(RootModel[bool]):
-    root: bool
-    """
-    DFlash family: bidirectional instead of causal attention inside a draft block on sliding-window layers (full-attention layers are always bidirectional). speculators defaults to false for dflash; a vLLM version reads an absent key as non-causal. Write it explicitly.
-    """
+class EagleAuxHiddenStateLayerId(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
 
 
 class GreedyProposal(BaseModel):
@@ -72,24 +44,6 @@ class GreedyProposal(BaseModel):
     accept_tolerance: Annotated[float, Field(ge=0.0)] = 0.0
     """
     With verifier_accept_k > 1: the largest log-likelihood gap to the verifier's top token that is still accepted. 0 keeps decoding lossless.
-    """
-
-
-class VerifierConfig(BaseModel):
-    """
-    The target model the draft was trained against. vLLM requires the name_or_path key.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    name_or_path: str | None
-    """
-    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
-    """
-    architectures: list[Architecture]
-    """
-    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -281,108 +235,21 @@ class TransformerLayerConfig(BaseModel):
     """
 
 
-class ConvKernelSize(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+class VerifierConfig(BaseModel):
     """
-    DFlash2: causal taps of each local dynamic convolution (layers.N.attention_conv / mlp_conv base_kernel is [K, G, H] with K = conv_kernel_size).
-    """
-
-
-class ConvGroupSize(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    DFlash2: hidden channels that share one dynamic kernel; hidden_size must be divisible by it (kernel_projection.weight has hidden_size / conv_group_size rows).
+    The target model the draft was trained against. vLLM requires the name_or_path key.
     """
 
-
-class SelectorRank(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    name_or_path: str | None
     """
-    DFlash2: rank of the candidate selector factorisation (candidate_selector.*_codebook are [V, rank]).
+    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
     """
-
-
-class SelectorTopK(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+    architectures: list[Architecture]
     """
-    DFlash2: number of candidates the selector reranks at inference. Engine-side knob; no weights depend on it.
-    """
-
-
-class MarkovRank(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
-    """
-    DSpark: rank r of the Markov logit bias B = W1 @ W2 over the previous token (markov_head.markov_w1.weight [V, r], markov_w2.weight [D, r]). 0 disables the sequential head (pure DFlash drafting).
-    """
-
-
-class MarkovHeadType(RootModel[Literal["vanilla", "gated", "rnn"]]):
-    root: Literal["vanilla", "gated", "rnn"]
-    """
-    DSpark sequential head: vanilla (first-order Markov bias), gated (bias gated by the hidden state; adds markov_head.gate_proj) or rnn (recurrent state over the block).
-    """
-
-
-class EnableConfidenceHead(RootModel[bool]):
-    root: bool
-    """
-    DSpark: attach the per-position acceptance-probability head (confidence_head.proj.weight and bias).
-    """
-
-
-class ConfidenceHeadWithMarkov(RootModel[bool]):
-    root: bool
-    """
-    DSpark: feed the Markov previous-token embedding next to the hidden state into the confidence head (its input width becomes H + markov_rank).
-    """
-
-
-class XpressRank(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: rank r of the refiner; every refiner_head tensor lives in r-space (token_embed [V, r], readout [D, r]).
-    """
-
-
-class XpressMlpRatio(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: refiner MLP width is xpress_rank * xpress_mlp_ratio (SwiGLU). Released checkpoints use 2; another value is a different architecture.
-    """
-
-
-class NumJacobiPasses(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: parallel refine passes K at inference. Engine-side knob stored with the checkpoint; no weights depend on it.
-    """
-
-
-class NumNextnPredictLayers(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
-    """
-
-
-class NumDepths(RootModel[int]):
-    root: Annotated[int, Field(ge=1, le=16)]
-    """
-    P-EAGLE training: parallel prediction depth; training sets speculative_tokens to the same value. Declared by 0.6 only.
-    """
-
-
-class DownSampleRatio(RootModel[float]):
-    root: Annotated[float, Field(gt=0.0, le=1.0)]
-    """
-    P-EAGLE training only: sequence down-sampling ratio (COD). Declared by 0.6 only.
-    """
-
-
-class DownSampleRatioMin(RootModel[float]):
-    root: Annotated[float, Field(gt=0.0, le=1.0)]
-    """
-    P-EAGLE training only: lower bound of the down-sampling ratio. Declared by 0.6 only.
+    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 

@@ -13,11 +13,11 @@ class Architecture(RootModel[str]):
     root: Annotated[str, Field(min_length=1)]
 
 
-class EagleAuxHiddenStateLayerId(RootModel[int]):
+class DflashAuxHiddenStateLayerId(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
-class DflashAuxHiddenStateLayerId(RootModel[int]):
+class EagleAuxHiddenStateLayerId(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
@@ -44,24 +44,6 @@ class GreedyProposal(BaseModel):
     accept_tolerance: Annotated[float, Field(ge=0.0)] = 0.0
     """
     With verifier_accept_k > 1: the largest log-likelihood gap to the verifier's top token that is still accepted. 0 keeps decoding lossless.
-    """
-
-
-class VerifierConfig(BaseModel):
-    """
-    The target model the draft was trained against. vLLM requires the name_or_path key.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    name_or_path: str | None
-    """
-    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
-    """
-    architectures: list[Architecture]
-    """
-    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -253,24 +235,21 @@ class TransformerLayerConfig(BaseModel):
     """
 
 
-class XpressRank(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+class VerifierConfig(BaseModel):
     """
-    XPress: rank r of the refiner; every refiner_head tensor lives in r-space (token_embed [V, r], readout [D, r]).
-    """
-
-
-class XpressMlpRatio(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
-    """
-    XPress: refiner MLP width is xpress_rank * xpress_mlp_ratio (SwiGLU). Released checkpoints use 2; another value is a different architecture.
+    The target model the draft was trained against. vLLM requires the name_or_path key.
     """
 
-
-class NumJacobiPasses(RootModel[int]):
-    root: Annotated[int, Field(ge=1)]
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    name_or_path: str | None
     """
-    XPress: parallel refine passes K at inference. Engine-side knob stored with the checkpoint; no weights depend on it.
+    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
+    """
+    architectures: list[Architecture]
+    """
+    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -295,113 +274,6 @@ class SpeculatorsConfig(BaseModel):
     proposal_type of the method used when none is chosen; must name an entry of proposal_methods (speculators >= 0.6 refuses otherwise).
     """
     verifier: VerifierConfig
-
-
-class PEagleConfig(BaseModel):
-    """
-    P-EAGLE draft (speculators 0.8): an EAGLE-3 draft that predicts several positions in parallel, filling unused positions with mask_token_id and the learned mask_hidden vector.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    speculators_model_type: Literal["peagle"]
-    """
-    Discriminator: a P-EAGLE (parallel EAGLE) draft; vLLM serves it as eagle3 with parallel_drafting.
-    """
-    speculators_version: Annotated[
-        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
-    ] = "0.8.0"
-    """
-    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
-    """
-    speculators_config: SpeculatorsConfig
-    transformer_layer_config: TransformerLayerConfig
-    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "PEagleSpeculator"
-    ]
-    """
-    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
-    """
-    dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
-    """
-    torch_dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
-    """
-    transformers_version: str | MISSING = MISSING
-    """
-    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
-    """
-    tie_word_embeddings: bool = False
-    """
-    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
-    """
-    auto_map: dict[str, str] | MISSING = MISSING
-    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
-    """
-    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
-    """
-    norm_before_residual: bool = False
-    """
-    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
-    """
-    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
-    """
-    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
-    """
-    eagle_aux_hidden_state_layer_ids: list[EagleAuxHiddenStateLayerId] | None = None
-    """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
-    """
-    norm_before_fc: bool = False
-    """
-    EAGLE-3: apply one RMSNorm (input_norm.weight, [A * Ht]) to the concatenated aux hidden states before fc (gpt-oss drafts). Mutually exclusive with fc_norm. Readers older than vLLM #38111 ignore it and skip the norm.
-    """
-    fc_norm: bool = False
-    """
-    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-    norm_output: bool = False
-    """
-    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-    embed_requires_grad: bool = True
-    """
-    Training only: whether embed_tokens is trained. Engines ignore it.
-    """
-    mask_token_id: Annotated[int | None, Field(ge=0)] = None
-    """
-    Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
-    """
 
 
 class DFlashConfig(BaseModel):
@@ -733,81 +605,6 @@ class DSparkConfig(BaseModel):
     """
 
 
-class MTPConfig(BaseModel):
-    """
-    MTP draft (speculators 0.8): the verifier's own multi-token-prediction layer(s); transformer_layer_config is the verifier's full text config.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    speculators_model_type: Literal["mtp"]
-    """
-    Discriminator: a native multi-token-prediction head extracted from the verifier.
-    """
-    speculators_version: Annotated[
-        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
-    ] = "0.8.0"
-    """
-    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
-    """
-    speculators_config: SpeculatorsConfig
-    transformer_layer_config: TransformerLayerConfig
-    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "MTPDraftModel"
-    ]
-    """
-    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
-    """
-    dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
-    """
-    torch_dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
-    """
-    transformers_version: str | MISSING = MISSING
-    """
-    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
-    """
-    tie_word_embeddings: bool = False
-    """
-    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
-    """
-    auto_map: dict[str, str] | MISSING = MISSING
-    num_nextn_predict_layers: Annotated[int, Field(ge=1)] = 1
-    """
-    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
-    """
-
-
 class Eagle3Config(BaseModel):
     """
     EAGLE-3 draft (speculators 0.8): aux hidden states of several verifier layers are concatenated, projected by fc and combined with token embeddings in a first decoder layer whose q/k/v take 2 * hidden_size inputs; drafting is autoregressive (a chain).
@@ -908,6 +705,188 @@ class Eagle3Config(BaseModel):
     embed_requires_grad: bool = False
     """
     Training only: whether embed_tokens is trained. Engines ignore it.
+    """
+
+
+class MTPConfig(BaseModel):
+    """
+    MTP draft (speculators 0.8): the verifier's own multi-token-prediction layer(s); transformer_layer_config is the verifier's full text config.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    speculators_model_type: Literal["mtp"]
+    """
+    Discriminator: a native multi-token-prediction head extracted from the verifier.
+    """
+    speculators_version: Annotated[
+        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
+    ] = "0.8.0"
+    """
+    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
+    """
+    speculators_config: SpeculatorsConfig
+    transformer_layer_config: TransformerLayerConfig
+    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
+        "MTPDraftModel"
+    ]
+    """
+    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
+    """
+    dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
+    """
+    torch_dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
+    """
+    transformers_version: str | MISSING = MISSING
+    """
+    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
+    """
+    tie_word_embeddings: bool = False
+    """
+    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
+    """
+    auto_map: dict[str, str] | MISSING = MISSING
+    num_nextn_predict_layers: Annotated[int, Field(ge=1)] = 1
+    """
+    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
+    """
+
+
+class PEagleConfig(BaseModel):
+    """
+    P-EAGLE draft (speculators 0.8): an EAGLE-3 draft that predicts several positions in parallel, filling unused positions with mask_token_id and the learned mask_hidden vector.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    speculators_model_type: Literal["peagle"]
+    """
+    Discriminator: a P-EAGLE (parallel EAGLE) draft; vLLM serves it as eagle3 with parallel_drafting.
+    """
+    speculators_version: Annotated[
+        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
+    ] = "0.8.0"
+    """
+    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
+    """
+    speculators_config: SpeculatorsConfig
+    transformer_layer_config: TransformerLayerConfig
+    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
+        "PEagleSpeculator"
+    ]
+    """
+    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
+    """
+    dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
+    """
+    torch_dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
+    """
+    transformers_version: str | MISSING = MISSING
+    """
+    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
+    """
+    tie_word_embeddings: bool = False
+    """
+    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
+    """
+    auto_map: dict[str, str] | MISSING = MISSING
+    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
+    """
+    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
+    """
+    norm_before_residual: bool = False
+    """
+    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
+    """
+    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
+    """
+    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
+    """
+    eagle_aux_hidden_state_layer_ids: list[EagleAuxHiddenStateLayerId] | None = None
+    """
+    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
+    """
+    norm_before_fc: bool = False
+    """
+    EAGLE-3: apply one RMSNorm (input_norm.weight, [A * Ht]) to the concatenated aux hidden states before fc (gpt-oss drafts). Mutually exclusive with fc_norm. Readers older than vLLM #38111 ignore it and skip the norm.
+    """
+    fc_norm: bool = False
+    """
+    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
+    """
+    norm_output: bool = False
+    """
+    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
+    """
+    embed_requires_grad: bool = True
+    """
+    Training only: whether embed_tokens is trained. Engines ignore it.
+    """
+    mask_token_id: Annotated[int | None, Field(ge=0)] = None
+    """
+    Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
     """
 
 

@@ -13,11 +13,11 @@ class Architecture(RootModel[str]):
     root: Annotated[str, Field(min_length=1)]
 
 
-class EagleAuxHiddenStateLayerId(RootModel[int]):
+class DflashAuxHiddenStateLayerId(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
-class DflashAuxHiddenStateLayerId(RootModel[int]):
+class EagleAuxHiddenStateLayerId(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
@@ -44,24 +44,6 @@ class GreedyProposal(BaseModel):
     accept_tolerance: Annotated[float, Field(ge=0.0)] = 0.0
     """
     With verifier_accept_k > 1: the largest log-likelihood gap to the verifier's top token that is still accepted. 0 keeps decoding lossless.
-    """
-
-
-class VerifierConfig(BaseModel):
-    """
-    The target model the draft was trained against. vLLM requires the name_or_path key.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    name_or_path: str | None
-    """
-    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
-    """
-    architectures: list[Architecture]
-    """
-    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
     """
 
 
@@ -253,6 +235,24 @@ class TransformerLayerConfig(BaseModel):
     """
 
 
+class VerifierConfig(BaseModel):
+    """
+    The target model the draft was trained against. vLLM requires the name_or_path key.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    name_or_path: str | None
+    """
+    Hugging Face id or path of the verifier. A local or S3 path is not portable: prefer the Hub id.
+    """
+    architectures: list[Architecture]
+    """
+    architectures of the verifier's own config.json, used to check that a draft is paired with a compatible target. Drafts trained with speculators 0.4-0.6 wrote [] (and 0.3 wrote LlamaForCausalLM even for Qwen verifiers): fill it from the verifier's config.
+    """
+
+
 class SpeculatorsConfig(BaseModel):
     """
     What the draft implements and which verifier it was built for. Nested keys that are not listed are silently dropped by speculators on load.
@@ -276,17 +276,17 @@ class SpeculatorsConfig(BaseModel):
     verifier: VerifierConfig
 
 
-class PEagleConfig(BaseModel):
+class XPressConfig(BaseModel):
     """
-    P-EAGLE draft (speculators 0.9): an EAGLE-3 draft that predicts several positions in parallel, filling unused positions with mask_token_id and the learned mask_hidden vector.
+    XPress draft (speculators 0.9): a DFlash block draft whose outputs are refined by a small low-rank head over several parallel (Jacobi) passes.
     """
 
     model_config = ConfigDict(
         extra="allow",
     )
-    speculators_model_type: Literal["peagle"]
+    speculators_model_type: Literal["xpress"]
     """
-    Discriminator: a P-EAGLE (parallel EAGLE) draft; vLLM serves it as eagle3 with parallel_drafting.
+    Discriminator: an XPress block draft (DFlash with a low-rank refiner head).
     """
     speculators_version: Annotated[
         str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
@@ -297,7 +297,7 @@ class PEagleConfig(BaseModel):
     speculators_config: SpeculatorsConfig
     transformer_layer_config: TransformerLayerConfig
     architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "PEagleSpeculator"
+        "XPressSpeculator"
     ]
     """
     Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
@@ -349,37 +349,41 @@ class PEagleConfig(BaseModel):
     """
     Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
     """
-    norm_before_residual: bool = False
+    block_size: Annotated[int, Field(ge=1)] = 8
     """
-    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
+    DFlash family: number of positions B drafted in one forward pass (the anchor plus B - 1 mask queries). speculative_tokens must be B - 1, or B when sample_from_anchor is true.
     """
     target_hidden_size: Annotated[int | None, Field(ge=1)] = None
     """
     Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
     """
-    eagle_aux_hidden_state_layer_ids: list[EagleAuxHiddenStateLayerId] | None = None
+    aux_hidden_state_layer_ids: list[DflashAuxHiddenStateLayerId] | None = None
     """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
-    """
-    norm_before_fc: bool = False
-    """
-    EAGLE-3: apply one RMSNorm (input_norm.weight, [A * Ht]) to the concatenated aux hidden states before fc (gpt-oss drafts). Mutually exclusive with fc_norm. Readers older than vLLM #38111 ignore it and skip the norm.
-    """
-    fc_norm: bool = False
-    """
-    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-    norm_output: bool = False
-    """
-    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
-    """
-    embed_requires_grad: bool = True
-    """
-    Training only: whether embed_tokens is trained. Engines ignore it.
+    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (DFlash family): id L is the output of verifier layer L-1, that is Hugging Face hidden_states[L]; vLLM shifts every id by one (target_layer_ids = [i - 1 for i in ids]), so 0 is invalid. Required by vLLM and by the speculators model (fc is sized from it); converted z-lab target_layer_ids must be shifted by +1.
     """
     mask_token_id: Annotated[int | None, Field(ge=0)] = None
     """
     Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
+    """
+    sliding_window_non_causal: bool = False
+    """
+    DFlash family: bidirectional instead of causal attention inside a draft block on sliding-window layers (full-attention layers are always bidirectional). speculators defaults to false for dflash; a vLLM version reads an absent key as non-causal. Write it explicitly.
+    """
+    sample_from_anchor: bool = False
+    """
+    DFlash family block layout. false: the anchor is the verifier's bonus token and only the B - 1 mask positions predict (speculative_tokens = block_size - 1). true: every position predicts, the anchor too (speculative_tokens = block_size). Defaults differ by type (dflash, xpress false; dspark true) and DSpark files written by 0.7.0.dev42-dev81 lack it although they were trained as false: write it explicitly.
+    """
+    xpress_rank: Annotated[int, Field(ge=1)] = 256
+    """
+    XPress: rank r of the refiner; every refiner_head tensor lives in r-space (token_embed [V, r], readout [D, r]).
+    """
+    xpress_mlp_ratio: Annotated[int, Field(ge=1)] = 2
+    """
+    XPress: refiner MLP width is xpress_rank * xpress_mlp_ratio (SwiGLU). Released checkpoints use 2; another value is a different architecture.
+    """
+    num_jacobi_passes: Annotated[int, Field(ge=1)] = 6
+    """
+    XPress: parallel refine passes K at inference. Engine-side knob stored with the checkpoint; no weights depend on it.
     """
 
 
@@ -712,192 +716,6 @@ class DSparkConfig(BaseModel):
     """
 
 
-class XPressConfig(BaseModel):
-    """
-    XPress draft (speculators 0.9): a DFlash block draft whose outputs are refined by a small low-rank head over several parallel (Jacobi) passes.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    speculators_model_type: Literal["xpress"]
-    """
-    Discriminator: an XPress block draft (DFlash with a low-rank refiner head).
-    """
-    speculators_version: Annotated[
-        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
-    ] = "0.9.0"
-    """
-    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
-    """
-    speculators_config: SpeculatorsConfig
-    transformer_layer_config: TransformerLayerConfig
-    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "XPressSpeculator"
-    ]
-    """
-    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
-    """
-    dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
-    """
-    torch_dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
-    """
-    transformers_version: str | MISSING = MISSING
-    """
-    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
-    """
-    tie_word_embeddings: bool = False
-    """
-    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
-    """
-    auto_map: dict[str, str] | MISSING = MISSING
-    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
-    """
-    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
-    """
-    block_size: Annotated[int, Field(ge=1)] = 8
-    """
-    DFlash family: number of positions B drafted in one forward pass (the anchor plus B - 1 mask queries). speculative_tokens must be B - 1, or B when sample_from_anchor is true.
-    """
-    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
-    """
-    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
-    """
-    aux_hidden_state_layer_ids: list[DflashAuxHiddenStateLayerId] | None = None
-    """
-    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (DFlash family): id L is the output of verifier layer L-1, that is Hugging Face hidden_states[L]; vLLM shifts every id by one (target_layer_ids = [i - 1 for i in ids]), so 0 is invalid. Required by vLLM and by the speculators model (fc is sized from it); converted z-lab target_layer_ids must be shifted by +1.
-    """
-    mask_token_id: Annotated[int | None, Field(ge=0)] = None
-    """
-    Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
-    """
-    sliding_window_non_causal: bool = False
-    """
-    DFlash family: bidirectional instead of causal attention inside a draft block on sliding-window layers (full-attention layers are always bidirectional). speculators defaults to false for dflash; a vLLM version reads an absent key as non-causal. Write it explicitly.
-    """
-    sample_from_anchor: bool = False
-    """
-    DFlash family block layout. false: the anchor is the verifier's bonus token and only the B - 1 mask positions predict (speculative_tokens = block_size - 1). true: every position predicts, the anchor too (speculative_tokens = block_size). Defaults differ by type (dflash, xpress false; dspark true) and DSpark files written by 0.7.0.dev42-dev81 lack it although they were trained as false: write it explicitly.
-    """
-    xpress_rank: Annotated[int, Field(ge=1)] = 256
-    """
-    XPress: rank r of the refiner; every refiner_head tensor lives in r-space (token_embed [V, r], readout [D, r]).
-    """
-    xpress_mlp_ratio: Annotated[int, Field(ge=1)] = 2
-    """
-    XPress: refiner MLP width is xpress_rank * xpress_mlp_ratio (SwiGLU). Released checkpoints use 2; another value is a different architecture.
-    """
-    num_jacobi_passes: Annotated[int, Field(ge=1)] = 6
-    """
-    XPress: parallel refine passes K at inference. Engine-side knob stored with the checkpoint; no weights depend on it.
-    """
-
-
-class MTPConfig(BaseModel):
-    """
-    MTP draft (speculators 0.9): the verifier's own multi-token-prediction layer(s); transformer_layer_config is the verifier's full text config.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    speculators_model_type: Literal["mtp"]
-    """
-    Discriminator: a native multi-token-prediction head extracted from the verifier.
-    """
-    speculators_version: Annotated[
-        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
-    ] = "0.9.0"
-    """
-    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
-    """
-    speculators_config: SpeculatorsConfig
-    transformer_layer_config: TransformerLayerConfig
-    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
-        "MTPDraftModel"
-    ]
-    """
-    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
-    """
-    dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
-    """
-    torch_dtype: (
-        Literal[
-            "float32",
-            "float16",
-            "bfloat16",
-            "float64",
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "int8",
-            "uint8",
-            "auto",
-        ]
-        | None
-    ) = None
-    """
-    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
-    """
-    transformers_version: str | MISSING = MISSING
-    """
-    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
-    """
-    tie_word_embeddings: bool = False
-    """
-    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
-    """
-    auto_map: dict[str, str] | MISSING = MISSING
-    num_nextn_predict_layers: Annotated[int, Field(ge=1)] = 1
-    """
-    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
-    """
-
-
 class Eagle3Config(BaseModel):
     """
     EAGLE-3 draft (speculators 0.9): aux hidden states of several verifier layers are concatenated, projected by fc and combined with token embeddings in a first decoder layer whose q/k/v take 2 * hidden_size inputs; drafting is autoregressive (a chain).
@@ -998,6 +816,188 @@ class Eagle3Config(BaseModel):
     embed_requires_grad: bool = False
     """
     Training only: whether embed_tokens is trained. Engines ignore it.
+    """
+
+
+class MTPConfig(BaseModel):
+    """
+    MTP draft (speculators 0.9): the verifier's own multi-token-prediction layer(s); transformer_layer_config is the verifier's full text config.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    speculators_model_type: Literal["mtp"]
+    """
+    Discriminator: a native multi-token-prediction head extracted from the verifier.
+    """
+    speculators_version: Annotated[
+        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
+    ] = "0.9.0"
+    """
+    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
+    """
+    speculators_config: SpeculatorsConfig
+    transformer_layer_config: TransformerLayerConfig
+    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
+        "MTPDraftModel"
+    ]
+    """
+    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
+    """
+    dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
+    """
+    torch_dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
+    """
+    transformers_version: str | MISSING = MISSING
+    """
+    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
+    """
+    tie_word_embeddings: bool = False
+    """
+    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
+    """
+    auto_map: dict[str, str] | MISSING = MISSING
+    num_nextn_predict_layers: Annotated[int, Field(ge=1)] = 1
+    """
+    MTP: number of prediction heads in the checkpoint (mtp_layers.0 ... ). vLLM reads it to create that many heads; speculators supports exactly 1.
+    """
+
+
+class PEagleConfig(BaseModel):
+    """
+    P-EAGLE draft (speculators 0.9): an EAGLE-3 draft that predicts several positions in parallel, filling unused positions with mask_token_id and the learned mask_hidden vector.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    speculators_model_type: Literal["peagle"]
+    """
+    Discriminator: a P-EAGLE (parallel EAGLE) draft; vLLM serves it as eagle3 with parallel_drafting.
+    """
+    speculators_version: Annotated[
+        str, Field(examples=["0.9.0", "0.2.0.dev11"], min_length=1)
+    ] = "0.9.0"
+    """
+    Version of the speculators library that built the config (PEP 440, for example 0.9.0 or 0.5.0.dev53). The library stamps it once and never updates it on re-save, so it says which defaults were in force when the file was written. `specfmt migrate` sets it to the target version.
+    """
+    speculators_config: SpeculatorsConfig
+    transformer_layer_config: TransformerLayerConfig
+    architectures: Annotated[list[Architecture], Field(validate_default=True)] = [
+        "PEagleSpeculator"
+    ]
+    """
+    Model class names that can load these weights. Saving a model overwrites it with the model class name (for example Eagle3DraftModel); config-only saves keep the class default. speculators does not dispatch on it (speculators_model_type does), vLLM rewrites it, but tools that only read Hugging Face configs need it present.
+    """
+    dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype written by transformers >= 4.56 when the model was saved. Must agree with the tensors in model.safetensors and with torch_dtype when both are present (transformers refuses two different values).
+    """
+    torch_dtype: (
+        Literal[
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "int8",
+            "uint8",
+            "auto",
+        ]
+        | None
+    ) = None
+    """
+    Parameter dtype as written by transformers <= 4.55 (renamed to dtype in 4.56). Keep only one of dtype/torch_dtype; `specfmt migrate` writes the spelling of the target release's transformers.
+    """
+    transformers_version: str | MISSING = MISSING
+    """
+    Version of transformers that saved the file. Informational; it tells which spelling (torch_dtype or dtype, rope_scaling or rope_parameters) the writer used.
+    """
+    tie_word_embeddings: bool = False
+    """
+    Drafts never tie lm_head to embed_tokens; speculators >= 0.5 writes false explicitly. true would make transformers replace the draft lm_head with the embedding matrix.
+    """
+    auto_map: dict[str, str] | MISSING = MISSING
+    draft_vocab_size: Annotated[int, Field(ge=1)] = 32000
+    """
+    Size D of the pruned draft vocabulary: rows of lm_head.weight and length of d2t. When D is smaller than transformer_layer_config.vocab_size, model.safetensors must hold t2d (bool, [V]) and d2t (int64, [D]); vLLM silently uses an identity map when they are missing, and acceptance collapses.
+    """
+    norm_before_residual: bool = False
+    """
+    EAGLE-3: apply hidden_norm to the fc output before it is stored as the residual of the first draft layer. speculators reads an absent key as false; vLLM reads it as true. Always write it explicitly.
+    """
+    target_hidden_size: Annotated[int | None, Field(ge=1)] = None
+    """
+    Hidden size of the verifier when it differs from the draft's hidden_size; null means equal. Sizes fc.weight as [H, A * target_hidden_size]. Must equal the verifier's hidden_size.
+    """
+    eagle_aux_hidden_state_layer_ids: list[EagleAuxHiddenStateLayerId] | None = None
+    """
+    Verifier layers whose hidden states feed the draft's fc projection, in order. Index convention (EAGLE family): id L is the hidden state entering verifier decoder layer L (Hugging Face hidden_states[L]); id == num_hidden_layers is the final layer's output. fc.weight has len(ids) * hidden input features. null or absent makes vLLM and speculators guess (2, L//2, L-3) from the verifier's layer count with no error: write the ids the draft was trained with.
+    """
+    norm_before_fc: bool = False
+    """
+    EAGLE-3: apply one RMSNorm (input_norm.weight, [A * Ht]) to the concatenated aux hidden states before fc (gpt-oss drafts). Mutually exclusive with fc_norm. Readers older than vLLM #38111 ignore it and skip the norm.
+    """
+    fc_norm: bool = False
+    """
+    EAGLE-3: apply a separate RMSNorm to each aux hidden state before concatenation (fc_norm.{i}.weight, [Ht] each). Mutually exclusive with norm_before_fc. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
+    """
+    norm_output: bool = False
+    """
+    EAGLE-3.1: feed the post-norm hidden state back into the next draft step instead of the pre-norm one. No weights of its own. Added in speculators 0.7; readers older than vLLM #46488 ignore it.
+    """
+    embed_requires_grad: bool = True
+    """
+    Training only: whether embed_tokens is trained. Engines ignore it.
+    """
+    mask_token_id: Annotated[int | None, Field(ge=0)] = None
+    """
+    Token id used as the placeholder for positions the draft must fill (DFlash family: the block's mask queries; P-EAGLE: padding of parallel groups). vLLM reads it unconditionally, so null fails at serve time. Must be below the verifier vocab size.
     """
 
 

@@ -100,7 +100,11 @@ def typescript() -> dict[str, str]:
     """TypeScript declarations per type and version (json-schema-to-typescript, Node.js)."""
     from gen_typescript import generate
 
-    return generate(ROOT, bundled_schemas())
+    from spec_format import export
+
+    # the roots keep oneOf + discriminator here: that is what becomes the tagged union
+    files = export.export_all(codegen=True)
+    return generate(ROOT, {f"generated/schemas/{f.path}": f.text for f in files})
 
 
 def docs() -> dict[str, str]:

@@ -370,10 +370,57 @@ def bundle_type(
     return _finish(bundled, version, f"{model_type}{schemas.SCHEMA_SUFFIX}", draft)
 
 
-def bundle_root(version: str, draft: Draft | str = Draft.D2020_12) -> dict[str, Any]:
-    """The self-contained root schema of a format version (``oneOf`` over its types)."""
+def bundle_root(
+    version: str, draft: Draft | str = Draft.D2020_12, *, codegen: bool = False
+) -> dict[str, Any]:
+    """The self-contained root schema of a format version.
+
+    By default the source's ``oneOf`` + OpenAPI ``discriminator`` become the dispatch that
+    generic validators and editors understand (see :func:`_generic_dispatch`); with
+    ``codegen=True`` they stay, for code generators that build a tagged union from them.
+    """
     root = schemas.version_entry(version).root
-    return _finish(_bundle(version, root), version, root, draft)
+    bundled = _bundle(version, root)
+    if not codegen:
+        bundled = _generic_dispatch(bundled, version, root)
+    return _finish(bundled, version, root, draft)
+
+
+def _generic_dispatch(bundled: dict[str, Any], version: str, name: str) -> dict[str, Any]:
+    """Replace ``oneOf`` + ``discriminator`` by an ``enum`` on the discriminator and one
+    ``if``/``then`` per type.
+
+    With ``oneOf`` a generic tool reports every branch's failure (or the first branch's):
+    "must be 'eagle3'" for a config of another type. Here an unknown type gets one message
+    listing the known ones, and a known type is checked against its own schema only.
+    Validators that do not know OpenAPI's ``discriminator`` (strict Ajv, editors) get none.
+    """
+    where = _source_name(version, name)
+    disc = bundled.pop("discriminator", None)
+    branches = bundled.pop("oneOf", None)
+    if not isinstance(disc, dict) or not isinstance(disc.get("mapping"), dict) or not branches:
+        raise ExportError(f"{where}: a root schema needs oneOf and a discriminator mapping")
+    prop, mapping = disc["propertyName"], disc["mapping"]
+    if sorted(mapping.values()) != sorted(b.get("$ref") for b in branches):
+        raise ExportError(f"{where}: discriminator mapping and oneOf name different schemas")
+    known = list(mapping)
+    bundled["type"] = "object"
+    bundled["required"] = [prop]
+    bundled["properties"] = {
+        prop: {
+            "description": f"Which draft type this is; the rest of the file is checked against "
+            f"that type's schema. Format {version} has: {', '.join(known)}.",
+            "enum": known,
+        }
+    }
+    bundled["allOf"] = [
+        {
+            "if": {"properties": {prop: {"const": t}}, "required": [prop]},
+            "then": {"$ref": ref},
+        }
+        for t, ref in mapping.items()
+    ]
+    return bundled
 
 
 def _finish(bundled: dict[str, Any], version: str, name: str, draft: Draft | str) -> dict[str, Any]:
@@ -427,10 +474,17 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
         siblings = [k for k in out if k not in ("$ref", "$comment")]
         if "$ref" in out and siblings:
             # draft-07 ignores every keyword beside $ref: keep them by wrapping the reference
+            target = defs.get(out["$ref"].removeprefix("#/definitions/"))
             wrapped = {"allOf": [{"$ref": out.pop("$ref")}]}
             wrapped.update(out)
             out = wrapped
+            # editors read a property's description from the property itself (VS Code's
+            # completion does not look inside allOf), so the target's description comes along
+            if isinstance(target, dict) and "description" in target:
+                out.setdefault("description", target["description"])
         return out
+
+    defs = bundled.get("$defs", {})
 
     converted = walk(copy.deepcopy(bundled), "#")
     if problems:
@@ -495,9 +549,13 @@ def root_name(version: str) -> str:
 
 
 def export_all(
-    versions: Iterable[str] | None = None, drafts: Iterable[Draft | str] = (Draft.D2020_12,)
+    versions: Iterable[str] | None = None,
+    drafts: Iterable[Draft | str] = (Draft.D2020_12,),
+    *,
+    codegen: bool = False,
 ) -> list[ExportedFile]:
-    """Every exported file for the given versions (all catalogued versions by default)."""
+    """Every exported file for the given versions (all catalogued versions by default);
+    ``codegen`` keeps the roots' ``oneOf`` + ``discriminator`` (see :func:`bundle_root`)."""
     chosen = list(versions) if versions is not None else list(schemas.versions())
     files: list[ExportedFile] = []
     for version in chosen:
@@ -520,7 +578,7 @@ def export_all(
                     version,
                     name,
                     draft,
-                    bundle_root(version, draft),
+                    bundle_root(version, draft, codegen=codegen),
                 )
             )
     return files

@@ -86,10 +86,36 @@ def test_draft07_keeps_annotations_beside_refs():
     assert prop["allOf"] == [{"$ref": "#/definitions/norm_before_residual"}]
     assert prop["default"] is False
     assert prop["x-consumer-defaults"]["vllm"] is True
+    assert prop["description"].startswith("EAGLE-3: apply hidden_norm")  # for editors
     root = export.bundle_root("0.9", "07")
-    assert set(root["discriminator"]["mapping"].values()) == {
-        f"#/definitions/{t}" for t in schemas.version_entry("0.9").types
-    }
+    assert [b["then"] for b in root["allOf"]] == [
+        {"$ref": f"#/definitions/{t}"} for t in schemas.version_entry("0.9").types
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("draft", list(export.Draft), ids=lambda d: d.value)
+def test_root_dispatches_in_plain_json_schema(version, draft):
+    """No OpenAPI discriminator and no oneOf in the export: an enum on the discriminator
+    and one if/then per type; code generators get the source form with codegen=True."""
+    types = list(schemas.version_entry(version).types)
+    root = export.bundle_root(version, draft)
+    assert "discriminator" not in root and "oneOf" not in root
+    assert root["required"] == ["speculators_model_type"]
+    assert root["properties"]["speculators_model_type"]["enum"] == types
+    conditions = [b["if"]["properties"]["speculators_model_type"]["const"] for b in root["allOf"]]
+    assert conditions == types
+    source_form = export.bundle_root(version, draft, codegen=True)
+    assert set(source_form["discriminator"]["mapping"]) == set(types)
+    assert len(source_form["oneOf"]) == len(types)
+
+
+def test_unknown_type_gets_one_error_listing_the_known_types():
+    root = Draft202012Validator(export.bundle_root("0.9"))
+    config = json.loads((EXAMPLES[0] / "config.json").read_text())
+    (error,) = root.iter_errors({**config, "speculators_model_type": "eagle-3"})
+    assert list(error.absolute_path) == ["speculators_model_type"]
+    assert "'eagle3'" in error.message and "'dflash'" in error.message
 
 
 def test_draft07_refuses_keywords_it_lacks():
@@ -181,7 +207,7 @@ def test_cli_show(cli):
     assert result.exit_code == 0
     assert json.loads(result.output) == export.bundle_type(schemas.latest_version(), "dflash")
     root = json.loads(cli("schema", "show", "speculators", "--draft", "07").output)
-    assert root["$schema"] == export.DRAFT_07 and "oneOf" in root
+    assert root["$schema"] == export.DRAFT_07 and "allOf" in root
     bad = cli("schema", "show", "eagle-3")
     assert bad.exit_code == 2
     assert "known types" in bad.output

@@ -352,9 +352,14 @@ def _bundle(version: str, name: str) -> dict[str, Any]:
 
 
 def bundle_type(
-    version: str, model_type: str, draft: Draft | str = Draft.D2020_12
+    version: str,
+    model_type: str,
+    draft: Draft | str = Draft.D2020_12,
+    *,
+    codegen: bool = False,
 ) -> dict[str, Any]:
-    """The self-contained schema of one type of one format version.
+    """The self-contained schema of one type of one format version (``codegen``: see
+    :func:`bundle_root`).
 
     >>> schema = bundle_type("0.9", "eagle3")
     >>> schema["$id"]
@@ -363,11 +368,14 @@ def bundle_type(
     True
     """
     schemas.type_schema(version, model_type)  # unknown version/type: UsageError
+    name = f"{model_type}{schemas.SCHEMA_SUFFIX}"
     bundled = _bundle(version, model_type)
+    if not codegen:
+        bundled = _generic_dispatch(bundled, _source_name(version, name))
     contract = _tensor_contract(model_type)
     if contract is not None:
         bundled[TENSORS_KEYWORD] = contract
-    return _finish(bundled, version, f"{model_type}{schemas.SCHEMA_SUFFIX}", draft)
+    return _finish(bundled, version, name, draft)
 
 
 def bundle_root(
@@ -375,52 +383,66 @@ def bundle_root(
 ) -> dict[str, Any]:
     """The self-contained root schema of a format version.
 
-    By default the source's ``oneOf`` + OpenAPI ``discriminator`` become the dispatch that
-    generic validators and editors understand (see :func:`_generic_dispatch`); with
-    ``codegen=True`` they stay, for code generators that build a tagged union from them.
+    By default every ``oneOf`` + OpenAPI ``discriminator`` of the source (the root's over
+    the types, 0.1/0.2's over proposal types) becomes a dispatch that generic validators and
+    editors understand (see :func:`_generic_dispatch`); with ``codegen=True`` they stay, for
+    code generators that build a tagged union from them.
     """
     root = schemas.version_entry(version).root
     bundled = _bundle(version, root)
     if not codegen:
-        bundled = _generic_dispatch(bundled, version, root)
+        bundled = _generic_dispatch(bundled, _source_name(version, root))
     return _finish(bundled, version, root, draft)
 
 
-def _generic_dispatch(bundled: dict[str, Any], version: str, name: str) -> dict[str, Any]:
-    """Replace ``oneOf`` + ``discriminator`` by an ``enum`` on the discriminator and one
-    ``if``/``then`` per type.
+def _generic_dispatch(node: Any, where: str) -> Any:
+    """Replace each ``oneOf`` + ``discriminator`` by an ``enum`` on the discriminating
+    property and one ``if``/``then`` per value.
 
-    With ``oneOf`` a generic tool reports every branch's failure (or the first branch's):
-    "must be 'eagle3'" for a config of another type. Here an unknown type gets one message
-    listing the known ones, and a known type is checked against its own schema only.
-    Validators that do not know OpenAPI's ``discriminator`` (strict Ajv, editors) get none.
+    With ``oneOf`` a generic tool reports every branch's failure (or only the first
+    branch's): "must be 'eagle3'" for a config of another type. Here an unknown value gets
+    one message listing the known ones, and a known one is checked against its own schema
+    only. Validators that do not know OpenAPI's ``discriminator`` (strict Ajv) get none.
     """
-    where = _source_name(version, name)
-    disc = bundled.pop("discriminator", None)
-    branches = bundled.pop("oneOf", None)
-    if not isinstance(disc, dict) or not isinstance(disc.get("mapping"), dict) or not branches:
-        raise ExportError(f"{where}: a root schema needs oneOf and a discriminator mapping")
-    prop, mapping = disc["propertyName"], disc["mapping"]
-    if sorted(mapping.values()) != sorted(b.get("$ref") for b in branches):
-        raise ExportError(f"{where}: discriminator mapping and oneOf name different schemas")
-    known = list(mapping)
-    bundled["type"] = "object"
-    bundled["required"] = [prop]
-    bundled["properties"] = {
+    if isinstance(node, list):
+        return [_generic_dispatch(x, f"{where}/{i}") for i, x in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in _SCHEMA_MAP and isinstance(value, dict):
+            out[key] = {k: _generic_dispatch(v, f"{where}/{key}/{k}") for k, v in value.items()}
+        elif key in _SCHEMA_LIST | _SCHEMA_ONE:
+            out[key] = _generic_dispatch(value, f"{where}/{key}")
+        else:
+            out[key] = value
+    if "discriminator" not in out:
+        return out
+    disc, branches = out.pop("discriminator"), out.pop("oneOf", None)
+    mapping = disc.get("mapping") if isinstance(disc, dict) else None
+    if not isinstance(mapping, dict) or not branches:
+        raise ExportError(f"{where}: a discriminator needs a mapping and a oneOf beside it")
+    if sorted(mapping.values()) != sorted(b.get("$ref", "") for b in branches):
+        raise ExportError(f"{where}: the discriminator mapping and oneOf name different schemas")
+    clash = [k for k in ("type", "required", "properties", "allOf") if k in out]
+    if clash:
+        raise ExportError(f"{where}: cannot add a dispatch beside {', '.join(clash)}")
+    prop, known = disc["propertyName"], list(mapping)
+    out["type"] = "object"
+    out["required"] = [prop]
+    out["properties"] = {
         prop: {
-            "description": f"Which draft type this is; the rest of the file is checked against "
-            f"that type's schema. Format {version} has: {', '.join(known)}.",
+            "description": "Selects the schema the rest of this object is checked against: "
+            + ", ".join(known)
+            + ".",
             "enum": known,
         }
     }
-    bundled["allOf"] = [
-        {
-            "if": {"properties": {prop: {"const": t}}, "required": [prop]},
-            "then": {"$ref": ref},
-        }
-        for t, ref in mapping.items()
+    out["allOf"] = [
+        {"if": {"properties": {prop: {"const": v}}, "required": [prop]}, "then": {"$ref": ref}}
+        for v, ref in mapping.items()
     ]
-    return bundled
+    return out
 
 
 def _finish(bundled: dict[str, Any], version: str, name: str, draft: Draft | str) -> dict[str, Any]:
@@ -555,7 +577,7 @@ def export_all(
     codegen: bool = False,
 ) -> list[ExportedFile]:
     """Every exported file for the given versions (all catalogued versions by default);
-    ``codegen`` keeps the roots' ``oneOf`` + ``discriminator`` (see :func:`bundle_root`)."""
+    ``codegen`` keeps every ``oneOf`` + ``discriminator`` (see :func:`bundle_root`)."""
     chosen = list(versions) if versions is not None else list(schemas.versions())
     files: list[ExportedFile] = []
     for version in chosen:
@@ -568,7 +590,7 @@ def export_all(
                         version,
                         model_type,
                         draft,
-                        bundle_type(version, model_type, draft),
+                        bundle_type(version, model_type, draft, codegen=codegen),
                     )
                 )
             name = root_name(version)

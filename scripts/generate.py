@@ -93,7 +93,10 @@ def bundled_schemas() -> dict[str, str]:
     from spec_format import export
 
     files = export.export_all(drafts=tuple(export.Draft))
-    return {f"generated/schemas/{f.path}": f.text for f in files}
+    out = {f"generated/schemas/{f.path}": f.text for f in files}
+    # what to submit to SchemaStore once the files are served at their $ids
+    out["generated/schemastore/catalog-entry.json"] = export.dumps(export.schemastore_entry())
+    return out
 
 
 def typescript() -> dict[str, str]:
@@ -117,7 +120,7 @@ def docs() -> dict[str, str]:
 #: name -> (generator, folders it owns: stale files there are removed)
 GENERATORS: dict[str, tuple[Callable[[], dict[str, str]], tuple[str, ...]]] = {
     "models": (models, ("generated/models",)),
-    "schemas": (bundled_schemas, ("generated/schemas",)),
+    "schemas": (bundled_schemas, ("generated/schemas", "generated/schemastore")),
     "typescript": (typescript, ("generated/typescript",)),
     "docs": (docs, ("docs/reference", "docs/rules", "generated/docs")),
 }

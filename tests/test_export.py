@@ -66,14 +66,18 @@ INSTANCES = _instances()
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("draft", list(export.Draft), ids=lambda d: d.value)
 def test_bundles_validate_exactly_like_the_source(version, draft):
-    """Same verdict and the same error locations as the hand-written, multi-file source."""
+    """Same verdict as the hand-written, multi-file source; the codegen form (the source's
+    structure) also the same error locations. The default form's if/then dispatch may report
+    deeper ones: inside the matching branch instead of at the oneOf."""
     for model_type in schemas.version_entry(version).types:
         source = schemas.validator(version, model_type)
-        bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
+        bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft, codegen=True))
+        generic = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
         for config in INSTANCES:
             want = sorted(tuple(e.absolute_path) for e in source.iter_errors(config))
             got = sorted(tuple(e.absolute_path) for e in bundled.iter_errors(config))
             assert got == want, (model_type, config.get("speculators_model_type"))
+            assert generic.is_valid(config) == (not want), model_type
     source_root = schemas.root_validator(version)
     root = VALIDATOR[draft](export.bundle_root(version, draft))
     for config in INSTANCES:
@@ -213,21 +217,85 @@ def test_cli_show(cli):
     assert "known types" in bad.output
 
 
-def test_cli_vscode(cli, tmp_path, monkeypatch):
+def test_cli_vscode_writes_a_local_schema_by_default(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     result = cli("schema", "vscode")
-    settings = json.loads(result.output)
-    (entry,) = settings["json.schemas"]
-    assert entry["url"].endswith("/draft-07/speculators.schema.json")
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout)["json.schemas"]
+    assert entry["url"] == "./.vscode/specfmt/0.9/draft-07/speculators.schema.json"
+    committed = ROOT / "generated" / "schemas" / "0.9" / "draft-07" / "speculators.schema.json"
+    assert (tmp_path / entry["url"]).read_text() == committed.read_text()
     assert "**/*speculator*/config.json" in entry["fileMatch"]
     assert "**/config.json" not in entry["fileMatch"]  # far too broad, see docs/guide/editors.md
 
-    monkeypatch.chdir(tmp_path)
     result = cli(
-        "schema", "vscode", "--schema-dir", ".vscode/specfmt", "--match", "drafts/*/config.json"
+        "schema", "vscode", "--schema-dir", "drafts/schema", "--match", "drafts/*/config.json"
     )
-    settings = json.loads(result.stdout)
-    (entry,) = settings["json.schemas"]
+    (entry,) = json.loads(result.stdout)["json.schemas"]
     assert entry["fileMatch"] == ["drafts/*/config.json"]
-    assert entry["url"].startswith("./.vscode/specfmt/")
-    written = json.loads((tmp_path / entry["url"]).read_text())
-    assert written["$schema"] == export.DRAFT_07
+    assert entry["url"].startswith("./drafts/schema/")
+    assert json.loads((tmp_path / entry["url"]).read_text())["$schema"] == export.DRAFT_07
+
+
+def test_cli_vscode_url_points_at_a_published_copy(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = "https://schemas.example.org/0.9/draft-07/speculators.schema.json"
+    result = cli("schema", "vscode", "--url", url)
+    (entry,) = json.loads(result.stdout)["json.schemas"]
+    assert entry["url"] == url
+    assert not list(tmp_path.iterdir())  # wrote nothing
+
+
+def test_cli_export_codegen_keeps_the_discriminator(cli, tmp_path):
+    result = cli("schema", "export", "--version", "0.9", "--codegen", "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    root = json.loads((tmp_path / "0.9" / "speculators.schema.json").read_text())
+    assert root["discriminator"]["propertyName"] == "speculators_model_type"
+
+
+# -- publishing -------------------------------------------------------------------------------
+
+
+def test_each_id_is_its_path_under_the_base_uri():
+    """Publishing generated/schemas/ as it is at base_uri serves every file at its $id."""
+    base = schemas.catalog()["base_uri"]
+    for path, uri in export.published_files():
+        assert uri == base + path
+
+
+def test_schemastore_entry_is_committed_and_points_at_the_roots():
+    entry = export.schemastore_entry()
+    committed = ROOT / "generated" / "schemastore" / "catalog-entry.json"
+    assert json.loads(committed.read_text()) == entry
+    # the shape SchemaStore's catalog schema asks for
+    assert {"name", "description", "url"} <= set(entry)
+    assert len(set(entry["fileMatch"])) == len(entry["fileMatch"])
+    urls = [entry["url"], *entry["versions"].values()]
+    assert all(u.startswith("https://") for u in urls)
+    assert list(entry["versions"]) == VERSIONS
+    for version, url in entry["versions"].items():
+        assert url == export.bundle_root(version, "07")["$id"]
+    assert entry["url"] == entry["versions"][schemas.latest_version()]
+    assert entry["fileMatch"] == export.default_globs(schemas.latest_version())
+
+
+def _paragraphs(path):
+    return [p for p in path.read_text(encoding="utf-8").split("\n\n") if "specfmt.dev" in p]
+
+
+def test_no_document_presents_the_ids_as_live_addresses():
+    """specfmt.dev serves nothing: where a guide or the README names it, the same paragraph
+    says it is a $id or points at the publishing guide; tool output never links there."""
+    guides = sorted((ROOT / "docs" / "guide").glob("*.md"))
+    # publishing.md is the page that says what is (not) served there
+    pages = [ROOT / "README.md", *(p for p in guides if p.name != "publishing.md")]
+    loose = [
+        f"{page.relative_to(ROOT)}: {para.strip()[:120]}"
+        for page in pages
+        for para in _paragraphs(page)
+        if "$id" not in para and "publish" not in para.lower()
+    ]
+    assert not loose, "\n".join(loose)
+    from spec_format.links import DOCS_URL
+
+    assert DOCS_URL is None or "specfmt.dev" not in DOCS_URL

@@ -174,3 +174,34 @@ def test_strict_mode_rejects_unknown_keywords(tmp_path, keyword):
     proc = run_node([SCRIPTS["ajv"], "--schemas", str(copy)])
     assert proc.returncode == 1
     assert "unknown keyword" in proc.stderr
+
+
+def test_readme_lists_the_pinned_versions():
+    """The README's interop table names each tool with the version that is pinned."""
+    import tomllib
+
+    pinned = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))["devDependencies"]
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for req in dev["optional-dependencies"]["dev"]:
+        name, _, version = req.partition("==")
+        if version:
+            pinned[name] = version
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2].strip()
+        for line in readme.splitlines()
+        if line.startswith("| ") and line.count("|") == 4
+    }
+    tools = {
+        "ajv": "Ajv",
+        "@hyperjump/json-schema": "@hyperjump/json-schema",
+        "jsonschema-rs": "jsonschema-rs",
+        "vscode-json-languageservice": "vscode-json-languageservice",
+        "typescript": "TypeScript",
+        "json-schema-to-typescript": "json-schema-to-typescript",
+    }
+    for package, label in tools.items():
+        (version,) = [v for row, v in rows.items() if row.startswith(label)]
+        assert version == pinned[package], (
+            f"README lists {label} {version}, pinned {pinned[package]}"
+        )

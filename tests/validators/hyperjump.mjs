@@ -1,5 +1,5 @@
 // Validate specfmt's exported JSON Schemas with @hyperjump/json-schema, an implementation
-// written by a JSON Schema spec author and used for the specification's own test suite.
+// by a member of the JSON Schema specification team, independent of Ajv and jsonschema-rs.
 //
 //   node tests/validators/hyperjump.mjs [--schemas DIR] [--manifest FILE] [--json]
 //

@@ -2,7 +2,8 @@
 
 One `tsc --noEmit` run (strict mode) over three generated files next to tests/ts/contract.ts:
 
-* imports.ts imports every example and positive fixture config.json as a JSON module
+* imports.ts imports every example, positive fixture and release fixture (what each
+  speculators release writes, one folder per format version) as a JSON module
   (resolveJsonModule) and assigns it to its type's interface and its version's root union.
   TypeScript widens the string values of a JSON module to ``string``, so the assignment goes
   through ``JsonOf<T>`` (the type with its literals widened; see docs/guide/schemas.md):
@@ -25,7 +26,7 @@ import re
 import subprocess
 import sys
 
-from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
+from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from nodetools import NODE_MODULES, require_node
 
 from spec_format import export, schemas
@@ -75,7 +76,7 @@ def _imports(i: int, version: str, model_type: str) -> list[str]:
 def _positives() -> tuple[str, str]:
     imports = ["// Written by tests/test_typescript.py: every positive config, imported.", JSON_OF]
     literals = ["// Written by tests/test_typescript.py: every positive config, as a literal."]
-    for i, path in enumerate([e / "config.json" for e in EXAMPLES] + list(VALID)):
+    for i, path in enumerate([e / "config.json" for e in EXAMPLES] + VALID + RELEASES):
         report = validate([path]).files[0]
         version, model_type = report.format_version, report.model_type
         assert model_type, f"{path}: no type"

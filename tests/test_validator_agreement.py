@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jsonschema_rs
 import pytest
-from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
+from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from nodetools import require_node, run_node
 
 from spec_format import schemas
@@ -37,7 +37,7 @@ def _cases(tmp_path):
         out.append(
             (example / "config.json", False, True, ValidateOptions(), example / "config.json")
         )
-    for path in VALID:
+    for path in VALID + RELEASES:
         out.append((path, False, True, ValidateOptions(), path))
     for path in INVALID:
         case = load_case(path)

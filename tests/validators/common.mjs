@@ -10,9 +10,10 @@
 // Options: --schemas DIR (default generated/schemas), --manifest FILE (what
 // tests/test_validator_agreement.py writes: file, wrapped, version, type, expect_valid per
 // fixture), --json (print every verdict). Without --manifest the fixtures are found on disk:
-// examples/*/config.json and tests/fixtures/valid/*.json must pass, and every case in
-// tests/fixtures/invalid/ whose "expect" names a schema-layer rule (S1xx) must fail, against
-// the newest version (or the case's options.format_version).
+// examples/*/config.json, tests/fixtures/valid/*.json and tests/fixtures/releases/<version>/
+// <type>/*.json must pass, and every case in tests/fixtures/invalid/ whose "expect" names a
+// schema-layer rule (S1xx) must fail, at the newest version (or the release folder's
+// version, or the case's options.format_version).
 //
 // Exit status: 0 when every expectation holds, 1 otherwise, 2 on usage errors.
 import { readFileSync, readdirSync, existsSync, statSync } from "node:fs";
@@ -64,6 +65,14 @@ function discover() {
   }
   for (const f of listDir(path.join(ROOT, "tests", "fixtures", "valid")).filter((f) => f.endsWith(".json"))) {
     items.push({ file: path.join(ROOT, "tests", "fixtures", "valid", f), expect_valid: true });
+  }
+  const releases = path.join(ROOT, "tests", "fixtures", "releases");
+  for (const version of listDir(releases)) {
+    for (const type of listDir(path.join(releases, version))) {
+      for (const f of listDir(path.join(releases, version, type)).filter((f) => f.endsWith(".json"))) {
+        items.push({ file: path.join(releases, version, type, f), expect_valid: true, version });
+      }
+    }
   }
   const invalid = path.join(ROOT, "tests", "fixtures", "invalid");
   for (const rule of listDir(invalid)) {

@@ -114,6 +114,25 @@ def test_root_dispatches_in_plain_json_schema(version, draft):
     assert len(source_form["oneOf"]) == len(types)
 
 
+def test_dispatch_rewrite_refuses_what_it_cannot_rewrite():
+    branches = [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}]
+    disc = {"propertyName": "kind", "mapping": {"a": "#/$defs/a", "b": "#/$defs/b"}}
+    out = export._generic_dispatch({"oneOf": branches, "discriminator": disc}, "#")
+    assert out["properties"]["kind"]["enum"] == ["a", "b"]
+    assert out["allOf"][1] == {
+        "if": {"properties": {"kind": {"const": "b"}}, "required": ["kind"]},
+        "then": {"$ref": "#/$defs/b"},
+    }
+    with pytest.raises(export.ExportError, match="mapping and oneOf name different"):
+        export._generic_dispatch({"oneOf": branches[:1], "discriminator": disc}, "#")
+    with pytest.raises(export.ExportError, match="needs a mapping"):
+        export._generic_dispatch({"oneOf": branches, "discriminator": {"propertyName": "k"}}, "#")
+    with pytest.raises(export.ExportError, match="beside required"):
+        export._generic_dispatch(
+            {"oneOf": branches, "discriminator": disc, "required": ["x"]}, "#/items"
+        )
+
+
 def test_unknown_type_gets_one_error_listing_the_known_types():
     root = Draft202012Validator(export.bundle_root("0.9"))
     config = json.loads((EXAMPLES[0] / "config.json").read_text())

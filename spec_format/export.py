@@ -4,13 +4,15 @@ The hand-written schemas under ``schema/`` share definitions across files (and a
 format versions: ``../0.9/defs.schema.json#/$defs/dtype``). Tools in other languages and
 editors want one file per schema with nothing to fetch, so an export *bundles*: every
 ``$ref`` is resolved and the target copied into the file's own ``$defs``, and the reference
-rewritten to point there. The result validates exactly like the source (a test proves it
-on every fixture).
+rewritten to point there. The result gives the same verdict as the source (a test proves it
+on every fixture). One rewrite makes the exports easier on generic tools: each ``oneOf`` +
+OpenAPI ``discriminator`` becomes an ``enum`` plus one ``if``/``then`` per value (see
+``_generic_dispatch``); ``codegen=True`` keeps the source's form for code generators.
 
 Two dialects come from the same bundle:
 
-* ``2020-12`` (the source dialect): ``$id`` is the source's ``$id``, so the published file
-  lives at the URI the source names.
+* ``2020-12`` (the source dialect): ``$id`` is the source's ``$id``, the URI a published
+  copy would live at (an identifier: nothing fetches it; docs/guide/publishing.md).
 * ``07`` (draft-07, what most editors support best): produced mechanically from the
   2020-12 bundle: ``$defs`` becomes ``definitions``, references are rewritten, and a
   ``$ref`` with sibling keywords is wrapped in ``allOf`` (draft-07 ignores siblings of
@@ -27,7 +29,7 @@ so it never mistakes data (``default``, ``examples``, ``x-*`` values) for schema
 Layout of an export (also what ``generated/schemas/`` holds)::
 
     <out>/<version>/<type>.schema.json            2020-12, one per type
-    <out>/<version>/speculators.schema.json       2020-12, the version's root (oneOf)
+    <out>/<version>/speculators.schema.json       2020-12, the version's root (dispatch)
     <out>/<version>/draft-07/<name>.schema.json   the draft-07 variants
 """
 
@@ -463,6 +465,7 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
     """Rewrite a bundled 2020-12 schema as draft-07; raises :class:`ExportError` listing
     every keyword draft-07 lacks."""
     problems: list[str] = []
+    defs = bundled.get("$defs", {})
 
     def ref(value: str) -> str:
         return (
@@ -505,8 +508,6 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
             if isinstance(target, dict) and "description" in target:
                 out.setdefault("description", target["description"])
         return out
-
-    defs = bundled.get("$defs", {})
 
     converted = walk(copy.deepcopy(bundled), "#")
     if problems:

@@ -71,11 +71,7 @@ def write_output(path: Path, data: bytes) -> None:
         raise UsageError(f"--dump {path} is a directory; name the file to write")
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
-            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)  # no O_CREAT: the thing exists
-            try:
-                _write_all(fd, data)
-            finally:
-                os.close(fd)
+            _write_through(path, data)
             return
         target = Path(os.path.realpath(path)) if os.path.islink(path) else path
         if not target.parent.is_dir():
@@ -86,6 +82,17 @@ def write_output(path: Path, data: bytes) -> None:
     except OSError as exc:
         what = "the old file is unchanged" if st is not None else "nothing was written"
         raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc}); {what}") from None
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)  # no O_CREAT: the thing exists
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc})") from None
 
 
 def _replace(target: Path, data: bytes, st: os.stat_result | None) -> None:

@@ -53,26 +53,44 @@ def check_model_loops(spec: DraftSpec) -> None:
         )
 
 
-def check_work(spec: DraftSpec, tokens: int, steps: int, *, what: str = "--tokens") -> None:
-    """Refuse a run whose largest activation exceeds ``WORK_LIMIT`` values."""
+def _work_terms(spec: DraftSpec, tokens: int, steps: int) -> dict[str, int]:
     L = spec.layer
     block = spec.flag("block_size") if spec.model_type in DFLASH_FAMILY else 0
     P = tokens + steps + block
     rows = block if block else tokens + steps
-    terms = {
+    width = max(2 * L.H, L.nH * L.hd)
+    return {
         f"attention scores ({P} x {P} positions x {L.nH} heads)": P * P * L.nH,
         f"logits ({rows} rows x {spec.D} draft vocabulary)": rows * spec.D,
         f"MLP activations ({P} positions x {L.I})": P * L.I,
         f"input hidden states ({tokens} x {spec.A * spec.Ht})": tokens * spec.A * spec.Ht,
-        f"projections ({P} positions x {max(2 * L.H, L.nH * L.hd)})": P * max(2 * L.H, L.nH * L.hd),
+        f"projections ({P} positions x {width})": P * width,
     }
-    name, size = max(terms.items(), key=lambda kv: kv[1])
-    if size > WORK_LIMIT:
-        cause = f"{what} {tokens}" if not block else f"{what} {tokens} and block_size {block}"
-        raise UsageError(
-            f"{cause}: the {name} would hold {size:,} values, more than the {WORK_LIMIT:,} "
-            "the reference forward computes at once; use fewer tokens"
-        )
+
+
+def check_work(spec: DraftSpec, tokens: int, steps: int, *, what: str = "--tokens") -> None:
+    """Refuse a run whose largest activation exceeds ``WORK_LIMIT`` values, saying how many
+    tokens would fit (or that none would: the config's sizes are too large)."""
+    name, size = max(_work_terms(spec, tokens, steps).items(), key=lambda kv: kv[1])
+    if size <= WORK_LIMIT:
+        return
+
+    def fits(t: int) -> bool:
+        return max(_work_terms(spec, t, steps).values()) <= WORK_LIMIT
+
+    low, high = 0, tokens  # fits(low) or low == 0; not fits(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    fix = (
+        f"use {what} {low} or fewer"
+        if low >= 1
+        else "no number of tokens fits: the config's sizes are too large for it"
+    )
+    raise UsageError(
+        f"{what} {tokens}: the {name} would hold {size:,} values, more than the "
+        f"{WORK_LIMIT:,} the reference forward computes at once; {fix}"
+    )
 
 
 def check_random_fill(randoms: dict[str, int], checkpoint_values: int) -> None:

@@ -184,8 +184,12 @@ def read_config(checkpoint: Path) -> CheckedConfig:
     """
     from spec_format.validation import check_config_file
 
-    path = checkpoint / "config.json" if checkpoint.is_dir() else checkpoint
-    if not path.exists():
+    try:
+        path = checkpoint / "config.json" if checkpoint.is_dir() else checkpoint
+        found = path.exists()
+    except OSError as exc:  # e.g. a directory without search permission
+        raise InputError(f"{checkpoint}: cannot read ({exc.strerror or exc})") from None
+    if not found:
         raise InputError(f"{checkpoint}: no config.json found")
     report, ctx = check_config_file(path)
     if report.unreadable:

@@ -199,9 +199,11 @@ class Verifier:
         info = load_verifier(directory)
         problems = []
         if info.hidden_size != spec.H:
+            found = info.hidden_size if info.hidden_size is not None else info.get("hidden_size")
             problems.append(
-                f"verifier {info.where('hidden_size')} is {info.hidden_size}, the "
-                f"draft's hidden_size is {spec.H}"
+                f"verifier {info.where('hidden_size')} is {found!r}"
+                + (" (not an integer)" if info.hidden_size is None else "")
+                + f", the draft's hidden_size is {spec.H}"
             )
         if info.vocab_size is not None and info.vocab_size != spec.V:
             problems.append(

@@ -10,8 +10,8 @@ with validate's findings, so the forward never interprets a config validate reje
 tensor contract (H, V, D, A, Ht, L, I, nH, nKV, hd, B). Where a field is absent:
 
 * a top-level field takes the ``default`` of the schema of the detected format version
-  (:func:`schema_default`); a field that version does not have takes the default of the
-  first later version that introduced it (the feature's "off" value);
+  (:func:`spec_format.families.schema_default`); a field that version does not have takes
+  the default of the later version that introduced it (the feature's "off" value);
 * a ``transformer_layer_config`` field takes the default of the transformers config class
   speculators builds (:data:`LAYER_CLASS_DEFAULTS`); which class that is when
   ``model_type`` is absent depends on the format version, as in ``migrate``.
@@ -24,12 +24,13 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from spec_format import schemas
 from spec_format.errors import InputError
-from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY, schema_default
 from spec_format.forward.errors import CheckpointError, UnsupportedError
 from spec_format.jsonload import json_int
 from spec_format.report import Report, Severity
@@ -236,19 +237,16 @@ def _versions_from(version: str, model_type: str) -> list[str]:
     return [v for v in later if model_type in schemas.versions()[v].types]
 
 
-def schema_fields(version: str, model_type: str) -> dict[str, Any]:
-    """Every top-level field of the type's schema from ``version`` on -> its default (the
-    detected version's when it has the field, else the first later version's)."""
-    out: dict[str, Any] = {}
+@cache
+def _fields(version: str, model_type: str) -> dict[str, str]:
+    """Every top-level field of the type's schema from ``version`` on -> the version whose
+    schema declares it (``version`` itself when it has the field, else the first later one,
+    the version that introduced it)."""
+    out: dict[str, str] = {}
     for v in _versions_from(version, model_type):
         for key in schemas.resolve(v, model_type, ()).get("properties", {}):
-            if key not in out:
-                out[key] = schemas.resolve(v, model_type, (key,)).get("default")
+            out.setdefault(key, v)
     return out
-
-
-def schema_default(version: str, model_type: str, key: str) -> Any:
-    return schema_fields(version, model_type).get(key)
 
 
 def layer_class_default(model_type: str, version: str) -> str | None:
@@ -343,14 +341,13 @@ def resolve(checked: CheckedConfig) -> DraftSpec:
 
 
 def _algorithm_fields(config: dict[str, Any], model_type: str, version: str) -> dict[str, Any]:
-    """Every top-level schema field of the type: the config's value, else the default. An
-    integer field holding a float (the schema accepts ``8.0``) is refused: the tensor
-    contract and torch need a true integer."""
+    """Every top-level schema field of the type: the config's value, else the schema
+    default. An integer field holding a float (the schema accepts ``8.0``) is refused: the
+    tensor contract and torch need a true integer."""
     out = {}
-    for key, default in schema_fields(version, model_type).items():
-        value = config.get(key, default)
-        schema = schemas.resolve(_declaring(version, model_type, key), model_type, (key,))
-        kinds = schema.get("type", ())
+    for key, declared_in in _fields(version, model_type).items():
+        value = config[key] if key in config else schema_default(declared_in, model_type, key)
+        kinds = schemas.resolve(declared_in, model_type, (key,)).get("type", ())
         kinds = (kinds,) if isinstance(kinds, str) else kinds
         if "integer" in kinds and isinstance(value, float):
             raise CheckpointError(
@@ -359,13 +356,6 @@ def _algorithm_fields(config: dict[str, Any], model_type: str, version: str) -> 
             )
         out[key] = value
     return out
-
-
-def _declaring(version: str, model_type: str, key: str) -> str:
-    for v in _versions_from(version, model_type):
-        if key in schemas.resolve(v, model_type, ()).get("properties", {}):
-            return v
-    return version
 
 
 def _layer_class(

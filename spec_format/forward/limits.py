@@ -36,13 +36,23 @@ def check_seed(seed: int) -> None:
         raise UsageError(f"--seed must be between 0 and 2**64 - 1 (got {seed})")
 
 
-def check_steps(steps: int, *, explicit: bool) -> None:
+def check_steps(steps: int) -> None:
     if steps > MAX_STEPS:
-        where = "--steps" if explicit else "speculative_tokens - 1 (the default of --steps)"
         raise UsageError(
-            f"{where} is {steps}; the reference forward chains at most {MAX_STEPS} steps "
+            f"--steps is {steps}; the reference forward chains at most {MAX_STEPS} steps "
             f"(pass --steps N with N <= {MAX_STEPS})"
         )
+
+
+def default_steps(spec: DraftSpec) -> int:
+    """``speculative_tokens - 1``, at most ``MAX_STEPS`` (a note says when it is cut)."""
+    steps = max((spec.speculative_tokens or 1) - 1, 0)
+    if steps > MAX_STEPS:
+        spec.notes.append(
+            f"speculative_tokens is {spec.speculative_tokens}: chained {MAX_STEPS} steps, the "
+            "most the reference forward runs (pass --steps N for another number)"
+        )
+    return min(steps, MAX_STEPS)
 
 
 def check_model_loops(spec: DraftSpec) -> None:

@@ -77,12 +77,12 @@ def _check_options(opts: ForwardOptions, spec: DraftSpec, tokens: int) -> tuple[
     steps = 0
     if spec.model_type in EAGLE_FAMILY:
         if opts.steps is None:
-            steps = max((spec.speculative_tokens or 1) - 1, 0)
+            steps = limits.default_steps(spec)
         elif opts.steps < 0:
             raise UsageError(f"--steps must be 0 or more (got {opts.steps})")
         else:
+            limits.check_steps(opts.steps)
             steps = opts.steps
-        limits.check_steps(steps, explicit=opts.steps is not None)
     elif opts.steps:
         raise UsageError(f"--steps applies to eagle3 and peagle, not {spec.model_type}")
     anchor = None

@@ -16,7 +16,8 @@ model is built (``loader.check_weights``). What no weight bounds is bounded here
 from __future__ import annotations
 
 from spec_format.errors import UsageError
-from spec_format.forward.config import DFLASH_FAMILY, DraftSpec
+from spec_format.families import DFLASH_FAMILY
+from spec_format.forward.config import DraftSpec
 from spec_format.forward.errors import UnsupportedError
 
 #: values of the largest single activation (float32: 1 GiB)

@@ -12,15 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spec_format.errors import UsageError
+from spec_format.families import DFLASH_FAMILY, EAGLE_FAMILY
 from spec_format.forward import limits
-from spec_format.forward.config import (
-    DFLASH_FAMILY,
-    EAGLE_FAMILY,
-    FORWARD_CLASSES,
-    DraftSpec,
-    read_config,
-    resolve,
-)
+from spec_format.forward.config import FORWARD_CLASSES, DraftSpec, read_config, resolve
 from spec_format.forward.result import (
     DEVICES,
     DTYPES,

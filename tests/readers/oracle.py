@@ -162,7 +162,7 @@ def main(argv: list[str]) -> None:
             for case, value in cases(row) + [("given", v) for v in row.get("try", [])]:
                 keys.append((model_type, name, case, value))
                 configs.append(variant(base, name, case, value))
-    for key, answer in zip(keys, run(rel, configs)):
+    for key, answer in zip(keys, run(rel, configs), strict=True):
         row = rel.row(key[0], key[1])
         print(*key, observed(rel, row, key[1], answer))
 

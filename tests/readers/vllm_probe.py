@@ -164,20 +164,22 @@ def read(config: dict, workdir: Path) -> dict:
     archs = list(getattr(hf, "architectures", None) or [])
     draft["registered"] = bool(archs) and all(a in SUPPORTED_ARCHS for a in archs)
     out["draft"] = draft
-    if draft["path"] != "speculators":
-        out.update(
-            stage="draft",
-            error=f"read as a plain {getattr(hf, 'model_type', None)!r} model, not as a "
-            "speculators draft (top-level model_type)",
-        )
-        return out
+    registry = None
     if not draft["registered"]:
         try:
             ModelRegistry._raise_for_unsupported(archs)
-            message = f"architectures {archs} are not registered"
+            registry = f"architectures {archs} are not registered"
         except Exception as exc:
-            message = error_text(exc)
-        out.update(stage="registry", error=message[:300])
+            registry = error_text(exc)[:300]
+    if draft["path"] != "speculators":
+        # the speculators conversion never runs; what is left is a plain model config
+        plain = (
+            f"read as a plain {getattr(hf, 'model_type', None)!r} model, not as a speculators draft"
+        )
+        out.update(stage="draft", error=plain + (f"; {registry}" if registry else ""))
+        return out
+    if registry:
+        out.update(stage="registry", error=registry)
         return out
     out["accepted"] = True
     return out

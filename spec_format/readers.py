@@ -62,7 +62,7 @@ class Release:
             case, rule = "given", None
         if rule is None:  # given (or a case the row leaves to the given rule)
             for entry in row.get("given_rejects", []):
-                if _match(entry["when"], value):
+                if _match(entry["when"], value, config):
                     return Reading(None, "rejected")
             return Reading(value if value is not _MISSING else None, "given")
         if "rejects" in rule:
@@ -100,7 +100,7 @@ class Release:
             if "rejects" in rule:
                 out.append((f"/{name}", rule["rejects"]))
             for entry in row.get("given_rejects", []):
-                if value is not _MISSING and _match(entry["when"], value):
+                if value is not _MISSING and _match(entry["when"], value, config):
                     out.append((f"/{name}", entry["message"]))
         layer = model.get("layer_model_type")
         if layer:
@@ -140,12 +140,13 @@ def _case(value: Any) -> str:
     return "given"
 
 
-def _match(when: dict, value: Any) -> bool:
-    if "in" in when:
-        return value in when["in"]
-    if "not_in" in when:
-        return value not in when["not_in"]
-    return False
+def _match(when: dict, value: Any, config: dict) -> bool:
+    """A ``given_rejects`` condition: the value (``in`` / ``not_in``) and other fields (``with``)."""
+    if "in" in when and value not in when["in"]:
+        return False
+    if "not_in" in when and value in when["not_in"]:
+        return False
+    return all(config.get(k, _MISSING) == v for k, v in when.get("with", {}).items())
 
 
 def _lookup(doc: Any, pointer: str) -> Any:

@@ -21,5 +21,5 @@ def pytest_collection_modifyitems(config, items):
         reason="reader tests run with `pytest -m readers` (envs: scripts/reader-envs.sh)"
     )
     for item in items:
-        if "readers" in item.keywords:
+        if item.get_closest_marker("readers"):
             item.add_marker(skip)

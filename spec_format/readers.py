@@ -11,10 +11,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
-TABLE = Path(__file__).resolve().parent.parent / "schema" / "readers"
+#: the table's folder, read through the package so an installed wheel finds it too
+TABLE = resources.files("spec_format.schema") / "readers"
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
 # not starting or ending with "-" or ".", 96 characters at most
@@ -164,7 +165,9 @@ def _lookup(doc: Any, pointer: str) -> Any:
 @cache
 def _load() -> dict[str, Release]:
     out = {}
-    for path in sorted(TABLE.glob("*-*.json")):
+    for path in sorted(TABLE.iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".json") or "-" not in path.name:
+            continue  # reader.schema.json, README.md
         data = json.loads(path.read_text(encoding="utf-8"))
         rel = Release(data["reader"], data["version"], data)
         out[rel.id] = rel

@@ -47,6 +47,8 @@ class ValidateOptions:
     verifier: str | None = None  # the target model's config.json (or its directory)
     deep: bool = False  # read the vocabulary maps (t2d/d2t)
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
+    #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    engines: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,6 +68,7 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
     report = Report()
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
+    engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
     for target_or_report in _expand(paths, options):
         if isinstance(target_or_report, FileReport):
             report.files.append(target_or_report)
@@ -73,7 +76,27 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
             report.files.append(validate_target(target_or_report, options, verifier))
     if verifier is None and any(f.model_type for f in report.files):
         report.notes.append(_verifier_note(options))
+    if not engines and any(f.model_type for f in report.files):
+        report.notes.append(_engines_note())
     return report
+
+
+@cache
+def _engines(texts: tuple[str, ...]) -> tuple:
+    from spec_format import disputes
+
+    return disputes.parse_engines(texts)
+
+
+def _engines_note() -> str:
+    from spec_format import disputes
+
+    assumed = ", ".join(e.id for e in disputes.assumed_engines())
+    return (
+        f"no --engine given: reader checks assumed {assumed} (the newest covered release of "
+        "each engine) and the speculators release of each file's format version; pass "
+        "--engine NAME==VERSION for the engines you serve with"
+    )
 
 
 def _verifier_note(options: ValidateOptions) -> str:
@@ -380,6 +403,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         speculators_version=config.get("speculators_version")
         if isinstance(config.get("speculators_version"), str)
         else None,
+        options={"engines": _engines(tuple(options.engines))},
     )
     for rule in _config_rules(model_type, version, options.select, options.ignore):
         findings.extend(run_rule(rule, ctx, options.profile))

@@ -29,7 +29,7 @@ FORBIDDEN_KEYWORDS = {
 #: schema/tensors holds the tensor contracts and their meta-schema, schema/defs the
 #: definitions shared by every version: neither is a format version
 VERSION_SCHEMAS = [
-    p for p in SCHEMA_DIR.glob("*/*.schema.json") if p.parent.name not in ("tensors", "defs")
+    p for p in SCHEMA_DIR.glob("*/*.schema.json") if p.parent.name in schemas.versions()
 ]
 
 

@@ -164,9 +164,9 @@ def test_validate_options_reach_the_engine_through_the_cli(tmp_path, cli):
     doc = json.loads(result.output)
     rules = {f["rule"] for f in doc["files"][0]["findings"]}
     assert {"D010", "V001"} <= rules and result.exit_code == 1
-    assert not doc["notes"]
+    assert not [n for n in doc["notes"] if "--verifier" in n]
     plain = cli("validate", built.path, "-f", "json")
-    assert "no --verifier given" in json.loads(plain.output)["notes"][0]
+    assert any("no --verifier given" in n for n in json.loads(plain.output)["notes"])
     missing = cli("validate", built.path, "--verifier", tmp_path / "nowhere")
     assert missing.exit_code == 2 and "--verifier" in missing.output
 

@@ -138,10 +138,4 @@ def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None)
             "(2, L//2, L-3), now explicit; change it if the draft was trained on other layers",
         )
     else:
-        ed.problem(
-            "aux-layer-ids-implicit",
-            f"{key} is {'null' if key in ed.doc else 'absent'}, so readers derive "
-            "(2, L//2, L-3) from the verifier; pass --verifier PATH to write the ids explicitly",
-            pointer=pointer(key),
-            severity="info",
-        )
+        ed.problem("R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent")

@@ -22,7 +22,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _ConsumerRule(Rule):
     abstract = True
     layer = Layer.CONSUMER
-    since = "0.1.0"
 
 
 @cache
@@ -76,6 +75,7 @@ class ImplicitDefaultDisagreement(_ConsumerRule):
 
     id = "C001"
     name = "implicit-default-disagreement"
+    since = "0.1.0"
     severity = Severity.WARNING
     references = (
         "vllm-project/vllm#50170",
@@ -138,6 +138,7 @@ class LayerModelTypeMissing(_ConsumerRule):
 
     id = "C002"
     name = "layer-model-type-missing"
+    since = "0.1.0"
     severity = Severity.WARNING
     references = ("vllm-project/speculators#620", "vllm-project/vllm#43132")
 
@@ -184,6 +185,7 @@ class NestedKeyDropped(_ConsumerRule):
 
     id = "C003"
     name = "nested-key-dropped"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -237,6 +239,7 @@ class AuxLayerCountNotThree(_ConsumerRule):
 
     id = "C004"
     name = "aux-layer-count-not-three"
+    since = "0.1.0"
     severity = Severity.INFO
     applies_to = EAGLE_FAMILY
     references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
@@ -277,6 +280,7 @@ class FeatureIgnoredByOldReaders(_ConsumerRule):
 
     id = "C005"
     name = "feature-ignored-by-old-readers"
+    since = "0.5.0"
     severity = Severity.INFO
     applies_to = EAGLE_FAMILY
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
@@ -325,6 +329,7 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
 
     id = "C006"
     name = "verifier-architectures-empty"
+    since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
@@ -369,6 +374,7 @@ class VerifierPathNotPortable(_ConsumerRule):
 
     id = "C007"
     name = "verifier-path-not-portable"
+    since = "0.1.0"
     severity = Severity.INFO
     references = ("vllm-project/speculators#1065",)
 
@@ -407,6 +413,7 @@ class TopLevelModelType(_ConsumerRule):
 
     id = "C008"
     name = "top-level-model-type"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -452,6 +459,7 @@ class ObsoleteKey(_ConsumerRule):
 
     id = "C009"
     name = "obsolete-key"
+    since = "0.1.0"
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -486,6 +494,7 @@ class AnchorSamplingSupport(_ConsumerRule):
 
     id = "C010"
     name = "anchor-sampling-support"
+    since = "0.7.0"
     severity = Severity.WARNING
     applies_to = ("dflash",)
     references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")
@@ -529,6 +538,7 @@ class TypeNeedsRecentReader(_ConsumerRule):
 
     id = "C011"
     name = "type-needs-recent-reader"
+    since = "0.1.0"
     severity = Severity.INFO
     references = ("vllm-project/vllm#53797",)
 

@@ -18,7 +18,6 @@ from spec_format.rules.base import Layer, Profile, Rule
 class _HeaderRule(Rule):
     abstract = True
     layer = Layer.HEADER
-    since = "0.1.0"
     engine_emitted = True
     requires = frozenset({"weights"})
     references = ("huggingface/safetensors safetensors/src/tensor.rs",)
@@ -42,6 +41,7 @@ class HeaderTooSmall(_HeaderRule):
 
     id = "H001"
     name = "header-too-small"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -63,6 +63,7 @@ class HeaderTooLarge(_HeaderRule):
 
     id = "H002"
     name = "header-too-large"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -84,6 +85,7 @@ class HeaderLengthOutOfBounds(_HeaderRule):
 
     id = "H003"
     name = "header-length-out-of-bounds"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -105,6 +107,7 @@ class HeaderNotUtf8(_HeaderRule):
 
     id = "H004"
     name = "header-not-utf8"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -126,6 +129,7 @@ class HeaderNotJson(_HeaderRule):
 
     id = "H005"
     name = "header-not-json"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -147,6 +151,7 @@ class HeaderNotObject(_HeaderRule):
 
     id = "H006"
     name = "header-not-object"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -168,6 +173,7 @@ class DuplicateTensorName(_HeaderRule):
 
     id = "H007"
     name = "duplicate-tensor-name"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -189,6 +195,7 @@ class InvalidTensorEntry(_HeaderRule):
 
     id = "H008"
     name = "invalid-tensor-entry"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -210,6 +217,7 @@ class UnknownDtype(_HeaderRule):
 
     id = "H009"
     name = "unknown-dtype"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -231,6 +239,7 @@ class InvalidShape(_HeaderRule):
 
     id = "H010"
     name = "invalid-shape"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -252,6 +261,7 @@ class InvalidDataOffsets(_HeaderRule):
 
     id = "H011"
     name = "invalid-data-offsets"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -273,6 +283,7 @@ class TensorSizeMismatch(_HeaderRule):
 
     id = "H012"
     name = "tensor-size-mismatch"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -294,6 +305,7 @@ class InvalidMetadata(_HeaderRule):
 
     id = "H013"
     name = "invalid-metadata"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -315,6 +327,7 @@ class BufferSizeMismatch(_HeaderRule):
 
     id = "H014"
     name = "buffer-size-mismatch"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -336,6 +349,7 @@ class HeaderPadding(_HeaderRule):
 
     id = "H015"
     name = "header-padding"
+    since = "0.1.0"
     severity = Severity.INFO
 
 
@@ -357,6 +371,7 @@ class WeightsFileUnreadable(_HeaderRule):
 
     id = "H016"
     name = "weights-file-unreadable"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -378,6 +393,7 @@ class InvalidShardIndex(_HeaderRule):
 
     id = "H017"
     name = "invalid-shard-index"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -399,6 +415,7 @@ class MissingShard(_HeaderRule):
 
     id = "H018"
     name = "missing-shard"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -420,6 +437,7 @@ class TensorNotInShard(_HeaderRule):
 
     id = "H019"
     name = "tensor-not-in-shard"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -441,6 +459,7 @@ class DuplicateTensorAcrossShards(_HeaderRule):
 
     id = "H020"
     name = "duplicate-tensor-across-shards"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -462,6 +481,7 @@ class UnindexedTensor(_HeaderRule):
 
     id = "H021"
     name = "unindexed-tensor"
+    since = "0.1.0"
     severity = Severity.WARNING
 
 
@@ -483,41 +503,16 @@ class StraySafetensorsFile(_HeaderRule):
 
     id = "H022"
     name = "stray-safetensors-file"
+    since = "0.1.0"
     severity = Severity.WARNING
-
-
-HEADER_RULES: tuple[type[Rule], ...] = (
-    HeaderTooSmall,
-    HeaderTooLarge,
-    HeaderLengthOutOfBounds,
-    HeaderNotUtf8,
-    HeaderNotJson,
-    HeaderNotObject,
-    DuplicateTensorName,
-    InvalidTensorEntry,
-    UnknownDtype,
-    InvalidShape,
-    InvalidDataOffsets,
-    TensorSizeMismatch,
-    InvalidMetadata,
-    BufferSizeMismatch,
-    HeaderPadding,
-    WeightsFileUnreadable,
-    InvalidShardIndex,
-    MissingShard,
-    TensorNotInShard,
-    DuplicateTensorAcrossShards,
-    UnindexedTensor,
-    StraySafetensorsFile,
-)
-
-#: rule name (= HeaderErrorKind value / CheckpointIssue.rule) -> rule
-BY_NAME: dict[str, type[Rule]] = {r.name: r for r in HEADER_RULES}
 
 
 def header_findings(checkpoint, profile: Profile = Profile.CURRENT) -> list[Finding]:
     """The findings for every issue :func:`load_checkpoint` recorded."""
+    from spec_format.rules.registry import by_name
+
+    rules = by_name(Layer.HEADER)  # CheckpointIssue.rule is the name of an H rule
     return [
-        BY_NAME[issue.rule].finding(issue.message, issue.file, profile=profile, tensor=issue.tensor)
+        rules[issue.rule].finding(issue.message, issue.file, profile=profile, tensor=issue.tensor)
         for issue in checkpoint.issues
     ]

@@ -13,7 +13,6 @@ from spec_format.rules.base import Layer, Rule
 class _InputRule(Rule):
     abstract = True
     layer = Layer.INPUT
-    since = "0.1.0"
     engine_emitted = True
 
 
@@ -35,6 +34,7 @@ class PathNotFound(_InputRule):
 
     id = "I001"
     name = "path-not-found"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -57,6 +57,7 @@ class FileUnreadable(_InputRule):
 
     id = "I002"
     name = "file-unreadable"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -79,6 +80,7 @@ class EmptyFile(_InputRule):
 
     id = "I003"
     name = "empty-file"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -100,6 +102,7 @@ class NotUtf8(_InputRule):
 
     id = "I004"
     name = "not-utf8"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -123,6 +126,7 @@ class Utf8Bom(_InputRule):
 
     id = "I005"
     name = "utf8-bom"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -148,6 +152,7 @@ class InvalidJson(_InputRule):
 
     id = "I006"
     name = "invalid-json"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -173,6 +178,7 @@ class NotAnObject(_InputRule):
 
     id = "I007"
     name = "not-an-object"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -195,6 +201,7 @@ class NestedTooDeep(_InputRule):
 
     id = "I008"
     name = "nested-too-deep"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -219,6 +226,7 @@ class DuplicateKey(_InputRule):
 
     id = "I009"
     name = "duplicate-key"
+    since = "0.1.0"
     severity = Severity.WARNING
 
 
@@ -245,6 +253,7 @@ class NonFiniteNumber(_InputRule):
 
     id = "I010"
     name = "non-finite-number"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 
@@ -266,6 +275,7 @@ class NoConfigInDirectory(_InputRule):
 
     id = "I011"
     name = "no-config-in-directory"
+    since = "0.1.0"
     severity = Severity.ERROR
 
 

@@ -23,7 +23,6 @@ from spec_format.rules.base import Hit, Layer, Rule
 class _SchemaRule(Rule):
     abstract = True
     layer = Layer.SCHEMA
-    since = "0.1.0"
     engine_emitted = True
     severity = Severity.ERROR
 
@@ -54,6 +53,7 @@ class MissingModelType(_SchemaRule):
 
     id = "S001"
     name = "missing-model-type"
+    since = "0.1.0"
 
 
 class UnknownModelType(_SchemaRule):
@@ -79,6 +79,7 @@ class UnknownModelType(_SchemaRule):
 
     id = "S002"
     name = "unknown-model-type"
+    since = "0.1.0"
 
 
 class RetiredModelType(_SchemaRule):
@@ -103,6 +104,7 @@ class RetiredModelType(_SchemaRule):
 
     id = "S003"
     name = "retired-model-type"
+    since = "0.1.0"
     legacy_severity = Severity.WARNING
 
 
@@ -129,6 +131,7 @@ class ThirdPartyConfig(_SchemaRule):
 
     id = "S004"
     name = "third-party-config"
+    since = "0.1.0"
 
 
 class TypeNotInVersion(_SchemaRule):
@@ -149,6 +152,7 @@ class TypeNotInVersion(_SchemaRule):
 
     id = "S005"
     name = "type-not-in-version"
+    since = "0.1.0"
 
 
 class RequiredPropertyMissing(_SchemaRule):
@@ -175,6 +179,7 @@ class RequiredPropertyMissing(_SchemaRule):
 
     id = "S101"
     name = "required-property-missing"
+    since = "0.1.0"
 
 
 class WrongType(_SchemaRule):
@@ -200,6 +205,7 @@ class WrongType(_SchemaRule):
 
     id = "S102"
     name = "wrong-type"
+    since = "0.1.0"
 
 
 class ValueOutOfRange(_SchemaRule):
@@ -226,6 +232,7 @@ class ValueOutOfRange(_SchemaRule):
 
     id = "S103"
     name = "value-out-of-range"
+    since = "0.1.0"
 
 
 class ValueNotAllowed(_SchemaRule):
@@ -252,6 +259,7 @@ class ValueNotAllowed(_SchemaRule):
 
     id = "S104"
     name = "value-not-allowed"
+    since = "0.1.0"
 
 
 class SchemaViolation(_SchemaRule):
@@ -277,6 +285,7 @@ class SchemaViolation(_SchemaRule):
 
     id = "S105"
     name = "schema-violation"
+    since = "0.1.0"
 
 
 _BY_KEYWORD: dict[str, type[Rule]] = {
@@ -300,27 +309,18 @@ for _kw in (
     _BY_KEYWORD[_kw] = ValueOutOfRange
 
 
-#: after this many configs in a process, valid configs are confirmed by the generated
-#: pydantic model first (about 25 us instead of 1-2 ms for jsonschema); importing pydantic
-#: and a version's models costs ~0.1 s, so short runs never pay for it.
-FAST_PATH_AFTER = 16
-_seen = 0
-
-
 def schema_findings(
-    config: dict[str, Any], version: str, model_type: str
+    config: dict[str, Any], version: str, model_type: str, *, fast_path: bool = False
 ) -> Iterator[tuple[type[Rule], Hit]]:
     """Validate ``config`` against its type schema; yield (rule, hit) per error.
 
-    jsonschema is the reference and produces every message. In long runs, a config that
-    the generated pydantic model accepts in strict mode is taken as valid without the
+    jsonschema is the reference and produces every message. With ``fast_path``, a config
+    that the generated pydantic model accepts in strict mode is taken as valid without the
     jsonschema walk: the models are generated from the same schemas, and
     tests/test_fast_path.py checks on every fixture and on generated mutations that the
-    two never disagree in that direction.
+    two never disagree in that direction. The findings are the same either way.
     """
-    global _seen
-    _seen += 1
-    if _seen > FAST_PATH_AFTER and schemas.accepts_strictly(version, model_type, config):
+    if fast_path and schemas.accepts_strictly(version, model_type, config):
         return
     validator = schemas.validator(version, model_type)
     for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):

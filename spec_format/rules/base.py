@@ -188,6 +188,8 @@ class Rule:
             )
         if not cls.engine_emitted and cls.check is Rule.check:
             raise TypeError(f"rule {cls.id}: no check() and not engine_emitted")
+        if cls.engine_emitted and not cls.template:
+            raise TypeError(f"rule {cls.id}: an engine-emitted rule words its findings (template)")
         cls.doc = doc
         # where the class statement is (for "view source" links); inspect.getsourcelines
         # would re-read and tokenize the module for every rule, which costs start-up time

@@ -174,3 +174,55 @@ def check_cli_mentions(root: Path) -> list[str]:
                     if name not in options and (path[-1], name) not in PENDING_OPTIONS:
                         problems.append(f"{where}: `{line}`: {' '.join(path)} has no option {name}")
     return problems
+
+
+# -- rule page examples: the "Example" fails and the "Use instead" passes -------------------
+#: config-only layers whose examples validate_config can judge; the others need bytes,
+#: weights, a verifier (I, H, W, D, V) or a rewrite (R: see tests/test_registry_contract.py)
+_JUDGED_LAYERS = (Layer.SCHEMA, Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
+
+
+def _merge(base: Any, part: Any) -> Any:
+    if isinstance(base, dict) and isinstance(part, dict):
+        return {**base, **{k: _merge(base.get(k), v) for k, v in part.items()}}
+    return part
+
+
+def _example_config(root: Path, rule, fragment: dict) -> dict:
+    """A fragment completed with a real example config: of the type it names, else one that
+    has all its top-level keys (of the rule's types when it has some)."""
+    bases = [
+        json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(root.glob("examples/*/config.json"))
+    ]
+    model_type = fragment.get("speculators_model_type")
+    if model_type is None and rule.layer is Layer.SCHEMA and rule.id < "S100":  # dispatch
+        return fragment  # a document that is not a speculators config at all
+    for base in bases:
+        kind = base.get("speculators_model_type")
+        if model_type is not None:
+            if kind == model_type:
+                return _merge(base, fragment)
+        elif (not rule.applies_to or kind in rule.applies_to) and fragment.keys() <= base.keys():
+            return _merge(base, fragment)
+    return _merge(bases[0], fragment)
+
+
+def example_verdicts(root: Path, rule) -> list[tuple[str, bool, bool]]:
+    """(section, should fire, fires) for each JSON example of a config-only rule: complete
+    documents as written, fragments completed with the example config of the type."""
+    from spec_format.validation import ValidateOptions, validate_config
+
+    out = []
+    if rule.layer not in _JUDGED_LAYERS:
+        return out
+    for section, failing in (("Example", True), ("Use instead", False)):
+        for block in _FENCE.findall(rule.section(section)):
+            fragment = json.loads(block)
+            complete = "speculators_model_type" in fragment and (
+                "speculators_config" in fragment or rule.layer is Layer.SCHEMA
+            )
+            config = fragment if complete else _example_config(root, rule, fragment)
+            report = validate_config(config, ValidateOptions(select=frozenset({rule.id})))
+            out.append((section, failing, any(f.rule == rule.id for f in report.findings)))
+    return out

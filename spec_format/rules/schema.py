@@ -40,12 +40,12 @@ class MissingModelType(_SchemaRule):
 
     ## Example
     ```json
-    {"architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    {"speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
     ```
 
     ## Use instead
     ```json
-    {"speculators_model_type": "eagle3", "architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    {"speculators_model_type": "eagle3", "speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
     ```
     If the file came from another project (SafeAILab EAGLE, z-lab DFlash), convert it with
     `speculators convert` first.

@@ -11,8 +11,8 @@ module lists its rules a second time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from spec_format.rules import (
     consumers,
@@ -158,8 +158,7 @@ RULES: tuple[type[Rule], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Removed:
+class Removed(NamedTuple):
     """A retired id: what it was, when it went, and the id that replaced it (or None)."""
 
     id: str
@@ -174,8 +173,7 @@ class Removed:
 REMOVED: tuple[Removed, ...] = ()
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One id of the registry: a live rule class, or a removed id with its redirect."""
 
     id: str

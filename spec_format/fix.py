@@ -100,7 +100,7 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
             )
     result.document = ed.doc
     result.changes = [*era.changes, *ed.changes]
-    result.problems = [*era.problems, *eras.problems(ed.doc)]
+    result.problems = [*era.problems, *ed.problems, *eras.problems(ed.doc)]
     return result
 
 

@@ -23,18 +23,6 @@ from spec_format.validation import ValidateOptions, validate, validate_config
 sys.path.insert(0, str(ROOT / "scripts"))
 from docgen.checks import example_verdicts  # noqa: E402
 
-#: documented examples not yet confirmed by the judge, with why; the list may only shrink
-UNCONFIRMED_EXAMPLES = {
-    ("X019", "Example"): "the fragment's proposal method replaces the whole list",
-    ("C001", "Example"): "the completed example config sets the field the example omits",
-    ("C002", "Example"): "the completed example config sets the field the example omits",
-    ("C006", "Use instead"): "the example verifier architectures are placeholders",
-    ("C007", "Example"): "a fragment of the verifier object",
-    ("M002", "Example"): "the completed example config declares a version",
-    ("M004", "Example"): "the completed example config declares the latest version",
-    ("M005", "Example"): "the completed example config declares a version outside the window",
-}
-
 
 def _all_subclasses(cls):
     for sub in cls.__subclasses__():
@@ -98,17 +86,40 @@ def test_a_rule_without_its_own_since_is_refused():
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.id)
 def test_rule_page_examples_fail_and_pass_as_documented(rule):
     for section, should_fire, fires in example_verdicts(ROOT, rule):
-        if (rule.id, section) in UNCONFIRMED_EXAMPLES:
-            continue
         assert fires == should_fire, f"{rule.id} {section}: fires={fires}"
 
 
-def test_the_unconfirmed_list_only_names_examples_that_still_disagree():
-    for (rule_id, section), why in UNCONFIRMED_EXAMPLES.items():
-        verdicts = example_verdicts(ROOT, registry.BY_ID[rule_id])
-        assert any(s == section and want != got for s, want, got in verdicts), (
-            f"{rule_id} {section} passes now ({why}): remove it from UNCONFIRMED_EXAMPLES"
-        )
+def test_the_example_judge_covers_the_config_and_rewrite_layers():
+    judged = {r.id for r in registry.RULES if example_verdicts(ROOT, r)}
+    for layer in ("S", "X", "C", "M", "R"):
+        with_json = {
+            r.id for r in registry.RULES if r.id[0] == layer and "```json" in r.section("Example")
+        }
+        assert with_json and with_json <= judged, layer
+
+
+def test_the_example_judge_catches_an_example_that_does_not_fail():
+    class Misdocumented(registry.BY_ID["X002"]):
+        """Both norm flags true.
+
+        ## What it checks
+        x
+        ## Why it matters
+        x
+        ## Example
+        ```json
+        {"speculators_model_type": "eagle3", "norm_before_fc": false, "fc_norm": false}
+        ```
+        ## Use instead
+        ```json
+        {"speculators_model_type": "eagle3", "norm_before_fc": true, "fc_norm": true}
+        ```
+        """
+
+        since = "0.7.0"
+
+    verdicts = example_verdicts(ROOT, Misdocumented)
+    assert verdicts == [("Example", True, False), ("Use instead", False, True)]
 
 
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.id)

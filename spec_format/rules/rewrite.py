@@ -133,12 +133,12 @@ class RopeParametersInvalid(_RewriteRule):
 
     ## Example
     ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"rope_parameters": 10000}}
+    {"speculators_model_type": "eagle3", "speculators_version": "0.9.0", "transformer_layer_config": {"rope_parameters": 10000}}
     ```
 
     ## Use instead
     ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}}
+    {"speculators_model_type": "eagle3", "speculators_version": "0.9.0", "transformer_layer_config": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}}
     ```
     """
 

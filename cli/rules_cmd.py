@@ -85,7 +85,10 @@ def explain_command(
         if rule is None:
             return
         console.print()
-    console.print(f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value})")
+    console.print(
+        f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value}; "
+        f"{rule.status.value}, since format {rule.since})"
+    )
     console.print(Markdown(rule.doc))
 
 

@@ -53,9 +53,36 @@ def test_since_is_the_rules_own_and_not_older_than_its_types(rule):
 
 
 def test_engine_emitted_rules_word_their_findings():
+    import string
+
     for rule in registry.RULES:
-        if rule.engine_emitted:
-            assert rule.template, rule.id
+        if not rule.engine_emitted:
+            continue
+        templates = rule.template if isinstance(rule.template, dict) else {None: rule.template}
+        assert templates and all(templates.values()), rule.id
+        for variant, template in templates.items():
+            fields = {
+                f.split(".")[0].split("[")[0]
+                for _, f, _, _ in string.Formatter().parse(template)
+                if f
+            }
+            params = {f: _Anything() for f in fields}
+            assert rule.render(variant, **params), (rule.id, variant)
+    with pytest.raises(KeyError, match="no message variant"):
+        registry.BY_ID["I002"].render("no-such-variant", path="x")
+
+
+class _Anything:
+    """Stands in for any message parameter (formats as text, numbers, attributes)."""
+
+    def __format__(self, spec):
+        return format(1, spec) if spec else "x"
+
+    def __repr__(self):
+        return "'x'"
+
+    def __getattr__(self, name):
+        return "x"
 
 
 def test_a_rule_without_its_own_since_is_refused():

@@ -138,4 +138,6 @@ def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None)
             "(2, L//2, L-3), now explicit; change it if the draft was trained on other layers",
         )
     else:
-        ed.problem("R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent")
+        ed.problem(
+            "R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent"
+        )

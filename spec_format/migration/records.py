@@ -134,9 +134,7 @@ class Problem:
         rule = _rule(rule_id)
         if message is None:
             message = rule.render(variant, pointer=pointer, **params)
-        return cls(
-            rule.id, message, pointer, severity or rule.severity.value, step, lossy
-        )
+        return cls(rule.id, message, pointer, severity or rule.severity.value, step, lossy)
 
 
 def _rule(rule_id: str):

@@ -384,4 +384,3 @@ class VerifierArchitectureMismatch(_VerifierRule):
             "fix the list (speculators 0.3.0 wrote LlamaForCausalLM for every verifier)",
             pointer="/speculators_config/verifier/architectures",
         )
-

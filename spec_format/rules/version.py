@@ -340,4 +340,3 @@ class HiddenStatesOffByOne(_VersionRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         yield from _problem_hits(ctx, self.id)
-

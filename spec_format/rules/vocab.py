@@ -426,4 +426,3 @@ class NonFiniteWeights(_VocabRule):
                     tensor=name,
                     file=weights_file(ctx, name),
                 )
-

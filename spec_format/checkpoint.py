@@ -426,9 +426,18 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     try:
         data = ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b""
         index = parse_index(data)
-    except (ShardIndexError, InputError, HeaderError) as e:
-        message = e.message if isinstance(e, (ShardIndexError, HeaderError)) else str(e)
-        ckpt.issue(INVALID_SHARD_INDEX, index_display, index=INDEX_NAME, detail=message)
+    except (InputError, HeaderError) as e:
+        if isinstance(e, ShardIndexError):  # worded by the rule already
+            ckpt.issue(INVALID_SHARD_INDEX, index_display, message=e.message)
+        else:
+            detail = e.message if isinstance(e, HeaderError) else str(e)
+            ckpt.issue(
+                INVALID_SHARD_INDEX,
+                index_display,
+                variant="unreadable",
+                index=INDEX_NAME,
+                detail=detail,
+            )
         if SINGLE_NAME not in names:
             ckpt.layout = "sharded"
             ckpt.complete = False
@@ -436,13 +445,7 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     ckpt.layout = "sharded"
     ckpt.index = index
     for problem in index.problems:
-        ckpt.issue(
-            INVALID_SHARD_INDEX,
-            index_display,
-            problem.tensor,
-            index=INDEX_NAME,
-            detail=problem.message,
-        )
+        ckpt.issue(INVALID_SHARD_INDEX, index_display, problem.tensor, message=problem.message)
         ckpt.complete = False
     used = {INDEX_NAME}
     by_shard = index.tensors_by_shard()

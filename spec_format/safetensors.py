@@ -118,10 +118,14 @@ class HeaderErrorKind(str, enum.Enum):
     @property
     def rule(self):
         """The H rule of this kind (each value is its name); it words the message."""
+        return self.rule_named(self.value)
+
+    @staticmethod
+    def rule_named(name: str):
         from spec_format.rules.base import Layer
         from spec_format.rules.registry import by_name
 
-        return by_name(Layer.HEADER)[self.value]
+        return by_name(Layer.HEADER)[name]
 
     @property
     def rule_id(self) -> str:
@@ -755,9 +759,13 @@ MAX_INDEX_SIZE = MAX_HEADER_SIZE
 
 
 class ShardIndexError(InputError):
-    """A shard index that cannot be used (not JSON, no ``weight_map``, unsafe shard names)."""
+    """A shard index that cannot be used (not JSON, no ``weight_map``, unsafe shard names);
+    worded by the ``invalid-shard-index`` rule (H017) from ``variant`` and ``params``."""
 
-    def __init__(self, message: str, *, tensor: str | None = None) -> None:
+    def __init__(self, variant: str, *, tensor: str | None = None, **params: object) -> None:
+        message = HeaderErrorKind.rule_named("invalid-shard-index").render(
+            variant, index=INDEX_NAME, **params
+        )
         super().__init__(message)
         self.message = message
         self.tensor = tensor
@@ -789,30 +797,23 @@ class ShardIndex:
 def parse_index(data: bytes) -> ShardIndex:
     """Parse the bytes of ``model.safetensors.index.json``; raise :class:`ShardIndexError`."""
     if len(data) > MAX_INDEX_SIZE:
-        raise ShardIndexError(
-            f"index is {len(data):,} bytes, over the {MAX_INDEX_SIZE:,}-byte limit."
-        )
+        raise ShardIndexError("too-large", size=len(data), limit=MAX_INDEX_SIZE)
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         detail = str(e) if not isinstance(e, RecursionError) else "nested too deeply"
-        raise ShardIndexError(
-            f"index is not valid JSON ({_short(detail)}); write it again."
-        ) from None
+        raise ShardIndexError("not-json", detail=_short(detail)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
-        raise ShardIndexError(
-            'index has no "weight_map" object mapping tensor names to shard files; '
-            "write it again with save_pretrained."
-        )
+        raise ShardIndexError("no-weight-map")
     index = ShardIndex({}, doc.get("metadata") if isinstance(doc.get("metadata"), dict) else None)
     for tensor, shard in doc["weight_map"].items():
         if not isinstance(shard, str) or not safe_shard_name(shard):
             index.problems.append(
                 ShardIndexError(
-                    f"weight_map entry for {tensor!r} is {_short(json.dumps(shard), 60)}; shard "
-                    "names must be plain file names ending in .safetensors in the checkpoint "
-                    "directory (no paths).",
+                    "bad-entry",
                     tensor=tensor,
+                    name=tensor,
+                    found=_short(json.dumps(shard), 60),
                 )
             )
             continue

@@ -532,7 +532,19 @@ class InvalidShardIndex(_HeaderRule):
     name = "invalid-shard-index"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = "{index}: {detail}"
+    template = {
+        "too-large": "{index}: index is {size:,} bytes, over the {limit:,}-byte limit.",
+        "not-json": "{index}: index is not valid JSON ({detail}); write it again.",
+        "no-weight-map": (
+            '{index}: index has no "weight_map" object mapping tensor names to shard files; '
+            "write it again with save_pretrained."
+        ),
+        "bad-entry": (
+            "{index}: weight_map entry for {name!r} is {found}; shard names must be plain file "
+            "names ending in .safetensors in the checkpoint directory (no paths)."
+        ),
+        "unreadable": "{index}: {detail}",
+    }
 
 
 class MissingShard(_HeaderRule):

@@ -163,7 +163,7 @@ def _median(values: list[float]) -> float:
 
 
 def _build(directory: Path) -> tuple[Path, float]:
-    from spec_format.builder import build_checkpoint, qwen3_8b_eagle3_config
+    from spec_format.testing.builder import build_checkpoint, qwen3_8b_eagle3_config
 
     start = time.perf_counter()
     build_checkpoint(directory, qwen3_8b_eagle3_config(), dtype="BF16")

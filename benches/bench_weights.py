@@ -207,7 +207,7 @@ def cli_wall(path: Path, repeat: int) -> list[float]:
 
 
 def build(directory: Path, data: str) -> tuple[float, int, int]:
-    from spec_format.builder import build_checkpoint, qwen3_8b_eagle3_config
+    from spec_format.testing.builder import build_checkpoint, qwen3_8b_eagle3_config
 
     t = time.perf_counter()
     built = build_checkpoint(directory, qwen3_8b_eagle3_config(), data=data, seed=0)
@@ -235,7 +235,7 @@ def main() -> int:
         child(args.child, args.path, args.tiny, args.repeat, args.cold)
         return 0
 
-    from spec_format.builder import build_checkpoint, tiny_config
+    from spec_format.testing.builder import build_checkpoint, tiny_config
 
     workdir = Path(tempfile.mkdtemp(prefix="specfmt-bench-"))
     results: dict = {"machine": machine(), "runs": {}}

@@ -1,6 +1,7 @@
-"""Reading the files ``migrate`` and ``fix`` work on: a draft config and a verifier config.
+"""Reading the draft config ``migrate`` and ``fix`` work on (the verifier is read by
+:func:`spec_format.verifier.load_verifier`, for every command).
 
-Both accept a ``config.json`` path or the directory holding it. Every failure becomes an
+It accepts a ``config.json`` path or the directory holding it. Every failure becomes an
 :class:`~spec_format.errors.InputError` that names the file, the place and what to do.
 """
 
@@ -52,14 +53,3 @@ def read_config(path: str | Path) -> ConfigFile:
             "(JSON readers disagree on which copy wins)"
         )
     return ConfigFile(path=p, text=loaded.text, data=loaded.data)
-
-
-def read_verifier(path: str | Path) -> dict[str, Any]:
-    """The verifier's config as migrate/fix need it: its ``architectures`` and, from the
-    text config when there is one, ``num_hidden_layers``."""
-    cfg = read_config(path).data
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    out = {**cfg, **{k: v for k, v in text.items() if k not in ("architectures",)}}
-    if "architectures" not in out and isinstance(text.get("architectures"), list):
-        out["architectures"] = text["architectures"]
-    return out

@@ -1,8 +1,8 @@
 """Self-contained exports of the bundled JSON Schemas, for editors and other languages.
 
-The hand-written schemas under ``schema/`` share definitions across files (and across
-format versions: ``../0.9/defs.schema.json#/$defs/dtype``). Tools in other languages and
-editors want one file per schema with nothing to fetch, so an export *bundles*: every
+The hand-written schemas under ``schema/`` share definitions across files (every format
+version's types use ``../defs/shared.schema.json#/$defs/dtype``). Tools in other languages
+and editors want one file per schema with nothing to fetch, so an export *bundles*: every
 ``$ref`` is resolved and the target copied into the file's own ``$defs``, and the reference
 rewritten to point there. The result validates exactly like the source (a test proves it
 on every fixture).
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 from spec_format.errors import InternalError, UsageError
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -387,7 +387,7 @@ def _finish(bundled: dict[str, Any], version: str, name: str, draft: Draft | str
 
 
 def draft07_uri(version: str, name: str) -> str:
-    return f"{schemas.catalog()['base_uri']}{version}/{DRAFT07_DIR}/{name}"
+    return f"{catalog.data()['base_uri']}{version}/{DRAFT07_DIR}/{name}"
 
 
 def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, Any]:

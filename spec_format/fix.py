@@ -14,12 +14,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format import schemas, versions
+from spec_format import catalog, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
 from spec_format.migration.records import Change, Editor, Problem, pointer
-from spec_format.migration.runner import layer_model_type_default
-from spec_format.migration.steps._common import EAGLE3_FAMILY, TLC
+from spec_format.migration.steps._common import TLC
 
 FIX_STEP = "fix"
 
@@ -90,7 +89,7 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
     _fill_aux_ids(ed, model_type, line, options.verifier)
     tlc = ed.doc.get(TLC)
     if isinstance(tlc, dict) and "model_type" not in tlc:
-        default = layer_model_type_default(model_type, line)
+        default = catalog.default_layer(model_type, line)
         if default:
             ed.set(
                 pointer(TLC, "model_type"),
@@ -125,7 +124,7 @@ def _show(value: Any) -> str:
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:
     key = "eagle_aux_hidden_state_layer_ids"
-    if model_type not in EAGLE3_FAMILY or not schemas.resolve(line, model_type, (key,)):
+    if model_type not in catalog.family("chain") or not schemas.resolve(line, model_type, (key,)):
         return
     if ed.doc.get(key) is not None:
         return

@@ -9,7 +9,6 @@ directory. Every file has an absolute ``$id``; references between files are reso
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -18,85 +17,29 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from spec_format import catalog
 from spec_format.errors import UsageError
 
 SCHEMA_SUFFIX = ".schema.json"
 
 
-@dataclass(frozen=True)
-class VersionEntry:
-    """One format version (a speculators release line) as the catalog lists it."""
-
-    version: str  # "0.9"
-    release: str  # "0.9.0"
-    types: tuple[str, ...]
-    root: str
-    transformers: str  # major transformers version its writer used ("4" or "5")
-
-
-@dataclass(frozen=True)
-class RetiredType:
-    name: str
-    last_version: str
-    what: str
-    note: str
+# The catalog owns the version table; these names stay here for the many callers that
+# look schemas up by version.
+VersionEntry = catalog.VersionEntry
+RetiredType = catalog.RetiredType
+versions = catalog.versions
+latest_version = catalog.latest_version
+retired_types = catalog.retired_types
+known_types = catalog.known_types
+version_entry = catalog.version_entry
 
 
 def _schema_root():
     return resources.files("spec_format.schema")
 
 
-@cache
-def catalog() -> dict[str, Any]:
-    return json.loads((_schema_root() / "catalog.json").read_text(encoding="utf-8"))
-
-
-@cache
-def versions() -> dict[str, VersionEntry]:
-    """Every format version, oldest first."""
-    out = {}
-    for version, entry in catalog()["versions"].items():
-        out[version] = VersionEntry(
-            version=version,
-            release=entry["release"],
-            types=tuple(entry["types"]),
-            root=entry["root"],
-            transformers=entry.get("transformers", "5"),
-        )
-    return dict(sorted(out.items(), key=lambda kv: tuple(int(p) for p in kv[0].split("."))))
-
-
-def latest_version() -> str:
-    return catalog()["latest"]
-
-
-@cache
-def retired_types() -> dict[str, RetiredType]:
-    return {
-        name: RetiredType(name=name, **entry) for name, entry in catalog()["retired_types"].items()
-    }
-
-
-def known_types() -> tuple[str, ...]:
-    """Every speculators_model_type that any catalogued version knows, newest first."""
-    seen: dict[str, None] = {}
-    for entry in reversed(list(versions().values())):
-        for t in entry.types:
-            seen.setdefault(t, None)
-    return tuple(seen)
-
-
-def version_entry(version: str) -> VersionEntry:
-    try:
-        return versions()[version]
-    except KeyError:
-        raise UsageError(
-            f"unknown format version {version!r}; known versions: {', '.join(versions())}"
-        ) from None
-
-
 def schema_uri(version: str, name: str) -> str:
-    return f"{catalog()['base_uri']}{version}/{name}"
+    return f"{catalog.data()['base_uri']}{version}/{name}"
 
 
 @cache

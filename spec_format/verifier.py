@@ -86,6 +86,10 @@ def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierI
             sources[k] = k
     if text is not None:
         for k, v in text.items():
+            # the top level names the checkpoint's own architectures (what speculators
+            # records as verifier.architectures); the text config's are its sub-model's
+            if k == "architectures" and merged.get(k):
+                continue
             if v is not None or k not in merged:
                 merged[k] = v
                 sources[k] = f"{text_key}.{k}"

@@ -235,40 +235,43 @@ class Evidence:
         return f"{self.what} ({span})"
 
 
-_EAGLE3 = ("eagle3", "peagle")
-_DFLASH = ("dflash", "dspark", "dflash2", "xpress")
+@cache
+def _fields() -> tuple[tuple[str, str, str, str | None], ...]:
+    """(type, key, first line declaring it, last line declaring it or None if still current)
+    for every fingerprint key of the catalog, read from the schemas of each line."""
+    from spec_format import catalog, schemas
 
-#: (types or () for all, key, line the key first appears in, line after which it is gone).
-#: Every field here is a pydantic field of that release, so its writer always emits it.
-_FIELDS: tuple[tuple[tuple[str, ...], str, str, str | None], ...] = (
-    (("eagle3",), "eagle_aux_hidden_state_layer_ids", "0.2", None),
-    (_EAGLE3, "embed_requires_grad", "0.4", None),
-    (_EAGLE3, "norm_before_fc", "0.5", None),
-    (_EAGLE3, "norm_output", "0.7", None),
-    (_EAGLE3, "fc_norm", "0.7", None),
-    (("dflash",), "max_anchors", "0.5", "0.6"),
-    (("dflash",), "sliding_window_non_causal", "0.6", None),
-    (("dflash",), "sample_from_anchor", "0.7", None),
-    (("dspark",), "sample_from_anchor", "0.7", None),
-    (("peagle",), "num_depths", "0.6", "0.6"),
-    (("peagle",), "down_sample_ratio", "0.6", "0.6"),
-    (("peagle",), "down_sample_ratio_min", "0.6", "0.6"),
-)
+    out = []
+    for rec in catalog.records().values():
+        for key in rec.fingerprint_keys:
+            spans = [
+                v
+                for v in lines_with_type(rec.name)
+                if key in schemas.type_schema(v, rec.name).get("properties", {})
+            ]
+            if spans:
+                out.append((rec.name, key, spans[0], None if spans[-1] == latest() else spans[-1]))
+    return tuple(out)
 
-#: accidental pydantic fields of transformers' PretrainedConfig, stripped from 0.5.0.dev81 on
-_NOISE_KEYS = ("has_no_defaults_at_init", "base_model_ep_plan")
+
+def removed_fields(model_type: str) -> dict[str, str]:
+    """Fingerprint keys of a type that a former line declared and the latest does not:
+    key -> the last line that declared it."""
+    return {key: until for owner, key, _, until in _fields() if owner == model_type and until}
 
 
 def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     """What the keys of ``config`` say about the release line that wrote it."""
+    from spec_format import catalog
+
     out: list[Evidence] = []
     model_type = config.get("speculators_model_type")
     if isinstance(model_type, str):
         spans = lines_with_type(model_type)
         if spans:
             out.append(Evidence(f"type {model_type}", spans[0], spans[-1]))
-    for types, key, since, until in _FIELDS:
-        if types and model_type not in types:
+    for owner, key, since, until in _fields():
+        if model_type != owner:
             continue
         present = key in config
         if present:
@@ -282,11 +285,9 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
             out.append(Evidence(f"key {key} absent", None, _prev(since), strong=False))
             if until is not None:
                 out.append(Evidence(f"key {key} absent", next_line(until), None, strong=False))
-    for key in _NOISE_KEYS:
-        if key in config:
-            out.append(
-                Evidence(f"key {key} present (stripped on save from 0.5.0.dev81)", None, "0.5")
-            )
+    for key, noise in catalog.noise_keys().items():
+        if key in config and noise.last_version:
+            out.append(Evidence(f"key {key} present ({noise.why})", None, noise.last_version))
     spec = config.get("speculators_config")
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
@@ -300,10 +301,9 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     auto_map = config.get("auto_map")
     if isinstance(auto_map, dict) and isinstance(auto_map.get(""), str):
         module = auto_map[""].split(".")[0]
-        if module in ("eagle3", "eagle"):
-            out.append(Evidence(f"auto_map module {module}", None, "0.2", strong=False))
-        elif module == "config":
-            out.append(Evidence("auto_map module config", "0.3", None, strong=False))
+        span = catalog.auto_map_modules().get(module)
+        if span:
+            out.append(Evidence(f"auto_map module {module}", *span, strong=False))
     if "Eagle3DraftModel" in (config.get("architectures") or []):
         out.append(Evidence("architectures Eagle3DraftModel", "0.3", None))
     if "dtype" in config and "torch_dtype" not in config:

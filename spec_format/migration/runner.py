@@ -15,16 +15,15 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from spec_format import schemas, versions
+from spec_format import catalog, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
 from spec_format.migration.records import Change, Editor, Problem, pointer
 from spec_format.migration.steps import STEP_MODULES
-from spec_format.migration.steps._common import EAGLE3_FAMILY, TLC
+from spec_format.migration.steps._common import TLC
 
 EXPLICIT_STEP = "explicit"
-NOISE_KEYS = ("has_no_defaults_at_init", "base_model_ep_plan", "keys_to_ignore_at_inference")
 STAMP_STEP = "stamp"
 
 
@@ -203,30 +202,15 @@ def stamp(doc: dict[str, Any], release: str):
     return ed.output()
 
 
-def layer_model_type_default(model_type: str, line: str) -> str | None:
-    """The layer config class a release builds when ``model_type`` is missing."""
-    if model_type in EAGLE3_FAMILY:
-        return "qwen3" if versions.line_index(line) >= versions.line_index("0.7") else "llama"
-    if model_type in ("dflash", "dspark", "dflash2", "xpress"):
-        return "qwen3"
-    if model_type == "mtp":
-        return "qwen2"
-    return None
-
-
 def explicit(doc: dict[str, Any], line: str):
     """Drop serialization noise, and write the keys whose absence readers disagree about
     with the meaning the source version gives them."""
     ed = Editor(doc, EXPLICIT_STEP)
     model_type = ed.model_type
-    for key in NOISE_KEYS:
+    for key, noise in catalog.noise_keys().items():
         if key in doc:
-            ed.remove(
-                pointer(key),
-                "serialization noise: an accidental transformers field that speculators "
-                "< 0.5.0.dev81 wrote; no reader uses it",
-            )
-    if model_type in EAGLE3_FAMILY and "norm_before_residual" not in doc:
+            ed.remove(pointer(key), f"serialization noise: {noise.why}")
+    if model_type in catalog.family("chain") and "norm_before_residual" not in doc:
         ed.set(
             "/norm_before_residual",
             False,
@@ -234,7 +218,7 @@ def explicit(doc: dict[str, Any], line: str):
         )
     tlc = doc.get(TLC)
     if isinstance(tlc, dict) and "model_type" not in tlc:
-        default = layer_model_type_default(model_type, line)
+        default = catalog.default_layer(model_type, line)
         if default is not None:
             ed.set(
                 pointer(TLC, "model_type"),

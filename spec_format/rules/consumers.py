@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from spec_format import schemas
-from spec_format.families import BUILDABLE_LAYER_TYPES, EAGLE_FAMILY
+from spec_format import catalog, schemas, versions
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -144,7 +143,7 @@ class LayerModelTypeMissing(_ConsumerRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.layer_config and "model_type" not in ctx.layer_config:
-            options = BUILDABLE_LAYER_TYPES.get(ctx.model_type, ("qwen3",))
+            options = catalog.buildable_layers(ctx.model_type) or ("qwen3",)
             yield Hit(
                 "transformer_layer_config.model_type is missing: speculators >= 0.7 builds "
                 "Qwen3 layers, older releases Llama, vLLM assumes llama; write the decoder "
@@ -241,7 +240,7 @@ class AuxLayerCountNotThree(_ConsumerRule):
     name = "aux-layer-count-not-three"
     since = "0.1.0"
     severity = Severity.INFO
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("chain")
     references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -282,7 +281,7 @@ class FeatureIgnoredByOldReaders(_ConsumerRule):
     name = "feature-ignored-by-old-readers"
     since = "0.5.0"
     severity = Severity.INFO
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("chain")
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -426,16 +425,6 @@ class TopLevelModelType(_ConsumerRule):
             )
 
 
-_NOISE = {
-    "has_no_defaults_at_init": "written by speculators <= 0.5.0.dev80 as an accidental field",
-    "base_model_ep_plan": "written by speculators <= 0.5.0.dev80 with transformers >= 4.56",
-    "max_anchors": "a DFlash training-only field removed in speculators 0.7",
-    "num_depths": "a P-EAGLE training-only field removed in speculators 0.7",
-    "down_sample_ratio": "a P-EAGLE training-only field removed in speculators 0.7",
-    "down_sample_ratio_min": "a P-EAGLE training-only field removed in speculators 0.7",
-}
-
-
 class ObsoleteKey(_ConsumerRule):
     """The config carries a key that no current reader uses.
 
@@ -463,9 +452,16 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, why in _NOISE.items():
+        for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                yield Hit(f"{key} is {why}; `specfmt migrate` drops it", pointer=f"/{key}")
+                yield Hit(f"{key} is {noise.why}; `specfmt migrate` drops it", pointer=f"/{key}")
+        for key, until in versions.removed_fields(ctx.model_type).items():
+            if key in ctx.config:
+                yield Hit(
+                    f"{key} is a field of {ctx.model_type} up to format {until}, removed after "
+                    "it; no current reader uses it; `specfmt migrate` drops it",
+                    pointer=f"/{key}",
+                )
 
 
 class AnchorSamplingSupport(_ConsumerRule):

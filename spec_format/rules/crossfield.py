@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format.families import (
-    AUX_IDS_KEY,
-    BUILDABLE_LAYER_TYPES,
-    DFLASH_FAMILY,
-    EAGLE_FAMILY,
-    effective,
-)
+from spec_format import catalog
+from spec_format.effective import effective
 from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -90,7 +85,7 @@ class NormFlagsExclusive(_CrossFieldRule):
     name = "norm-flags-exclusive"
     since = "0.7.0"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.config.get("norm_before_fc") is True and ctx.config.get("fc_norm") is True:
@@ -137,7 +132,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
     name = "speculative-tokens-block-mismatch"
     since = "0.5.0"
     severity = Severity.WARNING
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("block")
     references = ("vllm-project/vllm#41834", "vllm-project/vllm#50012", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -234,11 +229,11 @@ class AuxLayerIdsRequired(_CrossFieldRule):
     name = "aux-layer-ids-required"
     since = "0.1.0"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("vllm-project/vllm#50170", "sgl-project/sglang#37475", "z-lab/dflash#157")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if ids == []:
             yield Hit(
@@ -246,7 +241,7 @@ class AuxLayerIdsRequired(_CrossFieldRule):
                 "with (readers treat [] as 'not set' and guess)",
                 pointer=f"/{key}",
             )
-        elif ctx.model_type in DFLASH_FAMILY and ids is None:
+        elif ctx.model_type in catalog.family("block") and ids is None:
             state = "null" if key in ctx.config else "missing"
             yield Hit(
                 f"{key} is {state}; vLLM and speculators need the verifier layer ids the "
@@ -285,7 +280,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     name = "aux-layer-id-invalid"
     since = "0.5.0"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("block")
     references = (
         "vllm-project/vllm#40727",
         "vllm-project/vllm#42704",
@@ -293,7 +288,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
     )
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list):
             return
@@ -336,11 +331,11 @@ class AuxLayerIdsDuplicate(_CrossFieldRule):
     name = "aux-layer-ids-duplicate"
     since = "0.1.0"
     severity = Severity.ERROR
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#1271",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list):
             return
@@ -383,10 +378,10 @@ class AuxLayerIdsUnordered(_CrossFieldRule):
     name = "aux-layer-ids-unordered"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        key = AUX_IDS_KEY[ctx.model_type]
+        key = catalog.aux_key(ctx.model_type)
         ids = ctx.config.get(key)
         if not isinstance(ids, list) or not all(isinstance(v, int) for v in ids):
             return
@@ -436,7 +431,8 @@ class LayerModelTypeUnsupported(_CrossFieldRule):
         model_type = ctx.layer_config.get("model_type")
         if not isinstance(model_type, str):
             return
-        allowed = BUILDABLE_LAYER_TYPES.get(ctx.model_type)
+        rec = catalog.record(ctx.model_type)
+        allowed = rec.layer_families if rec else ()
         if allowed and model_type not in allowed:
             yield Hit(
                 f"transformer_layer_config.model_type {model_type!r} cannot be built for "
@@ -471,11 +467,12 @@ class DFlashLayerModelTypeIgnored(_CrossFieldRule):
     name = "dflash-layer-model-type-ignored"
     since = "0.5.0"
     severity = Severity.INFO
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("block")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         model_type = ctx.layer_config.get("model_type")
-        if isinstance(model_type, str) and model_type != "qwen3":
+        built = catalog.default_layer(ctx.model_type, ctx.format_version)
+        if isinstance(model_type, str) and built and model_type != built:
             yield Hit(
                 f"transformer_layer_config.model_type is {model_type!r}, but {ctx.model_type} "
                 "drafts are always built with Qwen3-style layers (q_norm/k_norm); the field "
@@ -509,7 +506,7 @@ class MtpNextnLayers(_CrossFieldRule):
     name = "mtp-nextn-layers"
     since = "0.6.0"
     severity = Severity.ERROR
-    applies_to = ("mtp",)
+    applies_to = catalog.family("nextn")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         n = json_int(ctx.config.get("num_nextn_predict_layers"))
@@ -588,7 +585,7 @@ class MaskTokenIdRequired(_CrossFieldRule):
     name = "mask-token-id-required"
     since = "0.5.0"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY + ("peagle",)
+    applies_to = catalog.mask_token_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         value = ctx.config.get("mask_token_id")
@@ -626,7 +623,7 @@ class MaskTokenOutOfVocab(_CrossFieldRule):
     name = "mask-token-out-of-vocab"
     since = "0.5.0"
     severity = Severity.ERROR
-    applies_to = DFLASH_FAMILY + ("peagle",)
+    applies_to = catalog.mask_token_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         mask = json_int(ctx.config.get("mask_token_id"))
@@ -895,7 +892,7 @@ class ConvGroupSizeDividesHidden(_CrossFieldRule):
     name = "conv-group-size-divides-hidden"
     since = "0.8.0"
     severity = Severity.ERROR
-    applies_to = ("dflash2",)
+    applies_to = catalog.with_feature("conv-selector")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         group = json_int(effective(ctx, "conv_group_size"))

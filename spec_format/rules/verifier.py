@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
+from spec_format import catalog
 from spec_format.jsonload import json_int
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -126,7 +126,7 @@ class VerifierVocabMismatch(_VerifierRule):
 
 
 def _aux_ids(ctx: Context) -> tuple[str, list[int]] | None:
-    key = AUX_IDS_KEY.get(ctx.model_type)
+    key = catalog.aux_key(ctx.model_type)
     ids = ctx.config.get(key) if key else None
     if not isinstance(ids, list):
         return None
@@ -158,7 +158,7 @@ class AuxLayerBeyondVerifier(_VerifierRule):
     id = "V003"
     name = "aux-layer-beyond-verifier"
     since = "0.1.0"
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#2149", "sgl-project/sglang#25454")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -200,7 +200,7 @@ class AuxLayerIsFinalOutput(_VerifierRule):
     name = "aux-layer-is-final-output"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -250,7 +250,7 @@ class VerifierAttentionMismatch(_VerifierRule):
     name = "verifier-attention-mismatch"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+    applies_to = catalog.current_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -315,7 +315,7 @@ class VerifierRopeMismatch(_VerifierRule):
     name = "verifier-rope-mismatch"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY + ("mtp",)
+    applies_to = catalog.current_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)

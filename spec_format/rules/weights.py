@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from spec_format import catalog
 from spec_format.contract import (
     UNKNOWN,
     ContractDiff,
@@ -24,14 +25,15 @@ from spec_format.contract import (
     diff_tensors,
     expected_tensors,
 )
-from spec_format.families import AUX_IDS_KEY, DFLASH_FAMILY, EAGLE_FAMILY
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 CONTRACT_TYPES = tuple(available_types())
-#: types that may reduce the draft vocabulary and then carry t2d/d2t (dflash2 and mtp
-#: always predict over the full verifier vocabulary)
-VOCAB_MAP_TYPES = ("eagle3", "peagle", "dflash", "dspark", "xpress")
+#: types that may reduce the draft vocabulary and then carry t2d/d2t
+VOCAB_MAP_TYPES = catalog.vocab_map_types()
+_DEFAULT_LAYERS = catalog.RepeatedLayers(
+    "layers", "L", "transformer_layer_config.num_hidden_layers"
+)
 #: roles a specific rule reports; the generic shape rule leaves them alone
 _SPECIFIC_SHAPE_ROLES = frozenset({"fc", "lm_head", "embed", "t2d", "d2t", "first_qkv"})
 #: at most this many findings per rule and checkpoint; the last one says how many more
@@ -82,9 +84,9 @@ def _capped(hits: list[Hit], what: str) -> Iterator[Hit]:
 
 def _layer_prefix(ctx: Context) -> tuple[str, str, str]:
     """(name prefix, symbol, config field) of the repeated layers of this type."""
-    if ctx.model_type == "mtp":
-        return "mtp_layers", "N", "num_nextn_predict_layers"
-    return "layers", "L", "transformer_layer_config.num_hidden_layers"
+    rec = catalog.record(ctx.model_type)
+    layers = rec.layers if rec and rec.layers else _DEFAULT_LAYERS
+    return layers.prefix, layers.symbol, layers.count
 
 
 def _layer_index(name: str, prefix: str) -> int | None:
@@ -116,7 +118,7 @@ def _left_to_layer_rule(ctx: Context, name: str) -> bool:
 def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
     if name.startswith("verifier_"):
         return True
-    return ctx.model_type in DFLASH_FAMILY and name == "mask_hidden"
+    return ctx.model_type in catalog.family("block") and name == "mask_hidden"
 
 
 def _show(value) -> str:
@@ -188,7 +190,8 @@ class MissingTensor(_WeightsRule):
 
 def _missing_message(ctx: Context, t) -> str:
     shape = t.describe_shape()
-    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in EAGLE_FAMILY:
+    chain = catalog.family("chain")
+    if t.name.endswith(("q_norm.weight", "k_norm.weight")) and ctx.model_type in chain:
         return (
             f"{t.name} {shape} is missing: transformer_layer_config.model_type is 'qwen3', whose "
             "attention has per-head q/k norms; if the draft was trained with Llama layers, set "
@@ -482,7 +485,7 @@ class FcWidthMismatch(_WeightsRule):
     id = "W004"
     name = "fc-width-mismatch"
     since = "0.1.0"
-    applies_to = EAGLE_FAMILY + DFLASH_FAMILY
+    applies_to = catalog.aux_types()
     references = ("vllm-project/vllm#54526", "verl-project/verl-SpeCo#6", "sgl-project/sglang#8163")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -490,7 +493,7 @@ class FcWidthMismatch(_WeightsRule):
         for m in _role_mismatch(ctx, "fc"):
             sym = exp.symbols
             A, Ht, H = sym.get("A"), sym.get("Ht"), sym.get("H")
-            key = AUX_IDS_KEY.get(ctx.model_type, "aux layer ids")
+            key = catalog.aux_key(ctx.model_type) or "aux layer ids"
             listed = ctx.config.get(key)
             if isinstance(listed, list):
                 declared = f"{key} lists {len(listed)}"
@@ -686,7 +689,7 @@ class FirstLayerInputWidth(_WeightsRule):
     id = "W009"
     name = "first-layer-input-width"
     since = "0.1.0"
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         exp = expectations(ctx)
@@ -936,7 +939,7 @@ class Qwen3OProjBias(_WeightsRule):
     name = "qwen3-o-proj-bias"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = EAGLE_FAMILY
+    applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.layer_config.get("model_type") != "qwen3":
@@ -977,7 +980,7 @@ class DFlashMaskHidden(_WeightsRule):
     name = "dflash-mask-hidden"
     since = "0.5.0"
     severity = Severity.WARNING
-    applies_to = DFLASH_FAMILY
+    applies_to = catalog.family("block")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if "mask_hidden" in ctx.checkpoint.tensors:
@@ -1014,7 +1017,7 @@ class DSparkMarkovHeadVariant(_WeightsRule):
     name = "dspark-markov-head-variant"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = ("dspark",)
+    applies_to = catalog.with_feature("markov-head")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         exp = expectations(ctx)

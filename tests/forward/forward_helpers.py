@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 
-from spec_format import builder
 from spec_format.forward.config import resolve
 from spec_format.forward.loader import load_draft
 from spec_format.forward.run import model_class
+from spec_format.testing import builder
 
 
 def tiny_config(model_type: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

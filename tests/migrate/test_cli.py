@@ -13,9 +13,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from spec_format import versions
 from spec_format.cli.app import app
 from spec_format.migration import output
 from tests.migrate.conftest import FIXTURES
+
+#: migrate's default target and the release it stamps
+LATEST = versions.latest()
+LATEST_RELEASE = versions.release_of(LATEST)
 
 DEV11 = FIXTURES / "0.1/eagle3/llama-3.1-8b-converter-0.2.0.dev11.json"
 DSPARK = FIXTURES / "0.7/dspark/qwen3-8b-trained-0.7.0.json"
@@ -62,7 +67,10 @@ def test_dry_run_prints_a_diff_and_writes_nothing(cfg):
     before = cfg.read_text()
     r = run("migrate", cfg, "--dry-run")
     assert r.exit_code == 0
-    assert "--- a/config.json" in r.stdout and '+  "speculators_version": "0.9.0"' in r.stdout
+    assert (
+        "--- a/config.json" in r.stdout
+        and f'+  "speculators_version": "{LATEST_RELEASE}"' in r.stdout
+    )
     assert cfg.read_text() == before
 
 
@@ -79,7 +87,7 @@ def test_in_place_with_backup(cfg):
     original = cfg.read_text()
     assert run("migrate", cfg, "--in-place", "--backup").exit_code == 0
     assert cfg.with_name("config.json.bak").read_text() == original
-    assert json.loads(cfg.read_text())["speculators_version"] == "0.9.0"
+    assert json.loads(cfg.read_text())["speculators_version"] == LATEST_RELEASE
 
 
 def test_lossy_downgrade_is_refused_without_a_traceback(tmp_path):
@@ -198,7 +206,7 @@ def test_failed_validation_writes_nothing(cfg, monkeypatch):
 
     original = cfg.read_bytes()
     monkeypatch.setattr(
-        runner, "schema_errors", lambda doc, line: ["/x: broken"] if line == "0.9" else []
+        runner, "schema_errors", lambda doc, line: ["/x: broken"] if line == LATEST else []
     )
     r = run("migrate", cfg, "--in-place")
     assert r.exit_code == 70 and "bug in specfmt" in r.output

@@ -13,7 +13,6 @@ import struct
 import pytest
 import safetensors
 
-from spec_format.builder import TensorData, write_safetensors
 from spec_format.safetensors import (
     DTYPE_BITS,
     MAX_HEADER_SIZE,
@@ -24,6 +23,7 @@ from spec_format.safetensors import (
     read_header,
     scan_header,
 )
+from spec_format.testing.builder import TensorData, write_safetensors
 
 K = HeaderErrorKind
 

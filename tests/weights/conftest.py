@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format.builder import build_checkpoint, tiny_config
+from spec_format.testing.builder import build_checkpoint, tiny_config
 from spec_format.validation import ValidateOptions, validate
 
 

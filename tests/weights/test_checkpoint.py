@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from spec_format.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 from spec_format.checkpoint import load_checkpoint
+from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 from spec_format.validation import ValidateOptions, validate
 
 from .conftest import check, rule_ids

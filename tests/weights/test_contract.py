@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from spec_format.builder import build_checkpoint, tiny_config, to_bytes
+from spec_format import catalog
 from spec_format.contract import (
     UNKNOWN,
     ExpressionError,
@@ -21,12 +21,13 @@ from spec_format.contract import (
     load_contract,
 )
 from spec_format.safetensors import read_header
+from spec_format.testing.builder import build_checkpoint, tiny_config, to_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads(
     (Path(__file__).parent / "data" / "speculators_0_9_tensors.json").read_text()
 )
-TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]
+TYPES = list(catalog.current_types())
 
 
 def test_every_type_has_a_contract():

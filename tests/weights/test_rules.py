@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
-from spec_format.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
+from spec_format import catalog
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.safetensors import read_header
+from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 
 from .conftest import check, findings, rule_ids
 
-TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]
+TYPES = list(catalog.current_types())
 
 
 def verifier_config(**changes: Any) -> dict:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spec_format.builder import TensorData, to_bytes, write_safetensors
 from spec_format.checkpoint import load_checkpoint
 from spec_format.rules.vocab import _nonzero_mask, scan_tensor
+from spec_format.testing.builder import TensorData, to_bytes, write_safetensors
 
 
 def one_tensor(tmp_path, dtype: str, data: bytes, shape):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from spec_format import catalog
 from spec_format.errors import MigrationRefused
 from spec_format.migration.records import ABSENT, Editor, pointer
 
-EAGLE3_FAMILY = ("eagle3", "peagle")
-DFLASH_FAMILY = ("dflash", "dspark", "dflash2", "xpress")
+EAGLE3_FAMILY = catalog.family("chain")
 TLC = "transformer_layer_config"
 
 

@@ -59,12 +59,12 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format import documents
     from spec_format.fix import FixOptions
+    from spec_format.verifier import load_verifier
 
     options = FixOptions(
         format_version=format_version,
-        verifier=documents.read_verifier(verifier) if verifier else None,
+        verifier=load_verifier(verifier).config if verifier else None,
     )
     raise typer.Exit(
         run_files(paths, opts, report_format.value, lambda p: _fix_one(p, options, opts, check))

@@ -23,9 +23,11 @@ import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from spec_format import catalog
 from spec_format.contract import expected_tensors
 from spec_format.contract.symbols import get_path
 from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
@@ -37,6 +39,11 @@ _FAMILY_DEFAULT = {"bool": "BOOL", "int64": "I64"}
 
 # ---------------------------------------------------------------------------------------
 # Configs
+
+
+@cache
+def _tiny_data() -> dict[str, Any]:
+    return json.loads((Path(__file__).with_name("tiny_configs.json")).read_text(encoding="utf-8"))
 
 
 def tiny_config(model_type: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -84,69 +91,24 @@ def tiny_config(model_type: str, overrides: Mapping[str, Any] | None = None) -> 
             "verifier": {"name_or_path": None, "architectures": ["LlamaForCausalLM"]},
         },
     }
-    if model_type in ("eagle3", "peagle"):
-        config.update(
-            architectures=["Eagle3Speculator" if model_type == "eagle3" else "PEagleSpeculator"],
-            eagle_aux_hidden_state_layer_ids=[2, 4, 5],
-            norm_before_residual=True,
-            norm_before_fc=False,
-            fc_norm=False,
-            norm_output=False,
-            target_hidden_size=None,
-            embed_requires_grad=model_type == "peagle",
-        )
-        layer["mlp_bias"] = False
-        if model_type == "peagle":
-            config["mask_token_id"] = 255
-    elif model_type in ("dflash", "dflash2", "dspark", "xpress"):
-        layer.update(model_type="qwen3", num_hidden_layers=2, use_sliding_window=False)
-        layer["layer_types"] = ["full_attention", "full_attention"]
-        anchor = model_type == "dspark"
-        config.update(
-            architectures=[
-                {
-                    "dflash": "DFlashDraftModel",
-                    "dflash2": "DFlash2DraftModel",
-                    "dspark": "DSparkDraftModel",
-                    "xpress": "XPressDraftModel",
-                }[model_type]
-            ],
-            block_size=4,
-            aux_hidden_state_layer_ids=[2, 4, 5],
-            mask_token_id=255,
-            target_hidden_size=None,
-            sliding_window_non_causal=model_type == "dflash2",
-            sample_from_anchor=anchor,
-        )
-        config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = (
-            4 if anchor else 3
-        )
-        if model_type == "dflash2":
-            config.update(
-                draft_vocab_size=256,
-                conv_kernel_size=2,
-                conv_group_size=16,
-                selector_rank=16,
-                selector_top_k=4,
-            )
-        if model_type == "dspark":
-            config.update(
-                markov_rank=8,
-                markov_head_type="vanilla",
-                enable_confidence_head=True,
-                confidence_head_with_markov=True,
-            )
-        if model_type == "xpress":
-            config.update(xpress_rank=16, xpress_mlp_ratio=2, num_jacobi_passes=6)
-    elif model_type == "mtp":
-        layer.update(model_type="qwen3", num_hidden_layers=8)
-        config.update(
-            architectures=["MTPDraftModel"], num_nextn_predict_layers=1, draft_vocab_size=256
-        )
-        config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = 1
-        config["speculators_config"]["verifier"]["architectures"] = ["Qwen3ForCausalLM"]
-    else:
+    rec = catalog.record(model_type)
+    if rec is None or rec.family == "legacy":
         raise ValueError(f"no tiny config for speculators_model_type {model_type!r}")
+    config["architectures"] = list(rec.architectures)
+    if rec.aux_key:
+        config[rec.aux_key] = [2, 4, 5]
+    tiny = _tiny_data()
+    for part in (tiny["families"].get(rec.family, {}), tiny["types"].get(model_type, {})):
+        config.update(copy.deepcopy(part.get("config", {})))
+        layer.update(copy.deepcopy(part.get("layer", {})))
+        if "speculative_tokens" in part:
+            config["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = part[
+                "speculative_tokens"
+            ]
+        if "verifier_architectures" in part:
+            config["speculators_config"]["verifier"]["architectures"] = list(
+                part["verifier_architectures"]
+            )
     for path, value in (overrides or {}).items():
         set_path(config, path, value)
     return config
@@ -477,7 +439,9 @@ def _include_optional(
     choice: bool | Iterable[str] | None, name: str, role: str | None, model_type: str
 ) -> bool:
     if choice is None:
-        return role in ("embed", "lm_head") and model_type != "mtp"
+        # MTP layers share the verifier's embeddings and head
+        rec = catalog.record(model_type)
+        return role in ("embed", "lm_head") and not (rec and rec.family == "nextn")
     if isinstance(choice, bool):
         return choice and role not in ("t2d", "d2t")
     return name in set(choice)

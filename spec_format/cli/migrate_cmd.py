@@ -71,14 +71,14 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format import documents
     from spec_format.migration import MigrateOptions
+    from spec_format.verifier import load_verifier
 
     options = MigrateOptions(
         to=to,
         source_version=source,
         allow_lossy=allow_lossy,
-        verifier=documents.read_verifier(verifier) if verifier else None,
+        verifier=load_verifier(verifier).config if verifier else None,
     )
     raise typer.Exit(
         run_files(paths, opts, report_format.value, lambda p: _migrate_one(p, options, opts, check))

@@ -6,7 +6,7 @@
 Writes, for a rule of a config layer (X cross-field, C consumer, M version):
 
 * the rule class at the end of the layer's module (``spec_format/rules/<layer>.py``),
-  status ``preview``, ``since`` the latest format release (``--since`` to say otherwise),
+  applying to the catalog family of ``--type``, status ``preview``, ``since`` the latest format release (``--since`` to say otherwise),
   with a docstring in the four required sections and a working check that flags an
   explicit ``null`` at ``--key``: replace it with the real condition;
 * its line in ``spec_format/rules/registry.py``, after the layer's last rule;
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spec_format import versions  # noqa: E402
+from spec_format import catalog, versions  # noqa: E402
 from spec_format.rules import registry  # noqa: E402
 from spec_format.rules.base import LAYER_PREFIX, Layer  # noqa: E402
 
@@ -74,7 +74,7 @@ def _layer(rule_id: str) -> Layer:
     return layer
 
 
-def _class_source(args, cls: str, layer: Layer, value, since: str) -> str:
+def _class_source(args, cls: str, layer: Layer, value, since: str, family: str) -> str:
     failing = json.dumps({"speculators_model_type": args.type, args.key: None})
     passing = json.dumps({"speculators_model_type": args.type, args.key: value})
     summary = args.summary or f"`{args.key}` is explicitly null."
@@ -105,7 +105,7 @@ class {cls}({_base_class(layer)}):
     since = "{since}"
     status = Status.PREVIEW
     severity = Severity.WARNING
-    applies_to = ("{args.type}",)
+    applies_to = catalog.family("{family}")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         if "{args.key}" in ctx.config and ctx.config["{args.key}"] is None:
@@ -132,6 +132,17 @@ def _add_class(layer: Layer, source: str) -> Path:
         raise Refused(f"{path.relative_to(ROOT)} does not import from spec_format.rules.base")
     names = sorted({*(n.strip() for n in base.group(1).split(",")), "Status"})
     text = text.replace(base.group(0), f"from spec_format.rules.base import {', '.join(names)}")
+    # rules select types through the catalog (a family), never by a list of names
+    package = re.search(r"^from spec_format import (.+)$", text, re.M)
+    if package is None:
+        text = text.replace(
+            "from spec_format.report import",
+            "from spec_format import catalog\nfrom spec_format.report import",
+            1,
+        )
+    elif "catalog" not in package.group(1).split(", "):
+        names = sorted({*(n.strip() for n in package.group(1).split(",")), "catalog"})
+        text = text.replace(package.group(0), f"from spec_format import {', '.join(names)}")
     path.write_text(text.rstrip("\n") + "\n" + source, encoding="utf-8")
     return path
 
@@ -168,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("id", help="the new rule id, e.g. X021 (its letter picks the layer)")
     parser.add_argument("--name", required=True, help="kebab-case name, e.g. head-dim-odd")
     parser.add_argument("--key", required=True, help="the top-level config key it is about")
-    parser.add_argument("--type", default="eagle3", help="the model type it applies to")
+    parser.add_argument(
+        "--type",
+        default="eagle3",
+        help="an example config of this type makes the fixtures; the rule applies to its family",
+    )
     parser.add_argument("--summary", help="one-line statement of the rule (docstring)")
     parser.add_argument("--since", help="format release it exists since (default: latest)")
     parser.add_argument("--no-generate", action="store_true", help="skip the docs page")
@@ -188,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         since = args.since or versions.release_of(versions.latest())
         cls = _camel(args.name)
-        module = _add_class(layer, _class_source(args, cls, layer, example[args.key], since))
+        family = catalog.record(args.type).family
+        source_text = _class_source(args, cls, layer, example[args.key], since, family)
+        module = _add_class(layer, source_text)
     except Refused as exc:
         print(f"new_rule.py: {exc}", file=sys.stderr)
         return USAGE_ERROR

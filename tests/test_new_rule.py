@@ -53,6 +53,7 @@ def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
     assert made.returncode == 0, made.stdout + made.stderr
     module = (copy / "spec_format/rules/crossfield.py").read_text()
     assert 'id = "X099"' in module and "class VocabNull(_CrossFieldRule):" in module
+    assert 'applies_to = catalog.family("chain")' in module  # no literal list of types
     assert "crossfield.VocabNull," in (copy / "spec_format/rules/registry.py").read_text()
     assert (copy / "tests/fixtures/invalid/X099/vocab-null.json").is_file()
     assert (copy / "tests/fixtures/valid/X099-vocab-null.json").is_file()

@@ -68,15 +68,14 @@ def _child(mode: str, ckpt: Path, device_name: str, positions: int) -> dict:
 
     import torch
 
-    from spec_format.forward.config import resolve
+    from spec_format.forward.config import read_config, resolve
     from spec_format.forward.inputs import random_inputs
-    from spec_format.forward.loader import load_draft
+    from spec_format.forward.loader import check_weights, load_draft
     from spec_format.forward.run import model_class
 
     torch.set_num_threads(os.cpu_count() or 1)
     device = torch.device(device_name)
-    config = json.loads((ckpt / "config.json").read_text())
-    spec = resolve(config)
+    spec = resolve(read_config(ckpt))
     cls = model_class(spec.model_type)
     out["baseline_rss"] = _rss()[0]  # python + torch, before any weight
 
@@ -86,7 +85,8 @@ def _child(mode: str, ckpt: Path, device_name: str, positions: int) -> dict:
 
     start = time.perf_counter()
     if mode == "specfmt":
-        model = load_draft(ckpt, config, spec, cls, device=device, dtype=torch.bfloat16).model
+        weights = check_weights(ckpt, spec)
+        model = load_draft(weights, spec, cls, device=device, dtype=torch.bfloat16).model
     else:
         from safetensors.torch import load_file
 

@@ -52,8 +52,10 @@ def _digest(value: Any) -> str:
 def export_digests(version: str) -> dict[str, str]:
     """Digest of every type's and the root's export of ``version``, by name."""
     entry = schemas.version_entry(version)
-    bundles = {t: export.bundle_type(version, t) for t in entry.types}
-    bundles[export.root_name(version)] = export.bundle_root(version)
+    # the source form (codegen=True): how the exports spell the dispatch for editors may
+    # change; what the schemas accept may not
+    bundles = {t: export.bundle_type(version, t, codegen=True) for t in entry.types}
+    bundles[export.root_name(version)] = export.bundle_root(version, codegen=True)
     return {
         name: _digest({k: v for k, v in schema.items() if k not in UNFROZEN})
         for name, schema in bundles.items()

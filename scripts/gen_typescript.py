@@ -1,7 +1,8 @@
 """The TypeScript generator behind `python scripts/generate.py --only typescript`.
 
-Feeds the exported 2020-12 schemas (one self-contained file per type and a root per
-version) to json-schema-to-typescript, pinned in package.json, through the machine's Node.js.
+Feeds the exported 2020-12 schemas in their code-generator form (``codegen=True``: the
+root's ``oneOf`` + ``discriminator``, which becomes the tagged union; one self-contained
+file per type and a root per version) to json-schema-to-typescript, pinned in package.json, through the machine's Node.js.
 Needs `npm ci` first; without node_modules it stops with that instruction.
 """
 

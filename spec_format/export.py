@@ -4,13 +4,15 @@ The hand-written schemas under ``schema/`` share definitions across files (every
 version's types use ``../defs/shared.schema.json#/$defs/dtype``). Tools in other languages
 and editors want one file per schema with nothing to fetch, so an export *bundles*: every
 ``$ref`` is resolved and the target copied into the file's own ``$defs``, and the reference
-rewritten to point there. The result validates exactly like the source (a test proves it
-on every fixture).
+rewritten to point there. The result gives the same verdict as the source (a test proves it
+on every fixture). One rewrite makes the exports easier on generic tools: each ``oneOf`` +
+OpenAPI ``discriminator`` becomes an ``enum`` plus one ``if``/``then`` per value (see
+``_generic_dispatch``); ``codegen=True`` keeps the source's form for code generators.
 
 Two dialects come from the same bundle:
 
-* ``2020-12`` (the source dialect): ``$id`` is the source's ``$id``, so the published file
-  lives at the URI the source names.
+* ``2020-12`` (the source dialect): ``$id`` is the source's ``$id``, the URI a published
+  copy would live at (an identifier: nothing fetches it; docs/guide/publishing.md).
 * ``07`` (draft-07, what most editors support best): produced mechanically from the
   2020-12 bundle: ``$defs`` becomes ``definitions``, references are rewritten, and a
   ``$ref`` with sibling keywords is wrapped in ``allOf`` (draft-07 ignores siblings of
@@ -27,7 +29,7 @@ so it never mistakes data (``default``, ``examples``, ``x-*`` values) for schema
 Layout of an export (also what ``generated/schemas/`` holds)::
 
     <out>/<version>/<type>.schema.json            2020-12, one per type
-    <out>/<version>/speculators.schema.json       2020-12, the version's root (oneOf)
+    <out>/<version>/speculators.schema.json       2020-12, the version's root (dispatch)
     <out>/<version>/draft-07/<name>.schema.json   the draft-07 variants
 """
 
@@ -352,9 +354,14 @@ def _bundle(version: str, name: str) -> dict[str, Any]:
 
 
 def bundle_type(
-    version: str, model_type: str, draft: Draft | str = Draft.D2020_12
+    version: str,
+    model_type: str,
+    draft: Draft | str = Draft.D2020_12,
+    *,
+    codegen: bool = False,
 ) -> dict[str, Any]:
-    """The self-contained schema of one type of one format version.
+    """The self-contained schema of one type of one format version (``codegen``: see
+    :func:`bundle_root`).
 
     >>> schema = bundle_type("0.9", "eagle3")
     >>> schema["$id"]
@@ -363,17 +370,81 @@ def bundle_type(
     True
     """
     schemas.type_schema(version, model_type)  # unknown version/type: UsageError
+    name = f"{model_type}{schemas.SCHEMA_SUFFIX}"
     bundled = _bundle(version, model_type)
+    if not codegen:
+        bundled = _generic_dispatch(bundled, _source_name(version, name))
     contract = _tensor_contract(model_type)
     if contract is not None:
         bundled[TENSORS_KEYWORD] = contract
-    return _finish(bundled, version, f"{model_type}{schemas.SCHEMA_SUFFIX}", draft)
+    return _finish(bundled, version, name, draft)
 
 
-def bundle_root(version: str, draft: Draft | str = Draft.D2020_12) -> dict[str, Any]:
-    """The self-contained root schema of a format version (``oneOf`` over its types)."""
+def bundle_root(
+    version: str, draft: Draft | str = Draft.D2020_12, *, codegen: bool = False
+) -> dict[str, Any]:
+    """The self-contained root schema of a format version.
+
+    By default every ``oneOf`` + OpenAPI ``discriminator`` of the source (the root's over
+    the types, 0.1/0.2's over proposal types) becomes a dispatch that generic validators and
+    editors understand (see :func:`_generic_dispatch`); with ``codegen=True`` they stay, for
+    code generators that build a tagged union from them.
+    """
     root = schemas.version_entry(version).root
-    return _finish(_bundle(version, root), version, root, draft)
+    bundled = _bundle(version, root)
+    if not codegen:
+        bundled = _generic_dispatch(bundled, _source_name(version, root))
+    return _finish(bundled, version, root, draft)
+
+
+def _generic_dispatch(node: Any, where: str) -> Any:
+    """Replace each ``oneOf`` + ``discriminator`` by an ``enum`` on the discriminating
+    property and one ``if``/``then`` per value.
+
+    With ``oneOf`` a generic tool reports every branch's failure (or only the first
+    branch's): "must be 'eagle3'" for a config of another type. Here an unknown value gets
+    one message listing the known ones, and a known one is checked against its own schema
+    only. Validators that do not know OpenAPI's ``discriminator`` (strict Ajv) get none.
+    """
+    if isinstance(node, list):
+        return [_generic_dispatch(x, f"{where}/{i}") for i, x in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in _SCHEMA_MAP and isinstance(value, dict):
+            out[key] = {k: _generic_dispatch(v, f"{where}/{key}/{k}") for k, v in value.items()}
+        elif key in _SCHEMA_LIST | _SCHEMA_ONE:
+            out[key] = _generic_dispatch(value, f"{where}/{key}")
+        else:
+            out[key] = value
+    if "discriminator" not in out:
+        return out
+    disc, branches = out.pop("discriminator"), out.pop("oneOf", None)
+    mapping = disc.get("mapping") if isinstance(disc, dict) else None
+    if not isinstance(mapping, dict) or not branches:
+        raise ExportError(f"{where}: a discriminator needs a mapping and a oneOf beside it")
+    if sorted(mapping.values()) != sorted(b.get("$ref", "") for b in branches):
+        raise ExportError(f"{where}: the discriminator mapping and oneOf name different schemas")
+    clash = [k for k in ("type", "required", "properties", "allOf") if k in out]
+    if clash:
+        raise ExportError(f"{where}: cannot add a dispatch beside {', '.join(clash)}")
+    prop, known = disc["propertyName"], list(mapping)
+    out["type"] = "object"
+    out["required"] = [prop]
+    out["properties"] = {
+        prop: {
+            "description": "Selects the schema the rest of this object is checked against: "
+            + ", ".join(known)
+            + ".",
+            "enum": known,
+        }
+    }
+    out["allOf"] = [
+        {"if": {"properties": {prop: {"const": v}}, "required": [prop]}, "then": {"$ref": ref}}
+        for v, ref in mapping.items()
+    ]
+    return out
 
 
 def _finish(bundled: dict[str, Any], version: str, name: str, draft: Draft | str) -> dict[str, Any]:
@@ -394,6 +465,7 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
     """Rewrite a bundled 2020-12 schema as draft-07; raises :class:`ExportError` listing
     every keyword draft-07 lacks."""
     problems: list[str] = []
+    defs = bundled.get("$defs", {})
 
     def ref(value: str) -> str:
         return (
@@ -427,9 +499,14 @@ def to_draft07(bundled: dict[str, Any], version: str, name: str) -> dict[str, An
         siblings = [k for k in out if k not in ("$ref", "$comment")]
         if "$ref" in out and siblings:
             # draft-07 ignores every keyword beside $ref: keep them by wrapping the reference
+            target = defs.get(out["$ref"].removeprefix("#/definitions/"))
             wrapped = {"allOf": [{"$ref": out.pop("$ref")}]}
             wrapped.update(out)
             out = wrapped
+            # editors read a property's description from the property itself (VS Code's
+            # completion does not look inside allOf), so the target's description comes along
+            if isinstance(target, dict) and "description" in target:
+                out.setdefault("description", target["description"])
         return out
 
     converted = walk(copy.deepcopy(bundled), "#")
@@ -495,9 +572,13 @@ def root_name(version: str) -> str:
 
 
 def export_all(
-    versions: Iterable[str] | None = None, drafts: Iterable[Draft | str] = (Draft.D2020_12,)
+    versions: Iterable[str] | None = None,
+    drafts: Iterable[Draft | str] = (Draft.D2020_12,),
+    *,
+    codegen: bool = False,
 ) -> list[ExportedFile]:
-    """Every exported file for the given versions (all catalogued versions by default)."""
+    """Every exported file for the given versions (all catalogued versions by default);
+    ``codegen`` keeps every ``oneOf`` + ``discriminator`` (see :func:`bundle_root`)."""
     chosen = list(versions) if versions is not None else list(schemas.versions())
     files: list[ExportedFile] = []
     for version in chosen:
@@ -510,7 +591,7 @@ def export_all(
                         version,
                         model_type,
                         draft,
-                        bundle_type(version, model_type, draft),
+                        bundle_type(version, model_type, draft, codegen=codegen),
                     )
                 )
             name = root_name(version)
@@ -520,7 +601,7 @@ def export_all(
                     version,
                     name,
                     draft,
-                    bundle_root(version, draft),
+                    bundle_root(version, draft, codegen=codegen),
                 )
             )
     return files
@@ -565,6 +646,32 @@ def default_globs(version: str) -> list[str]:
     words = sorted(set(_DIR_HINTS) | set(schemas.version_entry(version).types))
     kept = [w for w in words if not any(o != w and o in w for o in words)]
     return [f"**/*{w}*/config.json" for w in kept]
+
+
+def published_files(drafts: Iterable[Draft | str] = tuple(Draft)) -> list[tuple[str, str]]:
+    """(path under ``generated/schemas/``, the file's ``$id``) for every exported file.
+
+    The ``$id`` s are identifiers: validators match references by them and never fetch them
+    (every file is self-contained). Serving each file at its ``$id`` is what publishing
+    means (docs/guide/publishing.md); until that is done, nothing answers at those addresses.
+    """
+    return [(f.path, f.schema["$id"]) for f in export_all(drafts=drafts)]
+
+
+def schemastore_entry() -> dict[str, Any]:
+    """The entry for SchemaStore's catalog (``src/api/json/catalog.json``): the newest
+    version's draft-07 root as ``url``, every version's in ``versions``, and the path globs
+    of :func:`default_globs` (config.json alone is far too common a name)."""
+    latest = schemas.latest_version()
+    root = {v: root_name(v) + schemas.SCHEMA_SUFFIX for v in schemas.versions()}
+    return {
+        "name": "speculators draft config",
+        "description": "config.json of a speculative-decoding draft checkpoint in the "
+        "speculators format (schemas generated by specfmt)",
+        "fileMatch": default_globs(latest),
+        "url": draft07_uri(latest, root[latest]),
+        "versions": {v: draft07_uri(v, name) for v, name in root.items()},
+    }
 
 
 def vscode_settings(url: str, globs: list[str]) -> dict[str, Any]:

@@ -191,11 +191,43 @@ def validate_target(
     else:
         assert target.config_path is not None
         loaded = load_json(target.config_path)
+    ctx = _check_loaded(loaded, target.config_path, report, options)
+    if ctx is None and report.unreadable:
+        if checkpoint is not None:
+            checkpoint.close()
+        return report
+    if checkpoint is None and target.checkpoint_dir is not None:
+        from spec_format.checkpoint import load_checkpoint
+
+        checkpoint = load_checkpoint(target.checkpoint_dir)
+    _check_weights(ctx, checkpoint, verifier, target, report, options)
+    report.findings = _filtered(report.findings, options)
+    return report
+
+
+def check_config_file(
+    path: Path, options: ValidateOptions | None = None
+) -> tuple[FileReport, Context | None]:
+    """The config-only part of :func:`validate` for one ``config.json`` (the findings
+    ``specfmt validate PATH`` reports), and the context (parsed config, detected format
+    version, type) when the file could be read and dispatched. ``specfmt forward`` reads
+    its input through this."""
+    options = options or ValidateOptions()
+    report = FileReport(path=str(path))
+    ctx = _check_loaded(load_json(path), path, report, options)
+    report.findings = _filtered(report.findings, options)
+    return report, ctx
+
+
+def _check_loaded(
+    loaded: Loaded, config_path: Path | None, report: FileReport, options: ValidateOptions
+) -> Context | None:
+    """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:
         report.findings.append(
             problem.rule.finding(
                 problem.message,
-                target.config_path,
+                config_path,
                 profile=options.profile,
                 pointer=problem.pointer,
                 line=problem.line,
@@ -204,17 +236,8 @@ def validate_target(
         )
     if not loaded.ok:
         report.unreadable = True
-        if checkpoint is not None:
-            checkpoint.close()
-        return report
-    ctx = _check_config(loaded, report, options)
-    if checkpoint is None and target.checkpoint_dir is not None:
-        from spec_format.checkpoint import load_checkpoint
-
-        checkpoint = load_checkpoint(target.checkpoint_dir)
-    _check_weights(ctx, checkpoint, verifier, target, report, options)
-    report.findings = _filtered(report.findings, options)
-    return report
+        return None
+    return _check_config(loaded, report, options)
 
 
 # -- weights, tensor data and verifier ------------------------------------------------------

@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/config.json"))
 VALID = sorted((ROOT / "tests" / "fixtures" / "valid").glob("*.json"))
 INVALID = sorted((ROOT / "tests" / "fixtures" / "invalid").glob("*/*.json"))
+#: what each speculators release writes: releases/<format version>/<type>/<case>.json
+RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 
 
 def load_case(path: Path) -> dict:

@@ -1,4 +1,5 @@
-"""Helpers for the tests that run Node.js tools (Ajv, tsc, json-schema-to-typescript).
+"""Helpers for the tests that run Node.js tools (Ajv, @hyperjump/json-schema, VS Code's JSON
+language service, tsc, json-schema-to-typescript).
 
 They skip, with the command to run, when Node.js or the pinned packages are missing; CI
 runs `npm ci` first so they never skip there.

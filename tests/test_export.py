@@ -12,7 +12,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from spec_format import export, schemas
+from spec_format import catalog, export, schemas
 
 VERSIONS = list(schemas.versions())
 ALL_FILES = export.export_all(drafts=tuple(export.Draft))
@@ -66,14 +66,18 @@ INSTANCES = _instances()
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("draft", list(export.Draft), ids=lambda d: d.value)
 def test_bundles_validate_exactly_like_the_source(version, draft):
-    """Same verdict and the same error locations as the hand-written, multi-file source."""
+    """Same verdict as the hand-written, multi-file source; the codegen form (the source's
+    structure) also the same error locations. The default form's if/then dispatch may report
+    deeper ones: inside the matching branch instead of at the oneOf."""
     for model_type in schemas.version_entry(version).types:
         source = schemas.validator(version, model_type)
-        bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
+        bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft, codegen=True))
+        generic = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
         for config in INSTANCES:
             want = sorted(tuple(e.absolute_path) for e in source.iter_errors(config))
             got = sorted(tuple(e.absolute_path) for e in bundled.iter_errors(config))
             assert got == want, (model_type, config.get("speculators_model_type"))
+            assert generic.is_valid(config) == (not want), model_type
     source_root = schemas.root_validator(version)
     root = VALIDATOR[draft](export.bundle_root(version, draft))
     for config in INSTANCES:
@@ -86,10 +90,55 @@ def test_draft07_keeps_annotations_beside_refs():
     assert prop["allOf"] == [{"$ref": "#/definitions/norm_before_residual"}]
     assert prop["default"] is False
     assert prop["x-consumer-defaults"]["vllm"] is True
+    assert prop["description"].startswith("EAGLE-3: apply hidden_norm")  # for editors
     root = export.bundle_root("0.9", "07")
-    assert set(root["discriminator"]["mapping"].values()) == {
-        f"#/definitions/{t}" for t in schemas.version_entry("0.9").types
+    assert [b["then"] for b in root["allOf"]] == [
+        {"$ref": f"#/definitions/{t}"} for t in schemas.version_entry("0.9").types
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("draft", list(export.Draft), ids=lambda d: d.value)
+def test_root_dispatches_in_plain_json_schema(version, draft):
+    """No OpenAPI discriminator and no oneOf in the export: an enum on the discriminator
+    and one if/then per type; code generators get the source form with codegen=True."""
+    types = list(schemas.version_entry(version).types)
+    root = export.bundle_root(version, draft)
+    assert "discriminator" not in root and "oneOf" not in root
+    assert root["required"] == ["speculators_model_type"]
+    assert root["properties"]["speculators_model_type"]["enum"] == types
+    conditions = [b["if"]["properties"]["speculators_model_type"]["const"] for b in root["allOf"]]
+    assert conditions == types
+    source_form = export.bundle_root(version, draft, codegen=True)
+    assert set(source_form["discriminator"]["mapping"]) == set(types)
+    assert len(source_form["oneOf"]) == len(types)
+
+
+def test_dispatch_rewrite_refuses_what_it_cannot_rewrite():
+    branches = [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}]
+    disc = {"propertyName": "kind", "mapping": {"a": "#/$defs/a", "b": "#/$defs/b"}}
+    out = export._generic_dispatch({"oneOf": branches, "discriminator": disc}, "#")
+    assert out["properties"]["kind"]["enum"] == ["a", "b"]
+    assert out["allOf"][1] == {
+        "if": {"properties": {"kind": {"const": "b"}}, "required": ["kind"]},
+        "then": {"$ref": "#/$defs/b"},
     }
+    with pytest.raises(export.ExportError, match="mapping and oneOf name different"):
+        export._generic_dispatch({"oneOf": branches[:1], "discriminator": disc}, "#")
+    with pytest.raises(export.ExportError, match="needs a mapping"):
+        export._generic_dispatch({"oneOf": branches, "discriminator": {"propertyName": "k"}}, "#")
+    with pytest.raises(export.ExportError, match="beside required"):
+        export._generic_dispatch(
+            {"oneOf": branches, "discriminator": disc, "required": ["x"]}, "#/items"
+        )
+
+
+def test_unknown_type_gets_one_error_listing_the_known_types():
+    root = Draft202012Validator(export.bundle_root("0.9"))
+    config = json.loads((EXAMPLES[0] / "config.json").read_text())
+    (error,) = root.iter_errors({**config, "speculators_model_type": "eagle-3"})
+    assert list(error.absolute_path) == ["speculators_model_type"]
+    assert "'eagle3'" in error.message and "'dflash'" in error.message
 
 
 def test_draft07_refuses_keywords_it_lacks():
@@ -181,27 +230,91 @@ def test_cli_show(cli):
     assert result.exit_code == 0
     assert json.loads(result.output) == export.bundle_type(schemas.latest_version(), "dflash")
     root = json.loads(cli("schema", "show", "speculators", "--draft", "07").output)
-    assert root["$schema"] == export.DRAFT_07 and "oneOf" in root
+    assert root["$schema"] == export.DRAFT_07 and "allOf" in root
     bad = cli("schema", "show", "eagle-3")
     assert bad.exit_code == 2
     assert "known types" in bad.output
 
 
-def test_cli_vscode(cli, tmp_path, monkeypatch):
+def test_cli_vscode_writes_a_local_schema_by_default(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     result = cli("schema", "vscode")
-    settings = json.loads(result.output)
-    (entry,) = settings["json.schemas"]
-    assert entry["url"].endswith("/draft-07/speculators.schema.json")
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout)["json.schemas"]
+    assert entry["url"] == "./.vscode/specfmt/0.9/draft-07/speculators.schema.json"
+    committed = ROOT / "generated" / "schemas" / "0.9" / "draft-07" / "speculators.schema.json"
+    assert (tmp_path / entry["url"]).read_text() == committed.read_text()
     assert "**/*speculator*/config.json" in entry["fileMatch"]
     assert "**/config.json" not in entry["fileMatch"]  # far too broad, see docs/guide/editors.md
 
-    monkeypatch.chdir(tmp_path)
     result = cli(
-        "schema", "vscode", "--schema-dir", ".vscode/specfmt", "--match", "drafts/*/config.json"
+        "schema", "vscode", "--schema-dir", "drafts/schema", "--match", "drafts/*/config.json"
     )
-    settings = json.loads(result.stdout)
-    (entry,) = settings["json.schemas"]
+    (entry,) = json.loads(result.stdout)["json.schemas"]
     assert entry["fileMatch"] == ["drafts/*/config.json"]
-    assert entry["url"].startswith("./.vscode/specfmt/")
-    written = json.loads((tmp_path / entry["url"]).read_text())
-    assert written["$schema"] == export.DRAFT_07
+    assert entry["url"].startswith("./drafts/schema/")
+    assert json.loads((tmp_path / entry["url"]).read_text())["$schema"] == export.DRAFT_07
+
+
+def test_cli_vscode_url_points_at_a_published_copy(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = "https://schemas.example.org/0.9/draft-07/speculators.schema.json"
+    result = cli("schema", "vscode", "--url", url)
+    (entry,) = json.loads(result.stdout)["json.schemas"]
+    assert entry["url"] == url
+    assert not list(tmp_path.iterdir())  # wrote nothing
+
+
+def test_cli_export_codegen_keeps_the_discriminator(cli, tmp_path):
+    result = cli("schema", "export", "--version", "0.9", "--codegen", "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    root = json.loads((tmp_path / "0.9" / "speculators.schema.json").read_text())
+    assert root["discriminator"]["propertyName"] == "speculators_model_type"
+
+
+# -- publishing -------------------------------------------------------------------------------
+
+
+def test_each_id_is_its_path_under_the_base_uri():
+    """Publishing generated/schemas/ as it is at base_uri serves every file at its $id."""
+    base = catalog.data()["base_uri"]
+    for path, uri in export.published_files():
+        assert uri == base + path
+
+
+def test_schemastore_entry_is_committed_and_points_at_the_roots():
+    entry = export.schemastore_entry()
+    committed = ROOT / "generated" / "schemastore" / "catalog-entry.json"
+    assert json.loads(committed.read_text()) == entry
+    # the shape SchemaStore's catalog schema asks for
+    assert {"name", "description", "url"} <= set(entry)
+    assert len(set(entry["fileMatch"])) == len(entry["fileMatch"])
+    urls = [entry["url"], *entry["versions"].values()]
+    assert all(u.startswith("https://") for u in urls)
+    assert list(entry["versions"]) == VERSIONS
+    for version, url in entry["versions"].items():
+        assert url == export.bundle_root(version, "07")["$id"]
+    assert entry["url"] == entry["versions"][schemas.latest_version()]
+    assert entry["fileMatch"] == export.default_globs(schemas.latest_version())
+
+
+def _paragraphs(path):
+    return [p for p in path.read_text(encoding="utf-8").split("\n\n") if "specfmt.dev" in p]
+
+
+def test_no_document_presents_the_ids_as_live_addresses():
+    """specfmt.dev serves nothing: where a guide or the README names it, the same paragraph
+    says it is a $id or points at the publishing guide; tool output never links there."""
+    guides = sorted((ROOT / "docs" / "guide").glob("*.md"))
+    # publishing.md is the page that says what is (not) served there
+    pages = [ROOT / "README.md", *(p for p in guides if p.name != "publishing.md")]
+    loose = [
+        f"{page.relative_to(ROOT)}: {para.strip()[:120]}"
+        for page in pages
+        for para in _paragraphs(page)
+        if "$id" not in para and "publish" not in para.lower()
+    ]
+    assert not loose, "\n".join(loose)
+    from spec_format.links import DOCS_URL
+
+    assert DOCS_URL is None or "specfmt.dev" not in DOCS_URL

@@ -72,8 +72,8 @@ def snippets(root: Path) -> dict[str, str]:
     out["validate-json.txt"] = _console(["validate", "--format", "json", example], root)
     out["migrate-example.txt"] = _console(["migrate", "--dry-run", config], root, expect=(0,))
     out["history.txt"] = _console(["history"], root, expect=(0,))
-    out["schema-vscode.txt"] = _console(["schema", "vscode"], root)
     with tempfile.TemporaryDirectory() as tmp:
+        out["schema-vscode.txt"] = _console(["schema", "vscode"], Path(tmp))  # writes a file
         draft = Path(tmp) / "drafts" / "qwen3-8b-dflash"
         draft.mkdir(parents=True)
         (draft / "config.json").write_text(json.dumps(_broken_draft(root), indent=2) + "\n")
@@ -94,7 +94,29 @@ def snippets(root: Path) -> dict[str, str]:
             ["fix", "--dry-run", "drafts/llama-eagle3"], Path(tmp), expect=(0,)
         )
     out["api-docstring.txt"] = _api_examples()
+    out["publish-table.md"] = _publish_table()
+    from spec_format import export
+
+    out["schemastore-entry.txt"] = f"```json\n{export.dumps(export.schemastore_entry())}```\n"
     return {f"generated/docs/snippets/{k}": v for k, v in out.items()}
+
+
+def _publish_table() -> str:
+    """Which committed files are to be served at which addresses (their $ids), per version."""
+    from spec_format import catalog, export, schemas
+
+    base = catalog.data()["base_uri"]
+    by_folder: dict[str, list[str]] = {}
+    for path, uri in export.published_files():
+        if uri != base + path:
+            raise SystemExit(f"{path}: $id {uri} is not {base}{path}; publishing would break")
+        folder, name = path.rsplit("/", 1)
+        by_folder.setdefault(folder, []).append(name.removesuffix(schemas.SCHEMA_SUFFIX))
+    lines = ["| folder in `generated/schemas/` | serve at | files (`<name>.schema.json`) |"]
+    lines.append("|---|---|---|")
+    for folder, names in by_folder.items():
+        lines.append(f"| `{folder}/` | `{base}{folder}/` | {', '.join(names)} |")
+    return "\n".join(lines) + "\n"
 
 
 def _api_examples() -> str:

@@ -18,6 +18,7 @@ GUIDE_ORDER = (
     "ci",
     "editors",
     "schemas",
+    "publishing",
     "python-api",
 )
 

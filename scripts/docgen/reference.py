@@ -83,7 +83,7 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
         "",
         "| | |",
         "|---|---|",
-        f"| Schema | `{doc['$id']}` (draft-07: `{export.draft07_uri(version, name)}`) |",
+        f"| Schema `$id` | `{doc['$id']}` (draft-07: `{export.draft07_uri(version, name)}`) |",
         f"| Model / TypeScript name | `{doc.get('title', '')}` |",
         f"| In format versions | {ranges(universe, catalog_versions())} |",
         f"| Required keys | {', '.join(f'`{r}`' for r in doc.get('required', [])) or 'none'} |",
@@ -198,11 +198,14 @@ def version_page(cat: Catalogue, version: str) -> str:
         "",
         "## Schemas",
         "",
-        f"- root (`oneOf` over the types): `{schemas.schema_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
+        "`$id` of the root schema (dispatching on `speculators_model_type` to the type's schema):",
+        "",
+        f"- 2020-12: `{schemas.schema_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
         f"- draft-07: `{export.draft07_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
         "",
         f"`specfmt schema export --version {version}` writes them (see "
-        "[schemas for other languages](../../guide/schemas.md)).",
+        "[schemas for other languages](../../guide/schemas.md)). A `$id` names a schema; "
+        "nothing is fetched from it (see [publishing](../../guide/publishing.md)).",
     ]
     if prev:
         lines += ["", f"## Changes from {prev}", ""]

@@ -212,7 +212,7 @@ class Catalogue:
         bundles, fields = {}, {}
         for version, entry in schemas.versions().items():
             for model_type in entry.types:
-                doc = export.bundle_type(version, model_type)
+                doc = export.bundle_type(version, model_type, codegen=True)
                 bundles[(version, model_type)] = doc
                 fields[(version, model_type)] = walk_fields(doc)
         return cls(bundles, fields)

@@ -64,7 +64,10 @@ def forward_command(
         Dtype.auto, "--dtype", help="auto keeps the checkpoint's float dtype."
     ),
     dump: Path = typer.Option(
-        None, "--dump", help="Write logits and draft_token_ids to this safetensors file."
+        None,
+        "--dump",
+        help="Write logits and draft_token_ids to this safetensors file (replaced "
+        "atomically; /dev/null, /dev/stdout and FIFOs are written through).",
     ),
     compare: Path = typer.Option(
         None, "--compare", help="Compare with a --dump file; exit 1 on mismatch."
@@ -74,9 +77,11 @@ def forward_command(
 ) -> None:
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
-    Needs torch: pip install 'specfmt\\[forward]'. Exit codes: 0 ok, 1 the checkpoint cannot
-    run (missing/unexpected/misshapen tensor, NaN) or --compare mismatch, 2 usage error or
-    unsupported feature, 3 an input could not be read.
+    The config is read and checked as `specfmt validate` does; a config with errors is
+    refused with its findings. Needs torch: pip install 'specfmt\\[forward]'. Exit codes: 0
+    ok, 1 the config has errors or the checkpoint cannot run (missing/unexpected/misshapen
+    tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond
+    the reference's limits, 3 an input could not be read or --dump could not be written.
     """
     from spec_format.forward import ForwardOptions, render_text, run_forward
 

@@ -45,13 +45,19 @@ def export_command(
         "<version>/draft-07/).",
         file_okay=False,
     ),
+    codegen: bool = typer.Option(
+        False,
+        "--codegen",
+        help="Keep oneOf + the OpenAPI discriminator (what code generators turn into tagged "
+        "unions) instead of the enum + if/then dispatch validators and editors understand.",
+    ),
 ) -> None:
     """Write one self-contained schema per type and one root schema per format version.
 
     Every $ref is resolved inside each file, so nothing needs to be fetched; the $id of each
-    file is stable (its published URI).
+    file is a stable identifier (never fetched; see the publishing guide).
     """
-    files = export.export_all(_versions(version), drafts=(draft,))
+    files = export.export_all(_versions(version), drafts=(draft,), codegen=codegen)
     for path in export.write_export(files, output):
         typer.echo(str(path))
 
@@ -86,11 +92,17 @@ def show_command(
 def vscode_command(
     version: str = typer.Option(None, "--version", help="Format version (default: the newest)."),
     schema_dir: Path = typer.Option(
-        None,
+        Path(".vscode/specfmt"),
         "--schema-dir",
-        help="Also write the draft-07 root schema into this folder (relative to the workspace) "
-        "and point the settings at that file instead of the published URI: works offline.",
+        help="Folder (relative to the workspace) to write the draft-07 root schema into; the "
+        "settings point at that file, so the editor needs no network.",
         file_okay=False,
+    ),
+    url: str = typer.Option(
+        None,
+        "--url",
+        help="Point the settings at this address instead, where you publish the draft-07 root "
+        "schema (see the publishing guide); writes nothing.",
     ),
     match: list[str] = typer.Option(
         None,
@@ -98,7 +110,7 @@ def vscode_command(
         help="Path glob of draft config.json files (repeatable); replaces the default globs.",
     ),
 ) -> None:
-    """Print a VS Code settings snippet that maps draft config.json files to the schema.
+    """Write the schema into the workspace and print a VS Code settings snippet for it.
 
     config.json is too common a name to match alone (every Hugging Face model has one), so
     the snippet matches paths: directories named after a draft type or 'speculator'. Paste it
@@ -107,7 +119,7 @@ def vscode_command(
     version = version or schemas.latest_version()
     schemas.version_entry(version)
     name = export.root_name(version)
-    if schema_dir is not None:
+    if url is None:
         (written,) = export.write_export(
             [
                 export.ExportedFile(
@@ -122,8 +134,6 @@ def vscode_command(
         )
         typer.echo(f"wrote {written}", err=True)
         url = written.resolve().as_uri() if schema_dir.is_absolute() else "./" + written.as_posix()
-    else:
-        url = export.draft07_uri(version, name + schemas.SCHEMA_SUFFIX)
     settings = export.vscode_settings(url, list(match) if match else export.default_globs(version))
     json.dump(settings, stdout(), indent=2)
     stdout().write("\n")

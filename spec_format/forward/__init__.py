@@ -4,7 +4,8 @@
 result renders as text or JSON. torch is imported only when ``run_forward`` is called
 (``pip install 'specfmt[forward]'``): importing this package does not import it.
 
-Layout: ``config`` resolves config.json (no torch); ``blocks`` holds the shared modules
+Layout: ``config`` reads config.json through validate's checks and resolves it (no
+torch); ``limits`` bounds what one run may compute (no torch); ``blocks`` holds the shared modules
 (RMSNorm, RoPE, eager attention, MLP, decoder layer, masks); one module per algorithm
 (``eagle3``, ``dflash``, ``peagle``, ``dspark``, ``dflash2``, ``xpress``, ``mtp``) states its
 difference from them; ``loader`` is the strict loader, ``inputs`` the verifier-side inputs,

@@ -24,6 +24,7 @@ import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
 from spec_format.forward.config import LayerSpec, RopeSpec
+from spec_format.forward.errors import CheckpointError
 
 # ----------------------------------------------------------------------------- norms
 
@@ -158,6 +159,25 @@ class RotaryEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.rope.rope_type}, theta={self.rope.theta}, hd={self.hd}"
+
+
+def check_rope(layer: LayerSpec, positions: int) -> None:
+    """Compute the RoPE frequencies once before anything is built: parameters that divide
+    by zero or give non-finite frequencies are a :class:`CheckpointError` naming RoPE, not
+    a crash or NaN logits later."""
+    rope = layer.rope
+    try:
+        inv_freq, scale = rope_inv_freq(rope, layer.hd, positions)
+        ok = bool(torch.isfinite(inv_freq).all()) and math.isfinite(scale)
+    except (ArithmeticError, ValueError) as exc:
+        ok, why = False, f" ({exc})"
+    else:
+        why = ": the frequencies are not finite"
+    if not ok:
+        raise CheckpointError(
+            f"transformer_layer_config RoPE ({rope.rope_type}, theta {rope.theta}, "
+            f"{rope.params}) cannot be computed{why}; check rope_parameters"
+        )
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:

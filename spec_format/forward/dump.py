@@ -11,14 +11,18 @@ tolerance, e.g. between float32 and bfloat16), which is reported but not a misma
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import stat
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import save_file
+from safetensors.torch import save
 
 from spec_format.errors import InputError, UsageError
 from spec_format.forward.draft import DraftOutput
+from spec_format.forward.inputs import open_regular
 from spec_format.forward.result import Comparison
 
 # (logits, chosen verifier ids, chosen draft ids) of the step-0 rows and of the chain
@@ -47,25 +51,101 @@ def dump_tensors(out: DraftOutput) -> dict[str, torch.Tensor]:
 
 
 def write_dump(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    write_output(path, save(tensors, metadata=metadata))
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` the way ``spec_format.outfile.write_output`` (being built on
+    the ``hostile`` branch) does, in small: an absent name or a regular file (or a link to
+    one) is replaced atomically (a temporary file in the same directory, fsynced, with the
+    old file's mode, renamed over it); anything else there (``/dev/null``, ``/dev/stdout``,
+    a FIFO) is written through as a shell redirect would, never replaced. Swap this for
+    the shared writer once it is merged: same call."""
     try:
-        save_file(tensors, str(tmp), metadata=metadata)
-        tmp.replace(path)  # no partial file on failure
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise UsageError(f"--dump {path}: cannot write ({exc})") from exc
-
-
-def _read(path: Path) -> dict[str, torch.Tensor]:
+        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc})") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"--dump {path} is a directory; name the file to write")
     try:
-        with safe_open(str(path), "pt") as f:
-            return {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            _write_through(path, data)
+            return
+        target = Path(os.path.realpath(path)) if os.path.islink(path) else path
+        if not target.parent.is_dir():
+            raise UsageError(
+                f"--dump {path}: the directory {target.parent} does not exist; create it first"
+            )
+        _replace(target, data, st)
+    except OSError as exc:
+        what = "the old file is unchanged" if st is not None else "nothing was written"
+        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc}); {what}") from None
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)  # no O_CREAT: the thing exists
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _replace(target: Path, data: bytes, st: os.stat_result | None) -> None:
+    tmp = target.parent / f".specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            _write_all(fd, data)
+            if st is not None:
+                mode = stat.S_IMODE(st.st_mode)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read(path: Path, ours: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | list[int] | None]:
+    """The tensors of a ``--compare`` file: those this run also has are read only when the
+    header shape equals ours (else the shape, so a mismatch is reported from the header
+    alone); the others as ``None`` (never read)."""
+    out: dict[str, torch.Tensor | list[int] | None] = {}
+    try:
+        with open_regular(path, "--compare") as f:
+            for name in f.keys():  # noqa: SIM118
+                if name not in ours:
+                    out[name] = None
+                    continue
+                shape = list(f.get_slice(name).get_shape())
+                out[name] = f.get_tensor(name) if shape == list(ours[name].shape) else shape
+    except InputError:
+        raise
     except Exception as exc:  # safetensors raises its own error types
         raise InputError(f"--compare {path}: not a readable safetensors file ({exc})") from exc
+    return out
 
 
 def compare(path: Path, ours: dict[str, torch.Tensor], atol: float) -> Comparison:
-    ref = _read(path)
+    ref = _read(path, ours)
     result = Comparison(path=str(path), atol=atol, ok=True)
     for logits_key, ids_key, draft_key in _GROUPS:
         if logits_key not in ref and logits_key not in ours:
@@ -74,12 +154,13 @@ def compare(path: Path, ours: dict[str, torch.Tensor], atol: float) -> Compariso
             where = "the reference" if logits_key not in ref else "this run"
             result.problems.append(f"{logits_key}: absent from {where}")
             continue
-        a, b = ours[logits_key], ref[logits_key].float()
-        if a.shape != b.shape:
+        a, b = ours[logits_key], ref[logits_key]
+        if not isinstance(b, torch.Tensor):
             result.problems.append(
-                f"{logits_key}: shape {list(a.shape)} here, {list(b.shape)} in the reference"
+                f"{logits_key}: shape {list(a.shape)} here, {b} in the reference"
             )
             continue
+        b = b.float()
         diff = (a - b).abs()
         worst = float(diff.max()) if diff.numel() else 0.0
         result.max_abs_diff[logits_key] = worst
@@ -104,16 +185,16 @@ def _compare_choices(
     result: Comparison,
 ) -> None:
     mine, theirs = ours[ids_key], ref[ids_key]
-    if mine.shape != theirs.shape:
+    if not isinstance(theirs, torch.Tensor):
         result.problems.append(
-            f"{ids_key}: shape {list(mine.shape)} here, {list(theirs.shape)} in the reference"
+            f"{ids_key}: shape {list(mine.shape)} here, {theirs} in the reference"
         )
         return
     logits = ours[logits_key]
     hard = []
     for row in (mine != theirs).nonzero().flatten().tolist():
         tie = False
-        if draft_key in ref and draft_key in ours:
+        if isinstance(ref.get(draft_key), torch.Tensor) and draft_key in ours:
             a, b = int(ours[draft_key][row]), int(ref[draft_key][row])
             tie = 0 <= b < logits.shape[1] and abs(float(logits[row, a] - logits[row, b])) <= atol
         if not tie:

@@ -23,9 +23,13 @@ class CheckpointError(SpecfmtError):
     """
 
     exit_code = 1
+    #: problem lines shown; the rest are counted
+    SHOWN = 60
 
     def __init__(self, summary: str, problems: list[str] | None = None) -> None:
         self.summary = summary
         self.problems = list(problems or [])
-        lines = [summary, *(f"  {p}" for p in self.problems)]
+        lines = [summary, *(f"  {p}" for p in self.problems[: self.SHOWN])]
+        if len(self.problems) > self.SHOWN:
+            lines.append(f"  ... and {len(self.problems) - self.SHOWN} more")
         super().__init__("\n".join(lines))

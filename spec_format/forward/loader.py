@@ -1,10 +1,13 @@
 """Strict loading of a draft checkpoint into its reference model.
 
-1. The checkpoint's headers are read by :func:`spec_format.checkpoint.load_checkpoint`
-   (one file or shards with an index; no tensor bytes) and compared with the tensor
-   contract of the config (:mod:`spec_format.contract`); any difference is a
+1. :func:`check_weights`: the checkpoint's headers are read by
+   :func:`spec_format.checkpoint.load_checkpoint` (one file or shards with an index; no
+   tensor bytes) and compared with the tensor contract evaluated on the config the forward
+   uses (:mod:`spec_format.contract`, ``DraftSpec.effective``); any difference is a
    :class:`CheckpointError` carrying the contract diff: every missing, unexpected,
-   misshapen or mistyped tensor.
+   misshapen or mistyped tensor. The contract must evaluate completely (every loop
+   expanded, every dimension known), so every size that shapes a tensor is bounded by
+   the tensors actually present before anything is built or allocated.
 2. The model is built on the meta device (no memory), and every parameter and buffer is
    assigned straight from the memory-mapped file: on CPU at the file's dtype the model's
    weights *are* the file's pages, so peak memory stays near the checkpoint size.
@@ -18,6 +21,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -28,8 +32,9 @@ import torch
 from safetensors import safe_open
 
 from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
-from spec_format.contract import diff_tensors, expected_tensors
+from spec_format.contract import ExpectedSet, diff_tensors, evaluate, expected_tensors
 from spec_format.errors import InputError, InternalError
+from spec_format.forward import limits
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.draft import DraftModel
 from spec_format.forward.errors import CheckpointError
@@ -103,11 +108,40 @@ class WeightFiles:
 # ----------------------------------------------------------------------------- contract
 
 
-def check_contract(config: dict[str, Any], files: WeightFiles) -> set[str]:
+@dataclass
+class CheckedWeights:
+    """A checkpoint whose headers match the contract of the spec (nothing read yet)."""
+
+    directory: Path
+    files: WeightFiles
+    verifier_owned: set[str]  # names the checkpoint may leave to the verifier
+
+    @property
+    def values(self) -> int:
+        return sum(math.prod(r.shape) for r in self.files.records.values())
+
+    def close(self) -> None:
+        self.files.close()
+
+
+def check_weights(directory: Path, spec: DraftSpec) -> CheckedWeights:
+    """Read the headers of ``directory`` and check them against the contract (module doc)."""
+    files = WeightFiles(directory)
+    try:
+        return CheckedWeights(directory, files, check_contract(spec, files))
+    except BaseException:
+        files.close()
+        raise
+
+
+def check_contract(spec: DraftSpec, files: WeightFiles) -> set[str]:
     """Raise :class:`CheckpointError` with the contract diff unless the headers match the
-    config's tensor contract; return the names the checkpoint may leave to the verifier."""
-    expected = expected_tensors(config)
-    diff = diff_tensors(expected, files.header())
+    tensor contract of ``spec.effective``; return the names the checkpoint may leave to the
+    verifier."""
+    expected = expected_tensors(spec.effective, spec.model_type)
+    header = files.header()
+    _require_evaluated(expected, header, files.directory)
+    diff = diff_tensors(expected, header)
     if not diff.ok:
         raise CheckpointError(
             f"{files.directory}: the tensors do not match the {expected.model_type} contract",
@@ -116,6 +150,30 @@ def check_contract(config: dict[str, Any], files: WeightFiles) -> set[str]:
     return {
         t.name for t in expected.tensors.values() if not t.required and t.role in VERIFIER_ROLES
     }
+
+
+def _require_evaluated(expected: ExpectedSet, header: dict, directory: Path) -> None:
+    """The contract left a loop unexpanded (more than MAX_LOOP iterations) or a dimension
+    unknown: the config claims sizes the weights cannot confirm; refuse before building."""
+    problems = []
+    for _pattern, tensor_spec, _variables in expected.patterns:
+        env = dict(expected.symbols.values)
+        bounds = [(var, evaluate(stop, env)) for var, _start, stop in tensor_spec.loops]
+        found = sum(1 for name in header if _pattern.fullmatch(name))
+        claimed = ", ".join(f"{var} < {value!r}" for var, value in bounds)
+        problems.append(
+            f"{tensor_spec.name} for {claimed}: the checkpoint holds {found} such tensors"
+        )
+    for t in expected.tensors.values():
+        if None in t.shape and (t.required or t.name in header):
+            problems.append(f"{t.name}: shape {t.describe_shape()} cannot be evaluated")
+    if problems:
+        problems.extend(expected.symbols.problems)
+        raise CheckpointError(
+            f"{directory}: the config's sizes do not describe these weights "
+            f"({', '.join(expected.symbols.describe(n) for n in ('L', 'H'))})",
+            problems,
+        )
 
 
 # ----------------------------------------------------------------------------- verifier
@@ -141,9 +199,11 @@ class Verifier:
         info = load_verifier(directory)
         problems = []
         if info.hidden_size != spec.H:
+            found = info.hidden_size if info.hidden_size is not None else info.get("hidden_size")
             problems.append(
-                f"verifier {info.where('hidden_size')} is {info.hidden_size}, the "
-                f"draft's hidden_size is {spec.H}"
+                f"verifier {info.where('hidden_size')} is {found!r}"
+                + (" (not an integer)" if info.hidden_size is None else "")
+                + f", the draft's hidden_size is {spec.H}"
             )
         if info.vocab_size is not None and info.vocab_size != spec.V:
             problems.append(
@@ -170,12 +230,12 @@ class Verifier:
                 f"{name}: absent from the draft and not found in the verifier "
                 f"({self.files.directory})"
             )
-        tensor = self.files.get(source)
-        if list(tensor.shape) != [spec.V, spec.H]:
+        shape = list(self.files.records[source].shape)  # from the header: nothing read yet
+        if shape != [spec.V, spec.H]:
             raise CheckpointError(
-                f"verifier {source} has shape {list(tensor.shape)}, expected [{spec.V}, {spec.H}]"
+                f"verifier {source} has shape {shape}, expected [{spec.V}, {spec.H}]"
             )
-        return tensor
+        return self.files.get(source)
 
     def close(self) -> None:
         self.files.close()
@@ -221,8 +281,7 @@ def checkpoint_dtype(files: WeightFiles) -> torch.dtype:
 
 
 def load_draft(
-    directory: Path,
-    config: dict[str, Any],
+    weights: CheckedWeights,
     spec: DraftSpec,
     model_class: type[DraftModel],
     *,
@@ -231,23 +290,32 @@ def load_draft(
     verifier_dir: Path | None = None,
     seed: int = 0,
 ) -> LoadedDraft:
-    """Build ``model_class(spec)`` on the meta device and fill it strictly (module doc).
-    ``dtype`` None keeps the checkpoint's float dtype: on CPU nothing is then copied."""
-    files = WeightFiles(directory)
+    """Build ``model_class(spec)`` on the meta device and fill it strictly (module doc) from
+    checked ``weights`` (closed on return). ``dtype`` None keeps the checkpoint's float
+    dtype: on CPU nothing is then copied."""
+    files, directory = weights.files, weights.directory
     verifier = None
     try:
         dtype = dtype or checkpoint_dtype(files)
-        verifier_owned = check_contract(config, files)
         with torch.device("meta"):
             model = model_class(spec)
         model.requires_grad_(False).eval()
-        _check_model_agrees(model, files, verifier_owned)
+        _check_model_agrees(model, files, weights.verifier_owned)
 
+        if verifier_dir is not None:  # checked against the draft even when nothing is missing
+            verifier = Verifier(verifier_dir, spec)
+        else:
+            limits.check_random_fill(
+                {
+                    name: meta.numel()
+                    for name, meta in _iter_state(model)
+                    if name not in files.location
+                },
+                weights.values,
+            )
         state: dict[str, torch.Tensor] = {}
         sources: dict[str, str] = {}
         nonfinite: list[str] = []
-        if verifier_dir is not None:  # checked against the draft even when nothing is missing
-            verifier = Verifier(verifier_dir, spec)
         generator = torch.Generator().manual_seed(seed)
         for name, meta in _iter_state(model):
             want = dtype if meta.dtype.is_floating_point else meta.dtype
@@ -285,7 +353,7 @@ def load_draft(
     finally:
         # safetensors tensors keep their own reference to the memory map; closing the
         # handles here does not unmap the weights the model holds.
-        files.close()
+        weights.close()
         if verifier is not None:
             verifier.close()
 

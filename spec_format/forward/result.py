@@ -95,6 +95,7 @@ class ForwardResult:
     steps: int = 0
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # validate's warnings on the config
     dump: str | None = None
     comparison: Comparison | None = None
 
@@ -169,6 +170,8 @@ def render_text(result: ForwardResult) -> str:
     )
     for note in result.notes:
         lines.append(f"  note: {note}")
+    for finding in result.findings:
+        lines.append(f"  validate: warning {finding}")
     if result.dump:
         lines.append(f"  wrote {result.dump}")
     if result.comparison is not None:

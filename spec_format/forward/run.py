@@ -7,13 +7,14 @@ works without the ``forward`` extra.
 from __future__ import annotations
 
 import importlib
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spec_format.errors import InputError, UsageError
-from spec_format.forward.config import DFLASH_FAMILY, EAGLE_FAMILY, DraftSpec, resolve
+from spec_format import catalog
+from spec_format.errors import UsageError
+from spec_format.forward import limits
+from spec_format.forward.config import FORWARD_CLASSES, DraftSpec, read_config, resolve
 from spec_format.forward.result import (
     DEVICES,
     DTYPES,
@@ -29,17 +30,6 @@ if TYPE_CHECKING:
 
     from spec_format.forward.draft import DraftModel, DraftOutput
 
-# speculators_model_type -> "module:Class" of its reference model
-MODEL_CLASSES = {
-    "eagle3": "eagle3:Eagle3Draft",
-    "peagle": "peagle:PEagleDraft",
-    "dflash": "dflash:DFlashDraft",
-    "dspark": "dspark:DSparkDraft",
-    "dflash2": "dflash2:DFlash2Draft",
-    "xpress": "xpress:XPressDraft",
-    "mtp": "mtp:MTPDraft",
-}
-
 
 def _import_torch() -> Any:
     try:
@@ -52,18 +42,8 @@ def _import_torch() -> Any:
 
 
 def model_class(model_type: str) -> type[DraftModel]:
-    module, name = MODEL_CLASSES[model_type].split(":")
+    module, name = FORWARD_CLASSES[model_type].split(":")
     return getattr(importlib.import_module(f"spec_format.forward.{module}"), name)
-
-
-def read_config(checkpoint: Path) -> dict[str, Any]:
-    path = checkpoint / "config.json" if checkpoint.is_dir() else checkpoint
-    if not path.is_file():
-        raise InputError(f"{checkpoint}: no config.json found")
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from exc
 
 
 def _device(torch: Any, name: str) -> torch.device:
@@ -89,17 +69,18 @@ def _check_options(opts: ForwardOptions, spec: DraftSpec, tokens: int) -> tuple[
     if opts.top_k < 1:
         raise UsageError(f"--top-k must be at least 1 (got {opts.top_k})")
     steps = 0
-    if spec.model_type in EAGLE_FAMILY:
+    if spec.model_type in catalog.family("chain"):
         if opts.steps is None:
-            steps = max((spec.speculative_tokens or 1) - 1, 0)
+            steps = limits.default_steps(spec)
         elif opts.steps < 0:
             raise UsageError(f"--steps must be 0 or more (got {opts.steps})")
         else:
+            limits.check_steps(opts.steps)
             steps = opts.steps
     elif opts.steps:
         raise UsageError(f"--steps applies to eagle3 and peagle, not {spec.model_type}")
     anchor = None
-    if spec.model_type in DFLASH_FAMILY:
+    if spec.model_type in catalog.family("block"):
         anchor = tokens - 1 if opts.anchor is None else opts.anchor
         if anchor < 0:
             anchor += tokens
@@ -107,7 +88,7 @@ def _check_options(opts: ForwardOptions, spec: DraftSpec, tokens: int) -> tuple[
             raise UsageError(f"--anchor {opts.anchor} is outside the {tokens} input positions")
     elif opts.anchor is not None:
         raise UsageError(
-            f"--anchor applies to the DFlash family ({', '.join(DFLASH_FAMILY)}), "
+            f"--anchor applies to the DFlash family ({', '.join(catalog.family('block'))}), "
             f"not {spec.model_type}"
         )
     return steps, anchor
@@ -195,25 +176,36 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     cannot run: missing/unexpected/misshapen tensor, NaN, a verifier that does not fit) or
     :class:`~spec_format.forward.errors.UnsupportedError` (a feature without a port).
     """
-    torch = _import_torch()
-    from spec_format.forward import dump as dumping
-    from spec_format.forward.inputs import random_inputs, read_inputs
-    from spec_format.forward.loader import load_draft
-
     checkpoint = Path(opts.checkpoint)
-    config = read_config(checkpoint)
-    spec = resolve(config)
-    directory = checkpoint if checkpoint.is_dir() else checkpoint.parent
-    device = _device(torch, opts.device)
-    inputs = (
-        read_inputs(Path(opts.inputs), spec)
-        if opts.inputs is not None
-        else random_inputs(spec, opts.tokens, opts.seed)
-    )
-    steps, anchor = _check_options(opts, spec, inputs.tokens)
+    checked = read_config(checkpoint)  # validate's reader and checks; refuses on errors
+    spec = resolve(checked)
+    limits.check_seed(opts.seed)
+    limits.check_model_loops(spec)
     if opts.verifier is not None and not Path(opts.verifier).is_dir():
         raise UsageError(f"--verifier {opts.verifier}: not a directory")
+    torch = _import_torch()
+    from spec_format.forward import dump as dumping
+    from spec_format.forward.blocks import check_rope
+    from spec_format.forward.inputs import inputs_length, random_inputs, read_inputs
+    from spec_format.forward.loader import check_weights, load_draft
+
+    directory = checkpoint if checkpoint.is_dir() else checkpoint.parent
+    device = _device(torch, opts.device)
     dtype = _dtype(torch, opts.dtype)
+    if opts.inputs is None and opts.tokens < 1:
+        raise UsageError(f"--tokens must be at least 1 (got {opts.tokens})")
+    # every size is checked before anything is allocated: the config's against the
+    # weights' headers (the tensor contract), the run's against the limits
+    weights = check_weights(directory, spec)
+    try:
+        tokens = inputs_length(Path(opts.inputs), spec) if opts.inputs else opts.tokens
+        steps, anchor = _check_options(opts, spec, tokens)
+        limits.check_work(spec, tokens, steps, what="--inputs T" if opts.inputs else "--tokens")
+        block = spec.flag("block_size") if anchor is not None else 0
+        check_rope(spec.layer, tokens + steps + block)
+    except BaseException:
+        weights.close()
+        raise
 
     def sync() -> None:
         if device.type == "cuda":
@@ -221,8 +213,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
 
     start = time.perf_counter()
     loaded = load_draft(
-        directory,
-        config,
+        weights,
         spec,
         model_class(spec.model_type),
         device=device,
@@ -232,6 +223,11 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     )
     sync()
     load_seconds = time.perf_counter() - start
+    inputs = (
+        read_inputs(Path(opts.inputs), spec)
+        if opts.inputs is not None
+        else random_inputs(spec, tokens, opts.seed)
+    )
 
     ids = inputs.input_ids.to(device)
     hidden = inputs.hidden_states.to(device=device, dtype=loaded.dtype)
@@ -260,6 +256,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
         steps=steps,
         warnings=loaded.warnings,
         notes=spec.notes,
+        findings=checked.findings,
     )
     tensors = dumping.dump_tensors(out)
     if opts.dump is not None:

@@ -2,7 +2,8 @@
 
 One run; ``tool.driver.rules`` describes every rule that produced a result, built from the
 rule registry (summary, "What it checks", the whole explanation as help, and the rule's doc
-page as ``helpUri``), sorted by id so the output is stable. Each finding is a result with the
+page as ``helpUri`` once the docs are published: see spec_format.links), sorted by id so the
+output is stable. Each finding is a result with the
 rule's effective level (profiles change severities), the message, and the file position when
 known. Columns count Unicode code points, which the run declares in ``columnKind``.
 """
@@ -33,11 +34,7 @@ def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary()},
         "fullDescription": {"text": " ".join(checks.split())},
-        "helpUri": rule_doc_url(rule.id),
-        "help": {
-            "text": rule.doc,
-            "markdown": f"{rule.doc}\n\n[Documentation of {rule.id}]({rule_doc_url(rule.id)})",
-        },
+        "help": {"text": rule.doc, "markdown": rule.doc},
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
         "properties": {
             "tags": [rule.layer.value],
@@ -45,6 +42,10 @@ def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
             "since": rule.since,
         },
     }
+    url = rule_doc_url(rule.id)
+    if url:
+        descriptor["helpUri"] = url
+        descriptor["help"]["markdown"] += f"\n\n[Documentation of {rule.id}]({url})"
     if rule.references:
         descriptor["properties"]["references"] = list(rule.references)
     return descriptor
@@ -93,7 +94,6 @@ def sarif_log(report: Report, verbosity: int = 1) -> dict[str, Any]:
                 "name": "specfmt",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": DOCS_URL,
                 "rules": rules,
             }
         },
@@ -101,6 +101,8 @@ def sarif_log(report: Report, verbosity: int = 1) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.rule]) for f in findings],
     }
+    if DOCS_URL:
+        run["tool"]["driver"]["informationUri"] = DOCS_URL
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from spec_format.forward.config import resolve
-from spec_format.forward.loader import load_draft
+from spec_format.forward.config import read_config, resolve
+from spec_format.forward.loader import check_weights, load_draft
 from spec_format.forward.run import model_class
 from spec_format.testing import builder
 
@@ -29,11 +28,9 @@ def build(directory: Path, config: dict[str, Any], **kwargs: Any) -> Path:
 
 def load(directory: Path, dtype: torch.dtype = torch.float32, **kwargs: Any):
     """The loaded reference model of a checkpoint directory."""
-    config = json.loads((directory / "config.json").read_text())
-    spec = resolve(config)
+    spec = resolve(read_config(directory))
     return load_draft(
-        directory,
-        config,
+        check_weights(directory, spec),
         spec,
         model_class(spec.model_type),
         device=torch.device("cpu"),

@@ -13,6 +13,7 @@ from forward_helpers import build, tiny_config
 from safetensors.torch import load_file, save_file
 from typer.testing import CliRunner
 
+from spec_format import catalog
 from spec_format.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,9 +67,7 @@ def test_dump_then_compare(eagle, tmp_path):
     assert cli(eagle, "--steps", "2", "--compare", dump, "--atol", "0.02").exit_code == 0
 
 
-@pytest.mark.parametrize(
-    "model_type", ["eagle3", "peagle", "dflash", "dspark", "dflash2", "xpress", "mtp"]
-)
+@pytest.mark.parametrize("model_type", catalog.forward_types())
 def test_every_type_dumps_and_compares_with_itself(tmp_path, model_type):
     path = build(tmp_path / model_type, tiny_config(model_type))
     dump = tmp_path / "out.safetensors"

@@ -58,10 +58,11 @@ def test_supported_rope_types_run(tmp_path, rope):
     assert result.ok
 
 
-def test_unsupported_layer_model_type_is_refused_by_name(tmp_path):
+def test_a_config_validate_rejects_is_refused_with_validates_findings(tmp_path):
     config = tiny_config("eagle3", {"transformer_layer_config.model_type": "mistral"})
-    with pytest.raises(UnsupportedError, match="model_type 'mistral'"):
+    with pytest.raises(CheckpointError, match="X009 transformer_layer_config.model_type") as info:
         forward(_write(tmp_path, config))
+    assert info.value.exit_code == 1
 
 
 def test_unsupported_mtp_layer_type_is_refused_by_name(tmp_path):

@@ -41,8 +41,7 @@ CASES = [
 ATOL = 1e-5
 
 
-@pytest.fixture(scope="module")
-def probe(request) -> dict[str, dict]:
+def _need_env(request) -> None:
     wanted = (
         "interop" in (request.config.getoption("-m") or "")
         or os.environ.get("SPECFMT_INTEROP") == "1"
@@ -51,6 +50,11 @@ def probe(request) -> dict[str, dict]:
         pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
     if not ((ENV / ".ok").is_file() and PYTHON.exists()):
         pytest.skip(f"no speculators 0.9.0 environment in {CACHE} (scripts/interop-envs.sh)")
+
+
+@pytest.fixture(scope="module")
+def probe(request) -> dict[str, dict]:
+    _need_env(request)
     proc = subprocess.run(
         [str(PYTHON), str(PROBE)],
         capture_output=True,
@@ -75,3 +79,41 @@ def test_matches_the_training_model(probe, case):
     result = probe[case]
     assert "error" not in result, result.get("error")
     assert result["max_abs_diff"] <= ATOL
+
+
+_CLASS_DEFAULTS = """
+import json
+from transformers import LlamaConfig, Qwen3Config
+print(json.dumps({"llama": LlamaConfig().to_dict(), "qwen3": Qwen3Config().to_dict()}))
+"""
+
+
+def test_layer_class_defaults_are_those_of_transformers(request):
+    """The only defaults the forward keeps are transformers' config-class defaults; they
+    must be the classes' own (transformers of the speculators 0.9 environment)."""
+    _need_env(request)
+    from spec_format.forward.config import LAYER_CLASS_DEFAULTS
+
+    proc = subprocess.run(
+        [str(PYTHON), "-c", _CLASS_DEFAULTS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ENV), "TRANSFORMERS_OFFLINE": "1"},
+    )
+    classes = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name, ours in LAYER_CLASS_DEFAULTS.items():
+        theirs = classes[name]
+        derived = {
+            "num_key_value_heads": theirs["num_attention_heads"],
+            "head_dim": theirs["hidden_size"] // theirs["num_attention_heads"],
+            "rope_theta": (theirs.get("rope_parameters") or {}).get("rope_theta"),
+        }
+        for key, value in ours.items():
+            expected = theirs.get(key)
+            if expected is None:
+                expected = derived.get(key)
+            if expected is None and key not in theirs:
+                continue  # not an attribute of this class (Qwen3 MLPs have no bias)
+            assert (value if value is not None else derived[key]) == expected, (name, key)

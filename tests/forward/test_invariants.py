@@ -6,6 +6,8 @@ import pytest
 import torch
 from forward_helpers import build, inputs, load, tiny_config
 
+from spec_format import catalog
+
 SLIDING_DFLASH = {
     "transformer_layer_config.layer_types": ["sliding_attention", "sliding_attention"],
     "transformer_layer_config.use_sliding_window": True,
@@ -211,7 +213,7 @@ def test_dflash_sliding_window_is_measured_from_the_anchor(tmp_path):
     assert mask[:, :6].tolist() == [[False, False, False, True, True, True]] * 4
 
 
-@pytest.mark.parametrize("model_type", ["dflash", "dspark", "dflash2", "xpress"])
+@pytest.mark.parametrize("model_type", catalog.family("block"))
 def test_sample_from_anchor_changes_the_number_of_drafted_positions(tmp_path, model_type):
     B = 4
     counts = {}
@@ -241,7 +243,7 @@ def test_peagle_depth0_rows_ignore_the_mask_rows(tmp_path):
 # ----------------------------------------------------------------------------- all types
 
 
-ALL_TYPES = ["eagle3", "peagle", "dflash", "dspark", "dflash2", "xpress", "mtp"]
+ALL_TYPES = list(catalog.forward_types())
 
 
 @pytest.mark.parametrize("model_type", ALL_TYPES)
@@ -257,9 +259,7 @@ def test_same_seed_same_output_float32_bitwise(tmp_path, model_type):
                 ids,
                 hidden,
                 steps=0,
-                anchor=5
-                if model.spec.model_type in ("dflash", "dspark", "dflash2", "xpress")
-                else None,
+                anchor=5 if model.spec.model_type in catalog.family("block") else None,
             )
         )
     assert torch.equal(outs[0].logits, outs[1].logits)
@@ -278,7 +278,7 @@ BF16_ATOL = 0.02
 @pytest.mark.parametrize("model_type", ALL_TYPES)
 def test_float32_and_bfloat16_agree(tmp_path, model_type):
     path = build(tmp_path / model_type, tiny_config(model_type), seed=2)
-    anchor = 5 if model_type in ("dflash", "dspark", "dflash2", "xpress") else None
+    anchor = 5 if model_type in catalog.family("block") else None
     outs = {}
     for dtype in (torch.float32, torch.bfloat16):
         model = load(path, dtype=dtype)

@@ -15,6 +15,8 @@ python -m pip install -q -e '.[dev,forward,deep,remote]'
 
 echo "== one environment per speculators release for the interop tests (cached in .cache/interop)"
 bash scripts/interop-envs.sh
+echo "== one CPU environment per vLLM release for the reader tests (cached in .cache/vllm)"
+bash scripts/reader-envs.sh
 
 echo "== Node.js packages (TypeScript generation, Ajv, tsc), pinned by package-lock.json"
 npm ci --no-audit --no-fund
@@ -23,5 +25,5 @@ echo "== generated files are up to date"
 python scripts/generate.py --check
 echo "== lint"
 ruff check .
-echo "== tests (interop included)"
+echo "== tests (interop and readers included)"
 SPECFMT_INTEROP=1 python -m pytest -q "$@"

@@ -26,7 +26,7 @@ Options choose the profile, the format version and the rules; under the strict p
 every warning is an error:
 
 >>> strict = spec_format.ValidateOptions(profile=spec_format.Profile.STRICT)
->>> spec_format.validate(["examples/qwen3-8b-eagle3"], strict).exit_code
+>>> spec_format.validate(["examples/qwen3-8b-dflash"], strict).exit_code
 1
 >>> only = spec_format.ValidateOptions(select=frozenset({"S101", "S102"}))
 >>> spec_format.validate(["examples/qwen3-8b-eagle3"], only).files[0].findings

@@ -1,11 +1,15 @@
 """``specfmt fix``: write out the defaults readers disagree about, without changing version.
 
-The values come from the schema of the config's own format version (its ``default``
-keyword, like check-jsonschema's ``--fill-defaults``), and each filled key is reported with
-the reason, taken from the property's ``x-consumer-defaults`` where readers disagree. Two
-keys are not plain schema defaults: DSpark's ``sample_from_anchor`` when absent means
-false for the builds that omitted it (see :mod:`spec_format.migration.eras`), and the
-layer config's ``model_type`` defaults to the class the release builds.
+Which keys: every field whose absence some reader release of the reader table
+(``schema/readers/``) reads differently from the writer, the speculators release of the
+config's own format version. The value written is the writer's default (the schema's
+``default``, like check-jsonschema's ``--fill-defaults``); then every field the engines
+(``--engine``, or the newest covered release of each) still read differently is set to the
+value under which they all mean what the writer means, when one exists, and reported with
+the reason when none does. Two keys are not plain schema defaults: DSpark's
+``sample_from_anchor`` when absent means false for the builds that omitted it (see
+:mod:`spec_format.migration.eras`), and the layer config's ``model_type`` defaults to the
+class the release builds (the catalog's ``default_layer``).
 """
 
 from __future__ import annotations
@@ -14,29 +18,22 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format import catalog, schemas, versions
+from spec_format import catalog, disputes, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
+from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.records import Change, Editor, Problem, pointer
 from spec_format.migration.steps._common import TLC
 
 FIX_STEP = "fix"
-
-#: top-level keys whose absence readers interpret differently or whose default changed
-EXPLICIT_KEYS = (
-    "norm_before_residual",
-    "norm_before_fc",
-    "fc_norm",
-    "norm_output",
-    "sample_from_anchor",
-    "sliding_window_non_causal",
-)
 
 
 @dataclass(frozen=True)
 class FixOptions:
     format_version: str | None = None  # None: the detected one
     verifier: dict[str, Any] | None = None  # the verifier's config (--verifier)
+    #: the engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    engines: tuple[str, ...] = ()
 
 
 @dataclass
@@ -79,13 +76,13 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
             f"that has it ({', '.join(versions.lines_with_type(model_type)) or 'none'})"
         )
     result = FixResult(original=copy.deepcopy(document), document=document, detection=detection)
+    engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
     ed = Editor(era.document, FIX_STEP)
-    for key in EXPLICIT_KEYS:
-        node = schemas.resolve(line, model_type, (key,))
-        if not node or key in ed.doc or "default" not in node:
-            continue
-        ed.set(pointer(key), node["default"], _why(line, node))
+    writer = disputes.writer_of(line)
+    if writer is not None:
+        _write_disputed_defaults(ed, model_type, line, writer)
+        make_engines_agree(ed, line, engines, named=bool(engines))
     _fill_aux_ids(ed, model_type, line, options.verifier)
     tlc = ed.doc.get(TLC)
     if isinstance(tlc, dict) and "model_type" not in tlc:
@@ -103,23 +100,28 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
     return result
 
 
-def _why(line: str, node: dict[str, Any]) -> str:
-    readers = node.get("x-consumer-defaults") or {}
-    others = [
-        f"{reader} assumes {_show(value)} when absent"
-        for reader, value in readers.items()
-        if reader != "speculators" and value != node["default"]
-    ]
-    head = f"speculators {line} default"
-    if others:
-        return f"{head}; " + "; ".join(others)
-    return f"{head}; written so no reader has to guess (defaults changed between releases)"
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> None:
+    """Write the writer's default of every absent field some covered reader reads
+    differently when it is absent."""
+    serving = [r for r in disputes.covered() if r is not writer and r.serves(model_type)]
+    bare = dict(ed.doc)
+    for key in writer.fields(model_type):
+        node = schemas.resolve(line, model_type, (key,))
+        if key in ed.doc or not node or "default" not in node:
+            continue
+        meant = disputes.view(writer, model_type, key, bare)
+        if meant is None or meant.how in ("rejected", "ignored"):
+            continue
+        others = [
+            v
+            for r in serving
+            if (v := disputes.view(r, model_type, key, bare)) is not None
+            and v.how not in ("rejected", "ignored")
+            and v.meaning != meant.meaning
+        ]
+        if others:
+            why = f"{writer.id} default; " + disputes.describe(others, " when absent")
+            ed.set(pointer(key), node["default"], why)
 
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:

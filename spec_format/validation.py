@@ -50,6 +50,8 @@ class ValidateOptions:
     verifier: str | None = None  # the target model's config.json (or its directory)
     deep: bool = False  # read the vocabulary maps (t2d/d2t)
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
+    #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    engines: tuple[str, ...] = ()
     #: confirm valid configs with the generated pydantic models before the jsonschema walk
     #: (same findings, ~25 us instead of 1-2 ms per valid config; see
     #: rules.schema.schema_findings). None: on when one call validates more than
@@ -74,6 +76,7 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
     report = Report()
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
+    engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
     targets = list(_expand(paths, options))
     if options.fast_path is None:
         options = replace(options, fast_path=len(targets) > FAST_PATH_MIN_INPUTS)
@@ -84,7 +87,27 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
             report.files.append(validate_target(target_or_report, options, verifier))
     if verifier is None and any(f.model_type for f in report.files):
         report.notes.append(_verifier_note(options))
+    if not engines and any(f.model_type for f in report.files):
+        report.notes.append(_engines_note())
     return report
+
+
+@cache
+def _engines(texts: tuple[str, ...]) -> tuple:
+    from spec_format import disputes
+
+    return disputes.parse_engines(texts)
+
+
+def _engines_note() -> str:
+    from spec_format import disputes
+
+    assumed = ", ".join(e.id for e in disputes.assumed_engines())
+    return (
+        f"no --engine given: reader checks assumed {assumed} (the newest covered release of "
+        "each engine) and the speculators release of each file's format version; pass "
+        "--engine NAME==VERSION for the engines you serve with"
+    )
 
 
 def _verifier_note(options: ValidateOptions) -> str:
@@ -392,6 +415,7 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         speculators_version=config.get("speculators_version")
         if isinstance(config.get("speculators_version"), str)
         else None,
+        options={"engines": _engines(tuple(options.engines))},
     )
     for rule in _config_rules(model_type, version, options.select, options.ignore):
         findings.extend(run_rule(rule, ctx, options.profile))

@@ -28,6 +28,18 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 70  # a bug in specfmt
 
 
+#: --engine, shared by validate, fix and migrate
+ENGINE_HELP = (
+    "An engine the draft is served or trained with, NAME==VERSION (repeatable), for example "
+    "vllm==0.33.0 or speculators==0.9.0; the releases covered are those of the reader "
+    "table (schema/readers/). Default: the newest covered release of each engine."
+)
+
+
+def engine_option():
+    return typer.Option(None, "--engine", "-e", help=ENGINE_HELP, metavar="NAME==VERSION")
+
+
 class Color(str, enum.Enum):
     auto = "auto"
     always = "always"

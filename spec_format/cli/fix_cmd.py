@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, handle_errors
+from spec_format.cli.common import ExitCode, engine_option, handle_errors
 from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
@@ -52,6 +52,7 @@ def fix_command(
     report_format: ReportFormat = typer.Option(
         ReportFormat.text, "--format", "-f", help="Report format."
     ),
+    engine: list[str] = engine_option(),
 ) -> None:
     """Write out the defaults readers disagree about, each with its reason (same version).
 
@@ -59,12 +60,15 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format.disputes import parse_engines
     from spec_format.fix import FixOptions
     from spec_format.verifier import load_verifier
 
+    parse_engines(engine)  # a usage error before any file is touched
     options = FixOptions(
         format_version=format_version,
         verifier=load_verifier(verifier).config if verifier else None,
+        engines=tuple(engine or ()),
     )
     raise typer.Exit(
         run_files(paths, opts, report_format.value, lambda p: _fix_one(p, options, opts, check))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, handle_errors
+from spec_format.cli.common import ExitCode, engine_option, handle_errors
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
     FileFailed,
@@ -62,6 +62,7 @@ def migrate_command(
     report_format: ReportFormat = typer.Option(
         ReportFormat.text, "--format", "-f", help="Report format."
     ),
+    engine: list[str] = engine_option(),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.
 
@@ -71,14 +72,17 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format.disputes import parse_engines
     from spec_format.migration import MigrateOptions
     from spec_format.verifier import load_verifier
 
+    parse_engines(engine)  # a usage error before any file is touched
     options = MigrateOptions(
         to=to,
         source_version=source,
         allow_lossy=allow_lossy,
         verifier=load_verifier(verifier).config if verifier else None,
+        engines=tuple(engine or ()),
     )
     raise typer.Exit(
         run_files(paths, opts, report_format.value, lambda p: _migrate_one(p, options, opts, check))

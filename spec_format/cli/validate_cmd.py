@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import Color, handle_errors, stdout
+from spec_format.cli.common import Color, engine_option, handle_errors, stdout
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
 from spec_format.validation import ValidateOptions, validate
@@ -64,6 +64,7 @@ def validate_command(
     color: Color = typer.Option(Color.auto, "--color", help="Colour in text output."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and the summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
+    engine: list[str] = engine_option(),
 ) -> None:
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
@@ -78,6 +79,7 @@ def validate_command(
         verifier=str(verifier) if verifier is not None else None,
         deep=deep,
         scan_weights=scan_weights,
+        engines=tuple(engine or ()),
     )
     report = validate(paths, options)
     render(

@@ -15,9 +15,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from spec_format import catalog, schemas, versions
+from spec_format import catalog, disputes, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
+from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
 from spec_format.migration.records import Change, Editor, Problem, pointer
 from spec_format.migration.steps import STEP_MODULES
@@ -25,6 +26,7 @@ from spec_format.migration.steps._common import TLC
 
 EXPLICIT_STEP = "explicit"
 STAMP_STEP = "stamp"
+AGREE_STEP = "readers"
 
 
 @cache
@@ -43,6 +45,8 @@ class MigrateOptions:
     source_version: str | None = None  # override detection ("0.2")
     allow_lossy: bool = False
     verifier: dict[str, Any] | None = None  # the verifier's text config (--verifier)
+    #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    engines: tuple[str, ...] = ()
 
 
 @dataclass
@@ -152,6 +156,10 @@ def migrate(document: dict[str, Any], options: MigrateOptions | None = None) -> 
     for step in steps:
         outputs.append(step.run(outputs[-1].document, ctx))
     outputs.append(stamp(outputs[-1].document, release))
+    engines = disputes.parse_engines(options.engines)
+    agree = Editor(outputs[-1].document, AGREE_STEP)
+    make_engines_agree(agree, target, engines, named=bool(engines))
+    outputs.append(agree.output())
     for out in outputs:
         result.changes.extend(out.changes)
         result.problems.extend(out.problems)

@@ -1,19 +1,17 @@
-"""Consumer rules (C): what readers (speculators, vLLM, other engines) make of a config
-that is valid but leaves room for disagreement, or uses features old readers ignore.
+"""Consumer rules (C) that are not reader-table rows: nested keys speculators drops,
+verifier blocks old trainers wrote wrong, obsolete keys, runtime support notes.
 
-The per-field reader defaults live in the schemas (``x-consumer-defaults`` beside each
-property), so this module, the docs' consumer-defaults table and ``specfmt fix`` read one
-source.
+What each reader release reads, ignores or refuses is the reader table's (rules in
+:mod:`spec_format.rules.engines`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
-from spec_format import catalog, schemas, versions
+from spec_format import catalog, versions
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -21,93 +19,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _ConsumerRule(Rule):
     abstract = True
     layer = Layer.CONSUMER
-
-
-@cache
-def consumer_defaults(version: str, model_type: str) -> dict[str, dict[str, Any]]:
-    """Top-level keys of a type whose absence readers interpret differently."""
-    out = {}
-    for key in schemas.type_schema(version, model_type).get("properties", {}):
-        node = schemas.resolve(version, model_type, (key,))
-        if "x-consumer-defaults" in node:
-            out[key] = node["x-consumer-defaults"]
-    return out
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
-class ImplicitDefaultDisagreement(_ConsumerRule):
-    """A field is absent whose default differs between readers.
-
-    ## What it checks
-    Every field marked with reader defaults in the schema (`x-consumer-defaults`) is written
-    explicitly: eagle3 `norm_before_residual` (speculators false, vLLM true), the EAGLE aux
-    layer ids (guessed from the verifier), DFlash-family `sample_from_anchor` and
-    `sliding_window_non_causal`.
-
-    ## Why it matters
-    The checkpoint loads everywhere and runs a different draft in each engine; only the
-    acceptance rate shows it. One missing aux-id list gave 1.2 % acceptance instead of
-    58.9 %.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3"}
-    ```
-    (no `norm_before_residual`).
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "norm_before_residual": false}
-    ```
-    with the value the draft was trained with; `specfmt fix` writes the speculators default
-    and reports it.
-
-    ## References
-    vllm-project/vllm#50170, lightseekorg/tokenspeed#526, vllm-project/speculators#760,
-    sgl-project/sglang-jax#1619
-    """
-
-    id = "C001"
-    name = "implicit-default-disagreement"
-    since = "0.1.0"
-    severity = Severity.WARNING
-    references = (
-        "vllm-project/vllm#50170",
-        "lightseekorg/tokenspeed#526",
-        "vllm-project/speculators#760",
-        "sgl-project/sglang-jax#1619",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        # today's readers serve files of every format version, so their defaults are the
-        # latest version's; keys the file's own version lacks are written by migrate
-        latest = schemas.latest_version()
-        own = consumer_defaults(ctx.format_version, ctx.model_type)
-        readers_now = (
-            consumer_defaults(latest, ctx.model_type)
-            if ctx.model_type in schemas.version_entry(latest).types
-            else own
-        )
-        for key, readers in {**readers_now, **own}.items():
-            if ctx.config.get(key) is not None:
-                continue
-            state = "null" if key in ctx.config else "absent"
-            views = "; ".join(f"{who} reads {_fmt(v)}" for who, v in readers.items())
-            how = (
-                "`specfmt fix` fills the speculators default"
-                if key in own
-                else f"`specfmt migrate --to {latest}` writes it"
-            )
-            yield Hit(
-                f"{key} is {state} and readers disagree on what that means ({views}); write "
-                f"the value the draft was trained with ({how})",
-                pointer=f"/{key}",
-            )
 
 
 class LayerModelTypeMissing(_ConsumerRule):
@@ -253,51 +164,6 @@ class AuxLayerCountNotThree(_ConsumerRule):
             )
 
 
-class FeatureIgnoredByOldReaders(_ConsumerRule):
-    """A flag is enabled that older readers ignore without a warning.
-
-    ## What it checks
-    For eagle3/peagle flags with a recorded first reader (`x-since` in the schema:
-    `norm_before_fc`, `fc_norm`, `norm_output`), enabling the flag is noted with the reader
-    versions that honour it.
-
-    ## Why it matters
-    An older vLLM loads the draft, skips the norm, and acceptance degrades with no error
-    (gpt-oss drafts with norm_before_fc; Eagle 3.1 drafts with fc_norm/norm_output).
-
-    ## Example
-    ```json
-    {"norm_before_fc": true}
-    ```
-
-    ## Use instead
-    Keep the flag; serve with a reader that honours it (see the message).
-
-    ## References
-    vllm-project/vllm#38111, vllm-project/vllm#46488
-    """
-
-    id = "C005"
-    name = "feature-ignored-by-old-readers"
-    since = "0.5.0"
-    severity = Severity.INFO
-    applies_to = catalog.family("chain")
-    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        props = schemas.type_schema(ctx.format_version, ctx.model_type).get("properties", {})
-        for key in props:
-            if ctx.config.get(key) is not True:
-                continue
-            since = schemas.resolve(ctx.format_version, ctx.model_type, (key,)).get("x-since")
-            if since:
-                yield Hit(
-                    f"{key} is true: honoured by speculators >= {since['speculators']} and "
-                    f"vLLM with {since['vllm']}; older readers silently skip it",
-                    pointer=f"/{key}",
-                )
-
-
 _OLD_ARCH_RELEASES = (
     "speculators 0.4-0.6 training wrote [] (0.3 wrote LlamaForCausalLM for every verifier)"
 )
@@ -344,85 +210,6 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
 
 
 _LOCAL_PATH = re.compile(r"^(/|\./|\.\./|~|[A-Za-z]:\\|s3://|gs://|file://)")
-
-
-class VerifierPathNotPortable(_ConsumerRule):
-    """`verifier.name_or_path` is a local or object-store path.
-
-    ## What it checks
-    The verifier is named by a Hugging Face id rather than `/models/...`, `s3://...`.
-
-    ## Why it matters
-    speculators loads the verifier (config and embeddings) from this name; on another
-    machine the path does not exist and loading fails or, offline, picks up whatever is
-    there.
-
-    ## Example
-    ```json
-    {"verifier": {"name_or_path": "/model/from_s3", "architectures": ["Qwen3MoeForCausalLM"]}}
-    ```
-
-    ## Use instead
-    ```json
-    {"verifier": {"name_or_path": "Qwen/Qwen3-30B-A3B", "architectures": ["Qwen3MoeForCausalLM"]}}
-    ```
-
-    ## References
-    vllm-project/speculators#1065
-    """
-
-    id = "C007"
-    name = "verifier-path-not-portable"
-    since = "0.1.0"
-    severity = Severity.INFO
-    references = ("vllm-project/speculators#1065",)
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        verifier = ctx.spec_config.get("verifier")
-        name = verifier.get("name_or_path") if isinstance(verifier, dict) else None
-        if isinstance(name, str) and _LOCAL_PATH.match(name):
-            yield Hit(
-                f"verifier.name_or_path {name!r} is a local or object-store path; use the "
-                "verifier's Hugging Face id so the checkpoint works elsewhere",
-                pointer="/speculators_config/verifier/name_or_path",
-            )
-
-
-class TopLevelModelType(_ConsumerRule):
-    """The config has a top-level `model_type`.
-
-    ## What it checks
-    No `model_type` key at the top level (it belongs in `transformer_layer_config`).
-
-    ## Why it matters
-    speculators never writes it; releases up to 0.4 fail to load such a file
-    (`AttributeError: 'model_type' is a ClassVar`), later ones ignore it, and Hugging Face
-    tools may mistake the draft for a plain model of that type.
-
-    ## Example
-    ```json
-    {"model_type": "llama", "speculators_model_type": "eagle3"}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"model_type": "llama"}}
-    ```
-    """
-
-    id = "C008"
-    name = "top-level-model-type"
-    since = "0.1.0"
-    severity = Severity.WARNING
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        if "model_type" in ctx.config:
-            yield Hit(
-                "top-level model_type breaks speculators <= 0.4 loaders and is ignored by "
-                "later ones; remove it (the decoder family belongs in "
-                "transformer_layer_config.model_type)",
-                pointer="/model_type",
-            )
 
 
 class ObsoleteKey(_ConsumerRule):
@@ -501,46 +288,4 @@ class AnchorSamplingSupport(_ConsumerRule):
                 "sample_from_anchor is true: vLLM supports anchor sampling for dflash only "
                 "with vllm-project/vllm#54154; older readers draft with the wrong layout",
                 pointer="/sample_from_anchor",
-            )
-
-
-_NEW_TYPES = {
-    "dflash2": "speculators >= 0.8 and vLLM with #53797 (served as dflash)",
-    "xpress": "speculators >= 0.9",
-}
-
-
-class TypeNeedsRecentReader(_ConsumerRule):
-    """The type is new: older readers reject it outright.
-
-    ## What it checks
-    Notes types added recently (dflash2, xpress) with the readers that know them.
-
-    ## Why it matters
-    Older speculators and vLLM releases fail with "Expected one of ..." for an unknown type;
-    worth knowing before shipping the checkpoint to a fleet.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash2"}
-    ```
-
-    ## Use instead
-    Nothing to change; serve with a reader that knows the type.
-
-    ## References
-    vllm-project/vllm#53797
-    """
-
-    id = "C011"
-    name = "type-needs-recent-reader"
-    since = "0.1.0"
-    severity = Severity.INFO
-    references = ("vllm-project/vllm#53797",)
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        if ctx.model_type in _NEW_TYPES:
-            yield Hit(
-                f"{ctx.model_type} is read only by {_NEW_TYPES[ctx.model_type]}",
-                pointer="/speculators_model_type",
             )

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Build one CPU environment per vLLM release for the `readers` tests (tests/readers/).
+#
+# Layout (all under $SPECFMT_READER_CACHE, default .cache/vllm/):
+#   wheels/vllm-X.Y.Z-*.whl   `pip download --no-deps vllm==X.Y.Z` (kept between runs)
+#   envs/X.Y.Z/src/           only the wheel's *.py files and its dist-info metadata
+#                             (compiled extensions are left out: nothing here needs them)
+#   envs/X.Y.Z/deps/          `pip install --target` of the pure-Python packages vLLM's
+#                             config code and model registry import (never vLLM's own
+#                             dependency tree, never a CUDA torch)
+#   envs/X.Y.Z/.ok            written last; its content is the recipe, so a changed recipe rebuilds
+#   timings.log               seconds per step, appended on every run (warm runs included)
+#
+# Everything runs on the torch 2.13.0 CPU base venv of scripts/interop-envs.sh
+# ($SPECFMT_INTEROP_CACHE/base):  PYTHONPATH=envs/X.Y.Z/src:envs/X.Y.Z/deps base/bin/python
+# Usage: scripts/reader-envs.sh [VERSION ...]   (default: every release in schema/readers/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE="${SPECFMT_READER_CACHE:-.cache/vllm}"
+INTEROP="${SPECFMT_INTEROP_CACHE:-.cache/interop}"
+BASE="$INTEROP/base"
+DEFAULT_RELEASES="$(ls schema/readers/ | sed -n 's/^vllm-\(.*\)\.json$/\1/p' | sort -V | tr '\n' ' ')"
+
+# What `vllm.transformers_utils.config`, the speculators config classes and the model
+# registry import, found by importing them on CPU. transformers is the highest version the
+# release's metadata allows; the rest are unpinned (torch is pinned by the constraints file).
+recipe() {
+  local common="huggingface_hub safetensors pyyaml regex cachetools pydantic msgspec psutil pyzmq cbor2 aiohttp requests openai-harmony openai"
+  case "$1" in
+    0.28.*) echo "transformers==5.16.1 $common" ;;
+    0.32.*) echo "transformers==5.19.0 $common" ;;
+    0.33.*) echo "transformers==5.20.0 $common" ;;
+    *) echo "unknown vLLM release: $1" >&2; return 1 ;;
+  esac
+}
+
+log() { printf '[reader-envs] %s\n' "$*" >&2; }
+stamp() { echo "$(date -u +%FT%TZ) $*" >>"$CACHE/timings.log"; }
+
+if [[ ! -x "$BASE/bin/python" ]]; then
+  log "no base venv at $BASE; run scripts/interop-envs.sh first"
+  exit 1
+fi
+mkdir -p "$CACHE/wheels" "$CACHE/envs"
+CACHE="$(cd "$CACHE" && pwd)"
+echo "torch==2.13.0" >"$CACHE/constraints.txt"
+
+releases=("$@")
+[[ ${#releases[@]} -gt 0 ]] || read -r -a releases <<<"$DEFAULT_RELEASES"
+
+all_start=$SECONDS
+for rel in "${releases[@]}"; do
+  target="$CACHE/envs/$rel"
+  want="vllm==$rel $(recipe "$rel")"
+  if [[ -f "$target/.ok" && "$(cat "$target/.ok")" == "$want" ]]; then
+    log "$rel: cached"
+    continue
+  fi
+  start=$SECONDS
+  wheel="$(ls "$CACHE"/wheels/vllm-"$rel"-*.whl 2>/dev/null | head -1 || true)"
+  if [[ -z "$wheel" ]]; then
+    log "$rel: downloading the wheel (no dependencies)"
+    "$BASE/bin/pip" download -q --disable-pip-version-check --no-deps "vllm==$rel" \
+      -d "$CACHE/wheels" 2> >(grep -v "^WARNING: Location" >&2)
+    wheel="$(ls "$CACHE"/wheels/vllm-"$rel"-*.whl | head -1)"
+    stamp "$rel download $((SECONDS - start))s"
+  fi
+  rm -rf "$target"
+  mkdir -p "$target"
+  t=$SECONDS
+  unzip -q "$wheel" '*.py' "vllm-$rel.dist-info/*" -d "$target/src"
+  stamp "$rel unpack $((SECONDS - t))s"
+  t=$SECONDS
+  # shellcheck disable=SC2046  # the recipe is a word list on purpose
+  "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --target "$target/deps" \
+    -c "$CACHE/constraints.txt" $(recipe "$rel") \
+    2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2)
+  # a dependency may drag in its own torch; the base venv's CPU copy must win
+  rm -rf "$target"/deps/torch "$target"/deps/torch-*.dist-info "$target"/deps/nvidia* \
+    "$target"/deps/triton*
+  stamp "$rel deps $((SECONDS - t))s"
+  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
+      "import importlib.metadata as m; assert m.version('vllm') == '$rel'
+from vllm.transformers_utils.config import maybe_override_with_speculators" 2>/dev/null; then
+    log "$rel: importing vLLM's config code failed; environment left incomplete"
+    stamp "$rel FAILED $((SECONDS - start))s"
+    continue
+  fi
+  echo "$want" >"$target/.ok"
+  stamp "$rel built $((SECONDS - start))s"
+  log "$rel: ready in $((SECONDS - start))s"
+done
+stamp "all (${releases[*]}) $((SECONDS - all_start))s"
+log "done in $((SECONDS - all_start))s; timings in $CACHE/timings.log"

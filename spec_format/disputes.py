@@ -1,0 +1,277 @@
+"""Where readers disagree about a config, and which value would make them agree.
+
+Every fact comes from the reader table (:mod:`spec_format.readers`, ``schema/readers/``);
+this module only compares readings. The *writer* is the speculators release of the file's
+format version: its reading is what the author meant. The other readers are the engines the
+draft is served or trained with (``--engine``), or, when none is named, the newest release
+of each engine the table covers (see :func:`assumed_engines`).
+
+Readings are compared by *meaning*: the value itself, except for a field with a ``scope``
+(DFlash causality, applied to sliding-window layers by speculators and to every layer by
+vLLM), whose meaning is the outcome per draft layer. A release that never reads a field, or
+refuses its value, has no say in a comparison (the refusal rules report refusals; C005
+reports flags a release ignores).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from spec_format import readers
+from spec_format.errors import UsageError
+
+WRITER = "speculators"
+_ABSENT = object()
+
+
+# -- which readers ------------------------------------------------------------------------
+def parse_engine(text: str) -> readers.Release:
+    """``--engine NAME==VERSION`` -> the table's release; a usage error lists what is covered."""
+    name, sep, version = text.strip().partition("==")
+    covered = readers.releases()
+    if not sep or not name or not version:
+        raise UsageError(f"--engine {text!r}: write NAME==VERSION, one of: {', '.join(covered)}")
+    try:
+        return readers.release(name.strip().lower(), version.strip())
+    except KeyError:
+        same = [r for r in covered if r.startswith(f"{name.strip().lower()}==")]
+        raise UsageError(
+            f"--engine {text}: the reader table does not cover that release; covered: "
+            f"{', '.join(same or covered)} (schema/readers/README.md says how to add one)"
+        ) from None
+
+
+def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
+    out: dict[str, readers.Release] = {}
+    for text in texts or ():
+        for part in str(text).split(","):
+            if part.strip():
+                release = parse_engine(part)
+                out[release.id] = release
+    return tuple(out.values())
+
+
+def writer_of(line: str) -> readers.Release | None:
+    """The speculators release that writes (and reads back) format ``line``."""
+    found = [r for r in readers.releases() if r.startswith(f"{WRITER}==")]
+    matching = [r for r in found if ".".join(r.split("==")[1].split(".")[:2]) == line]
+    if not matching:
+        return None
+    name, version = matching[-1].split("==")
+    return readers.release(name, version)
+
+
+@cache
+def covered() -> tuple[readers.Release, ...]:
+    """Every reader release of the table."""
+    return tuple(readers.release(*rid.split("==")) for rid in readers.releases())
+
+
+@cache
+def assumed_engines() -> tuple[readers.Release, ...]:
+    """The newest release of each engine the table covers (every reader but the writer)."""
+    newest: dict[str, str] = {}
+    for rid in readers.releases():  # sorted by name, then version
+        name, version = rid.split("==")
+        if name != WRITER:
+            newest[name] = version
+    return tuple(readers.release(n, v) for n, v in newest.items())
+
+
+# -- meanings -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class View:
+    """One reader's reading of one field."""
+
+    reader: str  # "vllm==0.33.0"
+    value: Any  # what the reader acts on, in the field's own terms
+    how: str  # "given", "absent", "null", "empty", "ignored", "rejected"
+    meaning: Any
+
+    def describe(self) -> str:
+        if self.how == "ignored":
+            return f"{self.reader} ignores it"
+        return f"{self.reader} reads {show(self.value)}"
+
+
+def describe(views: Iterable[View], suffix: str = "") -> str:
+    """``"a==1 reads true; b==2, b==3 read false"``: readers grouped by what they read."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in views:
+        said = "ignores it" if v.how == "ignored" else f"reads {show(v.value)}{suffix}"
+        groups.setdefault((v.how == "ignored", said), []).append(v.reader)
+    parts = []
+    for (_, said), who in groups.items():
+        if len(who) > 1:
+            said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
+        parts.append(f"{', '.join(who)} {said}")
+    return "; ".join(parts)
+
+
+def show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null (unset)"
+    return str(value)
+
+
+def layer_kinds(config: dict[str, Any]) -> tuple[str, ...]:
+    """``"sliding"`` or ``"full"`` for each draft layer."""
+    tlc = config.get("transformer_layer_config")
+    tlc = tlc if isinstance(tlc, dict) else {}
+    types = tlc.get("layer_types")
+    if isinstance(types, list) and types:
+        return tuple("sliding" if t == "sliding_attention" else "full" for t in types[:4096])
+    n = tlc.get("num_hidden_layers")
+    n = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 else 1
+    sliding = tlc.get("use_sliding_window") is True and tlc.get("sliding_window") is not None
+    return ("sliding" if sliding else "full",) * n
+
+
+def _meaning(scope: str | None, value: Any, config: dict[str, Any]) -> Any:
+    """What a value does: itself, or for a causality switch the attention of each layer
+    (layers outside the switch's scope attend over the whole block)."""
+    if scope is None:
+        return value
+    on = "bidirectional" if value else "causal"
+    kinds = layer_kinds(config)
+    if scope == "all-layers":
+        return tuple(on for _ in kinds)
+    if scope == "sliding-layers":
+        return tuple(on if k == "sliding" else "bidirectional" for k in kinds)
+    raise ValueError(f"reader table: unknown scope {scope!r}")
+
+
+def view(
+    release: readers.Release, model_type: str, name: str, config: dict[str, Any]
+) -> View | None:
+    """``release``'s reading of field ``name`` (``None``: the table has no row for it)."""
+    row = release.row(model_type, name)
+    if row is None:
+        return None
+    reading = release.reading(model_type, name, config)
+    meaning = None if reading.how in ("ignored", "rejected") else reading.value
+    return View(release.id, reading.value, reading.how, _meaning(row.get("scope"), meaning, config))
+
+
+def _counts(got: View | None) -> bool:
+    """Whether a reading takes part in a comparison: a release that never reads the field,
+    or refuses the value (the refusal rules report that), has no say in it."""
+    return got is not None and got.how not in ("rejected", "ignored")
+
+
+# -- disputes -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Dispute:
+    field: str
+    meant: View  # the writer's reading
+    others: tuple[View, ...]  # readers whose meaning differs
+
+    @property
+    def pointer(self) -> str:
+        return f"/{self.field}"
+
+    def describe(self) -> str:
+        return describe((self.meant, *self.others))
+
+
+def _fields(model_type: str, releases: Sequence[readers.Release]) -> list[str]:
+    seen: dict[str, None] = {}
+    for release in releases:
+        for name in release.fields(model_type):
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def disputes(
+    config: dict[str, Any],
+    model_type: str,
+    writer: readers.Release,
+    engines: Sequence[readers.Release],
+) -> list[Dispute]:
+    """Fields on which an engine that serves the type means something else than the writer."""
+    out = []
+    serving = [e for e in engines if e.serves(model_type)]
+    for name in _fields(model_type, [writer, *serving]):
+        meant = view(writer, model_type, name, config)
+        if not _counts(meant):
+            continue
+        # an engine that never reads the field is C005's (for flags) or no dispute: no
+        # value of the field changes what it does
+        differ = [
+            got
+            for e in serving
+            if _counts(got := view(e, model_type, name, config)) and got.meaning != meant.meaning
+        ]
+        if differ:
+            out.append(Dispute(name, meant, tuple(differ)))
+    return out
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    field: str
+    ok: bool
+    value: Any = None  # what to write, when ok
+    why: str = ""
+
+
+def reconcile(
+    config: dict[str, Any],
+    model_type: str,
+    name: str,
+    meant: View,
+    releases: Sequence[readers.Release],
+) -> Reconciliation:
+    """A value of ``name`` under which every release in ``releases`` means ``meant``."""
+    tried = [meant.value]
+    if isinstance(meant.value, bool) or meant.value is None:
+        tried += [v for v in (True, False) if v is not meant.value]
+    for value in tried:
+        trial = copy.deepcopy(config)
+        trial[name] = value
+        if all(_agrees(r, model_type, name, trial, meant) for r in releases):
+            return Reconciliation(name, True, value)
+    views = describe(v for r in releases if (v := view(r, model_type, name, config)) is not None)
+    return Reconciliation(
+        name,
+        False,
+        why=f"no value of {name} makes every reader act as {meant.reader} does ({views})",
+    )
+
+
+def _agrees(release, model_type, name, config, meant: View) -> bool:
+    got = view(release, model_type, name, config)
+    return not _counts(got) or got.meaning == meant.meaning
+
+
+@dataclass(frozen=True)
+class Refusal:
+    engine: readers.Release
+    pointer: str
+    message: str  # the engine's own words
+    kind: str  # "type", "verifier", "top-level" or "other"
+
+
+def _kind(release: readers.Release, pointer: str) -> str:
+    if pointer == "/speculators_model_type":
+        return "type"
+    if pointer == release.data.get("verifier", {}).get("pointer"):
+        return "verifier"
+    if pointer.count("/") == 1 and pointer[1:] in release.data.get("top_level", {}):
+        return "top-level"
+    return "other"
+
+
+def rejections(config: dict[str, Any], engines: Sequence[readers.Release]) -> list[Refusal]:
+    """Everything the engines refuse in ``config``, with each engine's own message."""
+    return [
+        Refusal(e, pointer, message, _kind(e, pointer))
+        for e in engines
+        for pointer, message in e.rejections(config)
+    ]

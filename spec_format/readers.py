@@ -1,0 +1,192 @@
+"""The reader table: what each released reader (speculators, vLLM) makes of a config.
+
+One JSON file per reader release in ``schema/readers/`` (format: ``schema/readers/README.md``,
+``reader.schema.json``); every row is checked against the executed release by the
+``readers`` test group. Loaded lazily with the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+#: the table's folder, read through the package so an installed wheel finds it too
+TABLE = resources.files("spec_format.schema") / "readers"
+HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
+# a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
+# not starting or ending with "-" or ".", 96 characters at most
+_HUB_NAME = r"(?!.*(--|\.\.))[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
+_HUB_ID = re.compile(rf"^(?:{_HUB_NAME}/)?{_HUB_NAME}$")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a reader behaves as if the field held (in the config field's own terms)."""
+
+    value: Any
+    how: str  # one of HOWS: which case of the row decided the value
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str
+    version: str
+    data: dict = field(repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def serves(self, model_type: str) -> bool:
+        return model_type in self.data["types"]["accepted"]
+
+    def fields(self, model_type: str) -> dict[str, dict]:
+        return self.data.get("models", {}).get(model_type, {}).get("fields", {})
+
+    def row(self, model_type: str, name: str) -> dict | None:
+        return self.fields(model_type).get(name)
+
+    def reading(self, model_type: str, name: str, config: dict) -> Reading:
+        """The value this release reads for ``name`` of ``config`` (a top-level key)."""
+        row = self.row(model_type, name)
+        if row is None or row.get("ignored"):
+            return Reading(None, "ignored")
+        value = config.get(name, _MISSING)
+        case = _case(value)
+        rule = row.get(case) if case != "given" else None
+        if case == "empty" and rule is None:
+            case, rule = "given", None
+        if rule is None:  # given (or a case the row leaves to the given rule)
+            for entry in row.get("given_rejects", []):
+                if _match(entry["when"], value, config):
+                    return Reading(None, "rejected")
+            return Reading(value if value is not _MISSING else None, "given")
+        if "rejects" in rule:
+            return Reading(None, "rejected")
+        return Reading(rule["reads"], case)
+
+    def verifier_form(self, value: Any) -> str:
+        return verifier_form(value)
+
+    def rejections(self, config: dict) -> list[tuple[str, str]]:
+        """(JSON pointer, the reader's message) for everything this release refuses."""
+        out: list[tuple[str, str]] = []
+        for key, entry in self.data.get("top_level", {}).items():
+            if key in config and config[key] not in entry.get("except", []):
+                out.append((f"/{key}", entry["message"]))
+        for pointer, message in self.data.get("requires", {}).items():
+            if _lookup(config, pointer) is _MISSING:
+                out.append((pointer, message))
+        model_type = config.get("speculators_model_type")
+        if not self.serves(model_type):
+            out.append(("/speculators_model_type", self.data["types"]["message"]))
+            return out
+        verifier = self.data.get("verifier")
+        if verifier:
+            value = _lookup(config, verifier["pointer"])
+            if value is not _MISSING and verifier_form(value) in verifier["rejects"]:
+                out.append((verifier["pointer"], verifier["message"]))
+        model = self.data.get("models", {}).get(model_type, {})
+        for pointer, message in model.get("requires", {}).items():
+            if _lookup(config, pointer) is _MISSING:
+                out.append((pointer, message))
+        for name, row in model.get("fields", {}).items():
+            value = config.get(name, _MISSING)
+            rule = row.get(_case(value)) or {}
+            if "rejects" in rule:
+                out.append((f"/{name}", rule["rejects"]))
+            for entry in row.get("given_rejects", []):
+                if value is not _MISSING and _match(entry["when"], value, config):
+                    out.append((f"/{name}", entry["message"]))
+        layer = model.get("layer_model_type")
+        if layer:
+            value = _lookup(config, "/transformer_layer_config/model_type")
+            value = layer["absent"] if value is _MISSING else value
+            if value not in layer["accepts"]:
+                out.append(
+                    ("/transformer_layer_config/model_type", layer["message"].format(value=value))
+                )
+        return out
+
+
+def verifier_form(value: Any) -> str:
+    """Classify a verifier ``name_or_path`` as the table's ``verifier.rejects`` names it."""
+    if value is None:
+        return "null"
+    if not isinstance(value, str):
+        return "non-string"
+    if "://" in value:
+        return "url"
+    if value.startswith("/"):
+        return "absolute-path"
+    if value.startswith(("./", "../", "~")) or value in (".", ".."):
+        return "relative-path"
+    if len(value) > 96 or not _HUB_ID.match(value):
+        return "malformed-id"
+    return "hub-id"
+
+
+def _case(value: Any) -> str:
+    if value is _MISSING:
+        return "absent"
+    if value is None:
+        return "null"
+    if value == [] and isinstance(value, list):
+        return "empty"
+    return "given"
+
+
+def _match(when: dict, value: Any, config: dict) -> bool:
+    """A ``given_rejects`` condition: the value (``in`` / ``not_in``) and other fields (``with``)."""
+    if "in" in when and value not in when["in"]:
+        return False
+    if "not_in" in when and value in when["not_in"]:
+        return False
+    return all(config.get(k, _MISSING) == v for k, v in when.get("with", {}).items())
+
+
+def _lookup(doc: Any, pointer: str) -> Any:
+    node = doc
+    for part in pointer.strip("/").split("/"):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return _MISSING
+    return node
+
+
+@cache
+def _load() -> dict[str, Release]:
+    out = {}
+    for path in sorted(TABLE.iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".json") or "-" not in path.name:
+            continue  # reader.schema.json, README.md
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rel = Release(data["reader"], data["version"], data)
+        out[rel.id] = rel
+    return out
+
+
+def _key(rid: str) -> tuple:
+    name, version = rid.split("==")
+    return (name, tuple(int(p) for p in version.split(".")))
+
+
+def releases() -> list[str]:
+    """Every covered reader release, as ``name==version``, sorted by name then version."""
+    return sorted(_load(), key=_key)
+
+
+def release(name: str, version: str) -> Release:
+    try:
+        return _load()[f"{name}=={version}"]
+    except KeyError:
+        covered = ", ".join(r for r in releases() if r.startswith(f"{name}==")) or "none"
+        raise KeyError(f"no reader table for {name}=={version} (covered: {covered})") from None

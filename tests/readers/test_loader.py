@@ -1,0 +1,84 @@
+"""The reader table's files and typed loader, without running any reader (normal suite)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from spec_format import readers
+
+SCHEMA = json.loads((readers.TABLE / "reader.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("rid", readers.releases())
+def test_file_matches_schema(rid):
+    name, version = rid.split("==")
+    path = readers.TABLE / f"{name}-{version}.json"
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(path.read_text("utf-8")))
+
+
+def test_releases_cover_vllm_and_every_speculators_line():
+    covered = readers.releases()
+    assert "vllm==0.33.0" in covered and len([r for r in covered if r.startswith("vllm")]) >= 2
+    assert [r for r in covered if r.startswith("speculators")][-1] == "speculators==0.9.0"
+
+
+def test_unknown_release_names_covered_versions():
+    with pytest.raises(KeyError, match="covered: vllm==0.28.0"):
+        readers.release("vllm", "0.1.0")
+
+
+def test_reading_cases():
+    vllm = readers.release("vllm", "0.33.0")
+    assert vllm.serves("dflash") and not vllm.serves("xpress")
+    row = "sliding_window_non_causal"
+    assert vllm.reading("dflash", row, {}) == readers.Reading(True, "absent")
+    assert vllm.reading("dflash", row, {row: None}) == readers.Reading(False, "null")
+    assert vllm.reading("dflash", row, {row: False}) == readers.Reading(False, "given")
+    assert vllm.reading("dspark", row, {row: False}).how == "ignored"
+    aux = "aux_hidden_state_layer_ids"
+    assert vllm.reading("dflash", aux, {aux: []}) == readers.Reading(None, "empty")
+    assert vllm.reading("dflash", aux, {}).how == "rejected"
+
+
+@pytest.mark.parametrize(
+    ("value", "form"),
+    [
+        (None, "null"),
+        (3, "non-string"),
+        ("s3://b/m", "url"),
+        ("/models/q", "absolute-path"),
+        ("./q", "relative-path"),
+        ("~/q", "relative-path"),
+        ("a/b/c", "malformed-id"),
+        ("a--b/c", "malformed-id"),
+        ("Qwen/Qwen3-8B", "hub-id"),
+        ("gpt2", "hub-id"),
+    ],
+)
+def test_verifier_form(value, form):
+    assert readers.verifier_form(value) == form
+
+
+def test_rejections_name_pointer_and_message():
+    vllm = readers.release("vllm", "0.33.0")
+    config = {
+        "model_type": "qwen3",
+        "speculators_model_type": "dflash",
+        "speculators_config": {
+            "proposal_methods": [{"speculative_tokens": 7}],
+            "verifier": {"name_or_path": "/local/qwen"},
+        },
+        "transformer_layer_config": {"model_type": "qwen3"},
+    }
+    pointers = [p for p, _ in vllm.rejections(config)]
+    assert pointers == [
+        "/model_type",
+        "/speculators_config/verifier/name_or_path",
+        "/aux_hidden_state_layer_ids",
+        "/mask_token_id",
+    ]
+    older = readers.release("vllm", "0.32.0")
+    assert "/speculators_config/verifier/name_or_path" not in dict(older.rejections(config))

@@ -285,6 +285,20 @@ def _base_config(root: Path, rule, fragment: dict) -> dict | None:
     )
 
 
+def _options(rule, section: str) -> dict[str, Any]:
+    """The validate options a section names in prose ("checked with `--engine vllm==0.33.0`",
+    "validated with `--format-version 0.6`")."""
+    text = rule.section(section)
+    out: dict[str, Any] = {}
+    engines = re.findall(r"--engine[ =]([\w.=+-]+)", text)
+    if engines:
+        out["engines"] = tuple(engines)
+    version = re.search(r"--format-version[ =](\d+\.\d+)", text)
+    if version:
+        out["format_version"] = version.group(1)
+    return out
+
+
 def example_verdicts(root: Path, rule) -> list[tuple[str, bool, bool]]:
     """(section, should fire, fires) for each JSON example of a config-only rule: complete
     documents as written, fragments completed with an example config of the type (the
@@ -311,6 +325,7 @@ def example_verdicts(root: Path, rule) -> list[tuple[str, bool, bool]]:
             base = None if complete else _base_config(root, rule, fragment)
             counterpart = other[n] if failing and n < len(other) else None
             config = fragment if base is None else _completed(base, fragment, counterpart)
-            report = validate_config(config, ValidateOptions(select=frozenset({rule.id})))
+            options = ValidateOptions(select=frozenset({rule.id}), **_options(rule, section))
+            report = validate_config(config, options)
             out.append((section, failing, any(f.rule == rule.id for f in report.findings)))
     return out

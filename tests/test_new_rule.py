@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+#: the registry and docs tests, and the fixture cases of the new rule
 RULE_TESTS = [
     "tests/test_rules_registry.py",
     "tests/test_registry_contract.py",
-    "tests/test_fixtures.py",
     "tests/test_docs.py::test_generated_docs_are_up_to_date",
 ]
 
@@ -62,6 +62,10 @@ def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
     assert explained.returncode == 0 and "vocab-null" in explained.stdout
     tests = _run(copy, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *RULE_TESTS)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
+    cases = _run(
+        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py", "-k", "X099"
+    )
+    assert cases.returncode == 0 and "2 passed" in cases.stdout, cases.stdout[-4000:]
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff:
         touched = ["spec_format/rules/crossfield.py", "spec_format/rules/registry.py"]

@@ -148,8 +148,11 @@ class Checkpoint:
         if len(data) != record.nbytes:
             raise HeaderError(
                 HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                f"{name}: file ended after {len(data)} of {record.nbytes} bytes",
+                "short-read",
                 tensor=name,
+                name=name,
+                got=len(data),
+                want=record.nbytes,
                 file=self.display(record.file),
             )
         return data
@@ -178,16 +181,18 @@ class Checkpoint:
             if n <= 0:
                 raise HeaderError(
                     HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                    f"{name}: file ended inside the tensor",
+                    "inside-tensor",
                     tensor=name,
+                    name=name,
                     file=self.display(record.file),
                 )
             usable = n - n % item
             if usable == 0:  # a partial element at the end of a short file
                 raise HeaderError(
                     HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                    f"{name}: file ended inside an element",
+                    "inside-element",
                     tensor=name,
+                    name=name,
                     file=self.display(record.file),
                 )
             yield view[:usable]
@@ -202,8 +207,21 @@ class Checkpoint:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def issue(self, rule: str, message: str, file: str, tensor: str | None = None) -> None:
+    def issue(
+        self,
+        rule: str,
+        file: str,
+        tensor: str | None = None,
+        *,
+        variant: str | None = None,
+        message: str | None = None,
+        **params: object,
+    ) -> None:
+        """Record an issue of H rule ``rule`` (its name), worded by the rule from
+        ``variant`` and ``params`` (``message``: already worded, by a HeaderError)."""
         if sum(1 for i in self.issues if i.rule == rule) < MAX_ISSUES_PER_KIND:
+            if message is None:
+                message = _header_rule(rule).render(variant, **params)
             self.issues.append(CheckpointIssue(rule, message, file, tensor))
 
 
@@ -295,6 +313,14 @@ class LocalStorage(Storage):
 # Loading
 
 
+def _header_rule(name: str):
+    """The H rule named ``name``; it words the issue."""
+    from spec_format.rules.base import Layer
+    from spec_format.rules.registry import by_name
+
+    return by_name(Layer.HEADER)[name]
+
+
 def load_checkpoint(location: str | os.PathLike[str]) -> Checkpoint:
     """Read every header of the checkpoint at ``location``.
 
@@ -330,10 +356,10 @@ def _populate(ckpt: Checkpoint) -> None:
         if SINGLE_NAME in names and ckpt.layout == "sharded":
             ckpt.issue(
                 STRAY_SAFETENSORS,
-                f"{SINGLE_NAME} sits next to {INDEX_NAME}: transformers and speculators load "
-                f"{SINGLE_NAME}, vLLM loads the shards of the index, so the two may serve "
-                "different weights. Delete whichever is stale.",
                 ckpt.display(SINGLE_NAME),
+                variant="beside-index",
+                single=SINGLE_NAME,
+                index=INDEX_NAME,
             )
             used.add(SINGLE_NAME)
             ckpt.stray.append(SINGLE_NAME)
@@ -350,24 +376,15 @@ def _populate(ckpt: Checkpoint) -> None:
         if name in used or (ckpt.layout == "sharded" and ckpt.index is None):
             continue  # (with an unreadable index, the shards are not stray)
         ckpt.stray.append(name)
-        if ckpt.layout == "none":
-            why = (
-                f"there is no {SINGLE_NAME} or {INDEX_NAME}, so speculators finds no weights, "
-                f"while vLLM would load every *.safetensors file. Rename it to {SINGLE_NAME} if "
-                "it holds the draft's weights, otherwise move it out."
-            )
-        elif ckpt.layout == "single":
-            why = (
-                "it is not the checkpoint's weights, but vLLM loads every *.safetensors file of "
-                "a directory without an index and would fail on its tensors. Move it out of "
-                "the checkpoint."
-            )
-        else:
-            why = (
-                f"no entry of {INDEX_NAME} points at it; it is ignored by the readers but "
-                "wastes a download. Move it out of the checkpoint."
-            )
-        ckpt.issue(STRAY_SAFETENSORS, f"stray file {name}: {why}", ckpt.display(name))
+        variant = {"none": "no-weights", "single": "beside-single"}.get(ckpt.layout, "unindexed")
+        ckpt.issue(
+            STRAY_SAFETENSORS,
+            ckpt.display(name),
+            variant=variant,
+            name=name,
+            single=SINGLE_NAME,
+            index=INDEX_NAME,
+        )
 
 
 def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
@@ -375,11 +392,11 @@ def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
     try:
         source = ckpt.storage.source(name)
     except HeaderError as e:
-        ckpt.issue(e.kind.value, e.message, wf.display)
+        ckpt.issue(e.kind.value, wf.display, message=e.message)
         return wf
     scan = scan_header(source)
     for issue in issues_from_scan(scan, wf.display):
-        ckpt.issue(issue.rule, issue.message, issue.file, issue.tensor)
+        ckpt.issue(issue.rule, issue.file, issue.tensor, message=issue.message)
     for err in scan.errors:
         if err.tensor and (scan.header is None or err.tensor not in scan.header.tensors):
             wf.malformed.add(err.tensor)
@@ -400,15 +417,7 @@ def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
     """The issues of one header scan (errors, then the leading-whitespace note)."""
     out = [CheckpointIssue(e.kind.value, e.message, display, e.tensor) for e in scan.errors]
     if scan.header is not None and scan.header.leading_whitespace:
-        out.append(
-            CheckpointIssue(
-                HEADER_PADDING,
-                "the header starts with whitespace; the safetensors library accepts it, but the "
-                "format says a header begins with '{' and stricter readers refuse it. Write the "
-                "file again with a safetensors writer.",
-                display,
-            )
-        )
+        out.append(CheckpointIssue(HEADER_PADDING, _header_rule(HEADER_PADDING).render(), display))
     return out
 
 
@@ -417,9 +426,18 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     try:
         data = ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b""
         index = parse_index(data)
-    except (ShardIndexError, InputError, HeaderError) as e:
-        message = e.message if isinstance(e, (ShardIndexError, HeaderError)) else str(e)
-        ckpt.issue(INVALID_SHARD_INDEX, f"{INDEX_NAME}: {message}", index_display)
+    except (InputError, HeaderError) as e:
+        if isinstance(e, ShardIndexError):  # worded by the rule already
+            ckpt.issue(INVALID_SHARD_INDEX, index_display, message=e.message)
+        else:
+            detail = e.message if isinstance(e, HeaderError) else str(e)
+            ckpt.issue(
+                INVALID_SHARD_INDEX,
+                index_display,
+                variant="unreadable",
+                index=INDEX_NAME,
+                detail=detail,
+            )
         if SINGLE_NAME not in names:
             ckpt.layout = "sharded"
             ckpt.complete = False
@@ -427,9 +445,7 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     ckpt.layout = "sharded"
     ckpt.index = index
     for problem in index.problems:
-        ckpt.issue(
-            INVALID_SHARD_INDEX, f"{INDEX_NAME}: {problem.message}", index_display, problem.tensor
-        )
+        ckpt.issue(INVALID_SHARD_INDEX, index_display, problem.tensor, message=problem.message)
         ckpt.complete = False
     used = {INDEX_NAME}
     by_shard = index.tensors_by_shard()
@@ -440,10 +456,12 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
             count = len(by_shard[shard])
             ckpt.issue(
                 MISSING_SHARD,
-                f"{INDEX_NAME} maps {count} tensor{'s' if count != 1 else ''} (e.g. "
-                f"{by_shard[shard][0]!r}) to {shard}, which is not in the checkpoint; upload the "
-                "shard or write the checkpoint again.",
                 ckpt.display(shard),
+                index=INDEX_NAME,
+                count=count,
+                s="s" if count != 1 else "",
+                example=by_shard[shard][0],
+                shard=shard,
             )
             ckpt.complete = False
             continue
@@ -457,30 +475,33 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
             if tensor in seen and tensor not in ckpt.malformed:
                 ckpt.issue(
                     DUPLICATE_ACROSS_SHARDS,
-                    f"tensor {tensor!r} is stored in both {seen[tensor]} and {shard}; readers "
-                    "keep whichever they load last. Remove one copy.",
                     ckpt.display(shard),
                     tensor,
+                    name=tensor,
+                    first=seen[tensor],
+                    shard=shard,
                 )
             seen.setdefault(tensor, shard)
             if tensor not in index.weight_map and tensor not in ckpt.malformed:
                 ckpt.issue(
                     UNINDEXED_TENSOR,
-                    f"tensor {tensor!r} is in {shard} but not in {INDEX_NAME}'s weight_map; "
-                    "readers that follow the index never see it. Add it to the index or "
-                    "remove it from the shard.",
                     ckpt.display(shard),
                     tensor,
+                    name=tensor,
+                    shard=shard,
+                    index=INDEX_NAME,
                 )
     for tensor, shard in index.weight_map.items():
         if shard in headers and tensor not in headers[shard]:
             where = f" (it is in {seen[tensor]})" if tensor in seen else ""
             ckpt.issue(
                 TENSOR_NOT_IN_SHARD,
-                f"{INDEX_NAME} maps {tensor!r} to {shard}, but that shard has no such "
-                f"tensor{where}; write the index again from the shards.",
                 index_display,
                 tensor,
+                index=INDEX_NAME,
+                name=tensor,
+                shard=shard,
+                where=where,
             )
             if tensor not in seen:
                 ckpt.complete = False

@@ -13,6 +13,7 @@ from typing import Any
 
 from spec_format.errors import InputError
 from spec_format.jsonload import load_json
+from spec_format.rules import input as input_rules
 
 CONFIG_NAME = "config.json"
 
@@ -39,12 +40,12 @@ def read_config(path: str | Path) -> ConfigFile:
     fatal = [pr for pr in loaded.problems if pr.fatal]
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None
-        if first is not None and first.kind == "not-found":
+        if first is not None and first.rule is input_rules.PathNotFound:
             raise InputError(f"{p}: no such file or directory")
         where = f":{first.line}:{first.column}" if first and first.line else ""
         message = (first.message if first else "could not be read").removeprefix(f"{p}: ")
         raise InputError(f"{p}{where}: {message}; fix the file, then run `specfmt validate {p}`")
-    dupes = [pr for pr in loaded.problems if pr.kind == "duplicate-key"]
+    dupes = [pr for pr in loaded.problems if pr.rule is input_rules.DuplicateKey]
     if dupes:
         d = dupes[0]
         raise InputError(

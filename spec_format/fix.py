@@ -96,7 +96,7 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
             )
     result.document = ed.doc
     result.changes = [*era.changes, *ed.changes]
-    result.problems = [*era.problems, *eras.problems(ed.doc)]
+    result.problems = [*era.problems, *ed.problems, *eras.problems(ed.doc)]
     return result
 
 
@@ -140,9 +140,5 @@ def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None)
         )
     else:
         ed.problem(
-            "aux-layer-ids-implicit",
-            f"{key} is {'null' if key in ed.doc else 'absent'}, so readers derive "
-            "(2, L//2, L-3) from the verifier; pass --verifier PATH to write the ids explicitly",
-            pointer=pointer(key),
-            severity="info",
+            "R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent"
         )

@@ -4,7 +4,8 @@ Python's :mod:`json` is lenient where other readers are not: it keeps the last o
 duplicate keys, accepts ``NaN``/``Infinity``, and rejects a UTF-8 byte-order mark with a
 confusing message. This module reads with the standard parser (fast, C-accelerated) and
 turns each of those cases into a :class:`Problem` with a JSON pointer and a line, so the
-caller can report it as a finding instead of a traceback.
+caller can report it as a finding instead of a traceback. A problem names the I rule that
+reports it and the parameters of the message; the rule words it (``Rule.template``).
 
 Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
 (only when a finding needs a line number) with a small scanner of its own.
@@ -20,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spec_format.rules import input as rules
+from spec_format.rules.base import Rule
+
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 MAX_DEPTH = 64  # real configs nest 4 levels deep
 BOM = b"\xef\xbb\xbf"
@@ -27,15 +31,20 @@ BOM = b"\xef\xbb\xbf"
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule."""
+    """One thing wrong with the bytes or the JSON text: the I rule that reports it and the
+    parameters its message template needs."""
 
-    kind: str  # not-found, unreadable, empty, too-large, bom, not-utf8, not-json,
-    # not-object, too-deep, duplicate-key, non-finite-number
-    message: str
+    rule: type[Rule]
     fatal: bool
+    params: dict[str, Any] = field(default_factory=dict)
+    variant: str | None = None
     pointer: str | None = None
     line: int | None = None
     column: int | None = None
+
+    @property
+    def message(self) -> str:
+        return self.rule.render(self.variant, **self.params)
 
 
 @dataclass
@@ -83,35 +92,37 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
         st = path.stat()
         size = st.st_size
     except FileNotFoundError:
-        out.problems.append(Problem("not-found", f"{path}: no such file", True))
+        out.problems.append(Problem(rules.PathNotFound, True, {"path": path}, "file"))
         return out
     except OSError as exc:
-        out.problems.append(
-            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
-        )
+        out.problems.append(_unreadable(path, exc))
         return out
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        out.problems.append(Problem("unreadable", f"{path}: {kind}; expected a JSON file", True))
+        out.problems.append(
+            Problem(rules.FileUnreadable, True, {"path": path, "kind": kind}, "not-a-file")
+        )
         return out
     if size > max_bytes:
         out.problems.append(
             Problem(
-                "too-large",
-                f"{path}: {size:,} bytes is larger than the {max_bytes:,}-byte limit for a JSON "
-                "config; this is not a config.json",
+                rules.FileUnreadable,
                 True,
+                {"path": path, "size": size, "limit": max_bytes},
+                "too-large",
             )
         )
         return out
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        out.problems.append(
-            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
-        )
+        out.problems.append(_unreadable(path, exc))
         return out
     return parse_json_bytes(raw, path, require_object=require_object, out=out)
+
+
+def _unreadable(path: Path, exc: OSError) -> Problem:
+    return Problem(rules.FileUnreadable, True, {"path": path, "reason": exc.strerror or exc}, "os")
 
 
 def parse_json_bytes(
@@ -119,18 +130,15 @@ def parse_json_bytes(
 ) -> Loaded:
     out = out or Loaded(path=path)
     if not raw.strip():
-        out.problems.append(
-            Problem("empty", f"{path}: the file is empty; expected a JSON object", True)
-        )
+        out.problems.append(Problem(rules.EmptyFile, True, {"path": path}))
         return out
     if raw.startswith(BOM):
         raw = raw[len(BOM) :]
         out.problems.append(
             Problem(
-                "bom",
-                f"{path}: starts with a UTF-8 byte-order mark, which transformers' "
-                "json.load refuses; save the file as UTF-8 without BOM",
+                rules.Utf8Bom,
                 False,
+                {"path": path},
                 pointer="",
                 line=1,
                 column=1,
@@ -143,10 +151,9 @@ def parse_json_bytes(
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         out.problems.append(
             Problem(
-                "not-utf8",
-                f"{path}:{line}:{col}: byte 0x{raw[exc.start]:02x} is not valid UTF-8; "
-                "JSON files must be UTF-8 encoded",
+                rules.NotUtf8,
                 True,
+                {"path": path, "line": line, "column": col, "byte": raw[exc.start]},
                 line=line,
                 column=col,
             )
@@ -173,36 +180,29 @@ def parse_json_bytes(
     except json.JSONDecodeError as exc:
         out.problems.append(
             Problem(
-                "not-json",
-                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}",
+                rules.InvalidJson,
                 True,
+                {"path": path, "line": exc.lineno, "column": exc.colno, "detail": exc.msg},
                 line=exc.lineno,
                 column=exc.colno,
             )
         )
         return out
     except RecursionError:
-        out.problems.append(
-            Problem("too-deep", f"{path}: JSON nested too deeply to parse; not a config.json", True)
-        )
+        out.problems.append(Problem(rules.NestedTooDeep, True, {"path": path}, "recursion"))
         return out
     # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
     if text.count("{") + text.count("[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
         out.problems.append(
-            Problem(
-                "too-deep",
-                f"{path}: JSON nested more than {MAX_DEPTH} levels deep; not a config.json",
-                True,
-            )
+            Problem(rules.NestedTooDeep, True, {"path": path, "limit": MAX_DEPTH}, "limit")
         )
         return out
     if require_object and not isinstance(data, dict):
         out.problems.append(
             Problem(
-                "not-object",
-                f"{path}: the top-level JSON value is {_json_type(data)}, expected an object "
-                "({...})",
+                rules.NotAnObject,
                 True,
+                {"path": path, "found": _json_type(data)},
                 pointer="",
                 line=1,
                 column=1,
@@ -216,11 +216,9 @@ def parse_json_bytes(
         for pointer, line, col in locator.duplicates:
             out.problems.append(
                 Problem(
-                    "duplicate-key",
-                    f"key {pointer.rsplit('/', 1)[-1]!r} appears more than once in the same "
-                    "object; Python readers silently keep the last value, other readers may "
-                    "keep the first: remove the duplicate",
+                    rules.DuplicateKey,
                     False,
+                    {"key": pointer.rsplit("/", 1)[-1]},
                     pointer=pointer,
                     line=line,
                     column=col,
@@ -229,10 +227,9 @@ def parse_json_bytes(
         for pointer, literal, line, col in locator.non_finite:
             out.problems.append(
                 Problem(
-                    "non-finite-number",
-                    f"{literal} is not valid JSON (Python accepts it, other readers and JSON "
-                    "Schema tools do not): write a finite number or null",
+                    rules.NonFiniteNumber,
                     False,
+                    {"literal": literal},
                     pointer=pointer,
                     line=line,
                     column=col,

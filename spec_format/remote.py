@@ -96,8 +96,10 @@ class HttpSource(ByteSource):
                 if status not in (200, 206):
                     raise HeaderError(
                         HeaderErrorKind.FILE_UNREADABLE,
-                        f"{self.name}: the server answered HTTP {status} to a range request.",
+                        "http",
                         file=self.name,
+                        url=self.name,
+                        status=status,
                     )
                 skip = 0
                 if status == 206:
@@ -106,8 +108,9 @@ class HttpSource(ByteSource):
                         if total is None:
                             raise HeaderError(
                                 HeaderErrorKind.FILE_UNREADABLE,
-                                f"{self.name}: the server did not say how large the file is.",
+                                "no-size",
                                 file=self.name,
+                                url=self.name,
                             )
                         self.size = total
                 else:  # the whole file, from byte 0: skip to offset, stop after length
@@ -120,8 +123,10 @@ class HttpSource(ByteSource):
         except Exception as e:  # network errors of either HTTP library
             raise HeaderError(
                 HeaderErrorKind.FILE_UNREADABLE,
-                f"{self.name}: cannot be fetched ({type(e).__name__}: {e}).",
+                "fetch",
                 file=self.name,
+                url=self.name,
+                error=f"{type(e).__name__}: {e}",
             ) from None
 
     def _collect(self, chunks, skip: int, length: int) -> bytes:

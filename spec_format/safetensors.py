@@ -116,27 +116,21 @@ class HeaderErrorKind(str, enum.Enum):
     FILE_UNREADABLE = "weights-file-unreadable"
 
     @property
+    def rule(self):
+        """The H rule of this kind (each value is its name); it words the message."""
+        return self.rule_named(self.value)
+
+    @staticmethod
+    def rule_named(name: str):
+        from spec_format.rules.base import Layer
+        from spec_format.rules.registry import by_name
+
+        return by_name(Layer.HEADER)[name]
+
+    @property
     def rule_id(self) -> str:
-        return _KIND_RULE_IDS[self]
+        return self.rule.id
 
-
-_KIND_RULE_IDS = {
-    HeaderErrorKind.HEADER_TOO_SMALL: "H001",
-    HeaderErrorKind.HEADER_TOO_LARGE: "H002",
-    HeaderErrorKind.HEADER_LENGTH_OUT_OF_BOUNDS: "H003",
-    HeaderErrorKind.HEADER_NOT_UTF8: "H004",
-    HeaderErrorKind.HEADER_NOT_JSON: "H005",
-    HeaderErrorKind.HEADER_NOT_OBJECT: "H006",
-    HeaderErrorKind.DUPLICATE_TENSOR_NAME: "H007",
-    HeaderErrorKind.INVALID_TENSOR_ENTRY: "H008",
-    HeaderErrorKind.UNKNOWN_DTYPE: "H009",
-    HeaderErrorKind.INVALID_SHAPE: "H010",
-    HeaderErrorKind.INVALID_DATA_OFFSETS: "H011",
-    HeaderErrorKind.TENSOR_SIZE_MISMATCH: "H012",
-    HeaderErrorKind.INVALID_METADATA: "H013",
-    HeaderErrorKind.BUFFER_SIZE_MISMATCH: "H014",
-    HeaderErrorKind.FILE_UNREADABLE: "H016",
-}
 
 #: Kinds after which nothing in the header can be trusted (no tensor list at all).
 FATAL_KINDS = frozenset(
@@ -155,18 +149,21 @@ FATAL_KINDS = frozenset(
 class HeaderError(InputError):
     """A safetensors file that the library would refuse (or that we refuse to read).
 
-    ``kind`` names the problem and maps to a rule id; ``tensor`` names the entry when the
-    problem is about one tensor. ``str(error)`` is a complete, user-facing sentence.
+    ``kind`` names the H rule; the rule words the message from ``variant`` and ``params``.
+    ``tensor`` names the entry when the problem is about one tensor. ``str(error)`` is a
+    complete, user-facing sentence.
     """
 
     def __init__(
         self,
         kind: HeaderErrorKind,
-        message: str,
+        variant: str | None = None,
         *,
         tensor: str | None = None,
         file: str | None = None,
+        **params: object,
     ) -> None:
+        message = kind.rule.render(variant, **params)
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -261,15 +258,10 @@ class FileSource(ByteSource):
         try:
             st = os.stat(self.path)
         except OSError as e:
-            raise HeaderError(
-                HeaderErrorKind.FILE_UNREADABLE, _os_error_message(self.path, e), file=self.name
-            ) from None
+            raise _os_error(self.path, e) from None
         if not stat.S_ISREG(st.st_mode):
             raise HeaderError(
-                HeaderErrorKind.FILE_UNREADABLE,
-                f"{self.path.name} is not a regular file; replace it with the safetensors file "
-                "itself (or a symlink to one).",
-                file=self.name,
+                HeaderErrorKind.FILE_UNREADABLE, "not-a-file", file=self.name, name=self.path.name
             )
         try:
             self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -279,9 +271,7 @@ class FileSource(ByteSource):
             self.size = st.st_size
         except OSError as e:
             self.close()
-            raise HeaderError(
-                HeaderErrorKind.FILE_UNREADABLE, _os_error_message(self.path, e), file=self.name
-            ) from None
+            raise _os_error(self.path, e) from None
 
     def _read(self, offset: int, length: int) -> bytes:
         assert self._fd is not None
@@ -321,18 +311,24 @@ class FileSource(ByteSource):
             self._fd = None
 
 
-def _os_error_message(path: Path, e: OSError) -> str:
+def _os_error(path: Path, e: OSError) -> HeaderError:
     import errno
 
     if e.errno == errno.ELOOP:
-        return f"{path.name} is a symlink loop; point it at the real safetensors file."
-    if e.errno == errno.ENOENT:
-        if path.is_symlink():
-            return f"{path.name} is a dangling symlink; point it at the real safetensors file."
-        return f"{path.name} does not exist."
-    if e.errno == errno.EACCES:
-        return f"{path.name} cannot be read (permission denied); fix its permissions."
-    return f"{path.name} cannot be read: {e.strerror or e}."
+        variant = "loop"
+    elif e.errno == errno.ENOENT:
+        variant = "dangling" if path.is_symlink() else "missing"
+    elif e.errno == errno.EACCES:
+        variant = "permission"
+    else:
+        variant = "os"
+    return HeaderError(
+        HeaderErrorKind.FILE_UNREADABLE,
+        variant,
+        file=str(path),
+        name=path.name,
+        reason=e.strerror or e,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -423,62 +419,35 @@ def _scan(source: ByteSource) -> HeaderScan:
     name = source.name
     before = source.bytes_read
 
-    def fail(kind: HeaderErrorKind, message: str) -> HeaderScan:
-        err = HeaderError(kind, message, file=name)
+    def fail(kind: HeaderErrorKind, variant: str | None = None, **params: object) -> HeaderScan:
+        err = HeaderError(kind, variant, file=name, **params)
         return HeaderScan(None, [err], source.bytes_read - before)
 
     size = source.size
     if size < 8:
-        return fail(
-            HeaderErrorKind.HEADER_TOO_SMALL,
-            f"file is {size} byte{'s' if size != 1 else ''} long, shorter than the 8-byte "
-            "header length; the file is truncated or not safetensors, write it again.",
-        )
+        return fail(HeaderErrorKind.HEADER_TOO_SMALL, size=size, s="s" if size != 1 else "")
     (n,) = struct.unpack("<Q", source.read(0, 8))
     if n > MAX_HEADER_SIZE:
-        return fail(
-            HeaderErrorKind.HEADER_TOO_LARGE,
-            f"header length is {n:,} bytes, over the 100,000,000-byte limit of the "
-            "safetensors library; the file is corrupt or not safetensors.",
-        )
+        return fail(HeaderErrorKind.HEADER_TOO_LARGE, length=n)
     if 8 + n > size:
-        return fail(
-            HeaderErrorKind.HEADER_LENGTH_OUT_OF_BOUNDS,
-            f"header length is {n:,} bytes but the file has only {size - 8:,} bytes after "
-            "the length field; the file is truncated, download or write it again.",
-        )
+        return fail(HeaderErrorKind.HEADER_LENGTH_OUT_OF_BOUNDS, length=n, rest=size - 8)
     raw = source.read(8, n)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        return fail(
-            HeaderErrorKind.HEADER_NOT_UTF8,
-            f"header is not valid UTF-8 (byte {e.start} of the header); the file is corrupt.",
-        )
+        return fail(HeaderErrorKind.HEADER_NOT_UTF8, position=e.start)
     try:
         doc = json.loads(
             text, object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_int=_parse_int
         )
     except (ValueError, RecursionError) as e:
         detail = str(e) if isinstance(e, ValueError) else "nested too deeply"
-        return fail(
-            HeaderErrorKind.HEADER_NOT_JSON,
-            f"header is not valid JSON ({_short(detail)}); the file is corrupt or was not "
-            "written by a safetensors writer.",
-        )
+        return fail(HeaderErrorKind.HEADER_NOT_JSON, "parse", detail=_short(detail))
     problem = _json_limits(doc)
     if problem:
-        return fail(
-            HeaderErrorKind.HEADER_NOT_JSON,
-            f"header is not valid JSON for strict parsers ({problem}); the file is corrupt or "
-            "was not written by a safetensors writer.",
-        )
+        return fail(HeaderErrorKind.HEADER_NOT_JSON, "strict", detail=problem)
     if not isinstance(doc, _Pairs):
-        return fail(
-            HeaderErrorKind.HEADER_NOT_OBJECT,
-            f"header is a JSON {_json_type(doc)}, not an object mapping tensor names to "
-            "entries; the file is not safetensors.",
-        )
+        return fail(HeaderErrorKind.HEADER_NOT_OBJECT, found=_json_type(doc))
     header = Header(header_size=n, file_size=size)
     header.leading_whitespace = text[:1].isspace()
     errors = _validate(doc, header, name)
@@ -572,20 +541,22 @@ def _is_uint(value: object) -> bool:
 def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
     errors: list[HeaderError] = []
 
-    def err(kind: HeaderErrorKind, message: str, tensor: str | None = None) -> None:
+    def err(
+        kind: HeaderErrorKind, variant: str | None = None, tensor: str | None = None, **params
+    ) -> None:
         if len(errors) < MAX_REPORTED_ERRORS:
-            errors.append(HeaderError(kind, message, tensor=tensor, file=file))
+            errors.append(HeaderError(kind, variant, tensor=tensor, file=file, **params))
 
     # Duplicates first: with them, later checks would talk about an entry the reader drops.
     entries: dict[str, object] = {}
     for key, value in doc:
         if key in entries:
-            what = "metadata" if key == "__metadata__" else f"tensor name {key!r}"
+            meta = key == "__metadata__"
             err(
                 HeaderErrorKind.DUPLICATE_TENSOR_NAME,
-                f"{what} appears twice in the header; readers disagree on which entry wins "
-                "(the safetensors library keeps the last). Write the file again with unique names.",
-                tensor=None if key == "__metadata__" else key,
+                "metadata" if meta else "tensor",
+                tensor=None if meta else key,
+                name=key,
             )
         entries[key] = value
 
@@ -599,11 +570,7 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
                 if not isinstance(meta, _Pairs)
                 else next(f"{k!r} is a {_json_type(v)}" for k, v in meta if not isinstance(v, str))
             )
-            err(
-                HeaderErrorKind.INVALID_METADATA,
-                f"__metadata__ must map strings to strings ({bad}); store numbers and lists "
-                "as strings, e.g. json.dumps(value).",
-            )
+            err(HeaderErrorKind.INVALID_METADATA, found=bad)
         else:
             header.metadata = dict(meta)
 
@@ -622,18 +589,14 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
     for name, dtype, shape, (begin, end) in sorted(parsed, key=lambda p: p[3]):
         if begin != position or end < begin:
             offset_problem = True
-            if end < begin:
-                why = f"ends ({end}) before it begins ({begin})"
-            elif begin < position:
-                why = f"starts at {begin}, inside the previous tensor (which ends at {position})"
-            else:
-                why = f"starts at {begin}, leaving a gap after the previous tensor (which ends at {position})"
             err(
                 HeaderErrorKind.INVALID_DATA_OFFSETS,
-                f"tensor {name!r}: data_offsets [{begin}, {end}] {why}; tensors must be packed "
-                "back to back from offset 0 without gaps or overlaps. Write the file again with "
-                "a safetensors writer.",
+                "reversed" if end < begin else "overlap" if begin < position else "gap",
                 tensor=name,
+                name=name,
+                begin=begin,
+                end=end,
+                position=position,
             )
         position = max(position, end)
         bits = DTYPE_BITS[dtype]
@@ -649,9 +612,11 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
         if overflow or numel * bits > _U64_MAX:
             err(
                 HeaderErrorKind.INVALID_SHAPE,
-                f"tensor {name!r}: shape {list(shape)} of {dtype} overflows a 64-bit byte count; "
-                "the header is corrupt.",
+                "overflow",
                 tensor=name,
+                name=name,
+                shape=list(shape),
+                dtype=dtype,
             )
             header.tensors.pop(name, None)
             continue
@@ -659,18 +624,26 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
         if total_bits % 8:
             err(
                 HeaderErrorKind.TENSOR_SIZE_MISMATCH,
-                f"tensor {name!r}: {numel} elements of {dtype} ({bits} bits each) do not fill "
-                "whole bytes; sub-byte tensors need an element count that ends on a byte boundary.",
+                "sub-byte",
                 tensor=name,
+                name=name,
+                numel=numel,
+                dtype=dtype,
+                bits=bits,
             )
             continue
         if end >= begin and total_bits // 8 != end - begin:
             err(
                 HeaderErrorKind.TENSOR_SIZE_MISMATCH,
-                f"tensor {name!r}: shape {list(shape)} of {dtype} needs {total_bits // 8:,} bytes "
-                f"but data_offsets [{begin}, {end}] span {end - begin:,}; shape, dtype and "
-                "offsets disagree, write the file again.",
+                "span",
                 tensor=name,
+                name=name,
+                shape=list(shape),
+                dtype=dtype,
+                need=total_bits // 8,
+                begin=begin,
+                end=end,
+                span=end - begin,
             )
 
     # MetadataIncompleteBuffer: the data must end exactly at the end of the file.
@@ -678,19 +651,20 @@ def _validate(doc: _Pairs, header: Header, file: str) -> list[HeaderError]:
         expected = header.data_start + position
         if expected != header.file_size:
             if expected > header.file_size:
-                message = (
-                    f"the tensors need {position:,} bytes of data but the file holds only "
-                    f"{header.file_size - header.data_start:,} after the header; the file is "
-                    "truncated, download or write it again."
+                err(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    "truncated",
+                    need=position,
+                    have=header.file_size - header.data_start,
                 )
             else:
                 extra = header.file_size - expected
-                message = (
-                    f"{extra:,} byte{'s' if extra != 1 else ''} after the last tensor are not "
-                    "covered by any entry; the safetensors library refuses such files (they can "
-                    "hide a second file format). Write the file again."
+                err(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    "trailing",
+                    extra=extra,
+                    s="s" if extra != 1 else "",
                 )
-            err(HeaderErrorKind.BUFFER_SIZE_MISMATCH, message)
     return errors
 
 
@@ -698,9 +672,10 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
     if not isinstance(entry, _Pairs):
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f"entry {name!r} is a JSON {_json_type(entry)}, not an object with dtype, shape "
-            "and data_offsets.",
+            "not-object",
             tensor=name,
+            name=name,
+            found=_json_type(entry),
         )
         return None
     fields = dict(entry)
@@ -708,17 +683,20 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
         repeated = sorted({k for k, _ in entry if sum(1 for k2, _ in entry if k2 == k) > 1})
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f"tensor {name!r} repeats the field {', '.join(repeated)}; every field appears once.",
+            "repeated",
             tensor=name,
+            name=name,
+            fields=", ".join(repeated),
         )
         return None
     missing = [k for k in ("dtype", "shape", "data_offsets") if k not in fields]
     if missing:
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f"tensor {name!r} has no {' or '.join(missing)}; every entry needs dtype, shape "
-            "and data_offsets.",
+            "missing",
             tensor=name,
+            name=name,
+            fields=" or ".join(missing),
         )
         return None
     dtype, shape, offsets = fields["dtype"], fields["shape"], fields["data_offsets"]
@@ -726,39 +704,44 @@ def _parse_entry(name: str, entry: object, err) -> tuple | None:
     if not isinstance(dtype, str):
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f'tensor {name!r}: dtype is a JSON {_json_type(dtype)}, not a string such as "BF16".',
+            "dtype",
             tensor=name,
+            name=name,
+            found=_json_type(dtype),
         )
         ok = False
     elif dtype not in DTYPE_BITS:
         hint = f" (did you mean {dtype.upper()!r}?)" if dtype.upper() in DTYPE_BITS else ""
         err(
             HeaderErrorKind.UNKNOWN_DTYPE,
-            f"tensor {name!r}: dtype {_short(dtype, 40)!r} is not a safetensors dtype{hint}; "
-            f"use one of {', '.join(DTYPE_BITS)}.",
             tensor=name,
+            name=name,
+            dtype=_short(dtype, 40),
+            hint=hint,
+            known=", ".join(DTYPE_BITS),
         )
         ok = False
     if not _is_array(shape) or not all(_is_uint(d) for d in shape):
         if _is_array(shape):
             bad = next(d for d in shape if not _is_uint(d))
             shown = "-0" if isinstance(bad, _NegativeZero) else _short(json.dumps(bad), 40)
-            why = f"dimension {shown} is not a non-negative integer"
+            err(HeaderErrorKind.INVALID_SHAPE, "dimension", tensor=name, name=name, found=shown)
         else:
-            why = f"shape is a JSON {_json_type(shape)}, not a list"
-        err(
-            HeaderErrorKind.INVALID_SHAPE,
-            f"tensor {name!r}: {why}; a shape is a list of non-negative integers "
-            "([] for a scalar).",
-            tensor=name,
-        )
+            err(
+                HeaderErrorKind.INVALID_SHAPE,
+                "not-a-list",
+                tensor=name,
+                name=name,
+                found=_json_type(shape),
+            )
         ok = False
     if not (_is_array(offsets) and len(offsets) == 2 and all(_is_uint(o) for o in offsets)):
         err(
             HeaderErrorKind.INVALID_TENSOR_ENTRY,
-            f"tensor {name!r}: data_offsets must be two non-negative integers [begin, end], "
-            f"got {_short(json.dumps(offsets, default=str), 60)}.",
+            "offsets",
             tensor=name,
+            name=name,
+            found=_short(json.dumps(offsets, default=str), 60),
         )
         ok = False
     if not ok:
@@ -776,9 +759,13 @@ MAX_INDEX_SIZE = MAX_HEADER_SIZE
 
 
 class ShardIndexError(InputError):
-    """A shard index that cannot be used (not JSON, no ``weight_map``, unsafe shard names)."""
+    """A shard index that cannot be used (not JSON, no ``weight_map``, unsafe shard names);
+    worded by the ``invalid-shard-index`` rule (H017) from ``variant`` and ``params``."""
 
-    def __init__(self, message: str, *, tensor: str | None = None) -> None:
+    def __init__(self, variant: str, *, tensor: str | None = None, **params: object) -> None:
+        message = HeaderErrorKind.rule_named("invalid-shard-index").render(
+            variant, index=INDEX_NAME, **params
+        )
         super().__init__(message)
         self.message = message
         self.tensor = tensor
@@ -810,30 +797,23 @@ class ShardIndex:
 def parse_index(data: bytes) -> ShardIndex:
     """Parse the bytes of ``model.safetensors.index.json``; raise :class:`ShardIndexError`."""
     if len(data) > MAX_INDEX_SIZE:
-        raise ShardIndexError(
-            f"index is {len(data):,} bytes, over the {MAX_INDEX_SIZE:,}-byte limit."
-        )
+        raise ShardIndexError("too-large", size=len(data), limit=MAX_INDEX_SIZE)
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         detail = str(e) if not isinstance(e, RecursionError) else "nested too deeply"
-        raise ShardIndexError(
-            f"index is not valid JSON ({_short(detail)}); write it again."
-        ) from None
+        raise ShardIndexError("not-json", detail=_short(detail)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
-        raise ShardIndexError(
-            'index has no "weight_map" object mapping tensor names to shard files; '
-            "write it again with save_pretrained."
-        )
+        raise ShardIndexError("no-weight-map")
     index = ShardIndex({}, doc.get("metadata") if isinstance(doc.get("metadata"), dict) else None)
     for tensor, shard in doc["weight_map"].items():
         if not isinstance(shard, str) or not safe_shard_name(shard):
             index.problems.append(
                 ShardIndexError(
-                    f"weight_map entry for {tensor!r} is {_short(json.dumps(shard), 60)}; shard "
-                    "names must be plain file names ending in .safetensors in the checkpoint "
-                    "directory (no paths).",
+                    "bad-entry",
                     tensor=tensor,
+                    name=tensor,
+                    found=_short(json.dumps(shard), 60),
                 )
             )
             continue

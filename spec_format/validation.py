@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, run_rule
-from spec_format.rules.registry import checks_for
+from spec_format.rules.registry import by_layer, by_name, checks_for
 from spec_format.verifier import VerifierInfo, load_verifier
 
 CONFIG_NAME = "config.json"
@@ -33,6 +33,9 @@ CONFIG_NAME = "config.json"
 CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 #: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
 WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
+#: with ``fast_path=None``, a run over more inputs than this uses the fast path: importing
+#: pydantic and a version's models costs ~0.1 s, which short runs would not win back
+FAST_PATH_MIN_INPUTS = 16
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ class ValidateOptions:
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
+    #: confirm valid configs with the generated pydantic models before the jsonschema walk
+    #: (same findings, ~25 us instead of 1-2 ms per valid config; see
+    #: rules.schema.schema_findings). None: on when one call validates more than
+    #: FAST_PATH_MIN_INPUTS inputs, decided per call, never by what ran before.
+    fast_path: bool | None = None
 
 
 @dataclass
@@ -69,7 +77,10 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
     engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
-    for target_or_report in _expand(paths, options):
+    targets = list(_expand(paths, options))
+    if options.fast_path is None:
+        options = replace(options, fast_path=len(targets) > FAST_PATH_MIN_INPUTS)
+    for target_or_report in targets:
         if isinstance(target_or_report, FileReport):
             report.files.append(target_or_report)
         else:
@@ -100,9 +111,7 @@ def _engines_note() -> str:
 
 
 def _verifier_note(options: ValidateOptions) -> str:
-    from spec_format.rules.verifier import VERIFIER_RULES
-
-    ids = ", ".join(r.id for r in VERIFIER_RULES if _selected(r, options))
+    ids = ", ".join(r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options))
     return (
         f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
         "size, vocabulary, aux layer range, attention and rope settings, architectures); "
@@ -134,8 +143,8 @@ def _expand(
         if not path.exists():
             report = FileReport(path=shown, unreadable=True)
             report.findings.append(
-                input_rules.PathNotFound.finding(
-                    f"{shown}: no such file or directory", shown, profile=options.profile
+                input_rules.PathNotFound.emit(
+                    shown, profile=options.profile, variant="path", path=shown
                 )
             )
             yield report
@@ -180,11 +189,12 @@ def _looks_like_draft(path: Path) -> bool:
 
 def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> FileReport:
     report = FileReport(path=shown, unreadable=True)
-    what = "no draft config.json anywhere below it" if recursive else "no config.json in it"
-    hint = "" if recursive else "; pass the checkpoint directory itself, or use --recursive"
     report.findings.append(
-        input_rules.NoConfigInDirectory.finding(
-            f"{shown} is a directory with {what}{hint}", shown, profile=options.profile
+        input_rules.NoConfigInDirectory.emit(
+            shown,
+            profile=options.profile,
+            variant="recursive" if recursive else "directory",
+            path=shown,
         )
     )
     return report
@@ -237,9 +247,8 @@ def _check_loaded(
 ) -> Context | None:
     """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:
-        rule = input_rules.BY_PROBLEM_KIND[problem.kind]
         report.findings.append(
-            rule.finding(
+            problem.rule.finding(
                 problem.message,
                 config_path,
                 profile=options.profile,
@@ -320,17 +329,17 @@ def _load_remote(target: Target, report: FileReport, options: ValidateOptions):
     except InputError as e:
         report.unreadable = True
         report.findings.append(
-            input_rules.FileUnreadable.finding(str(e), target.remote, profile=options.profile)
+            input_rules.FileUnreadable.emit(
+                target.remote, profile=options.profile, variant="remote", reason=e
+            )
         )
         return None, None
     if raw is None:
         checkpoint.close()
         report.unreadable = True
         report.findings.append(
-            input_rules.NoConfigInDirectory.finding(
-                f"{target.remote} has no config.json at its top level",
-                target.remote,
-                profile=options.profile,
+            input_rules.NoConfigInDirectory.emit(
+                target.remote, profile=options.profile, variant="remote", path=target.remote
             )
         )
         return None, None
@@ -349,7 +358,7 @@ def _audit_safetensors_file(target: Target, options: ValidateOptions) -> FileRep
     scan = scan_header(target.weights_file)
     for issue in issues_from_scan(scan, str(target.weights_file)):
         report.findings.append(
-            header_rules.BY_NAME[issue.rule].finding(
+            by_name(Layer.HEADER)[issue.rule].finding(
                 issue.message, issue.file, profile=options.profile, tensor=issue.tensor
             )
         )
@@ -381,16 +390,19 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     retired = schemas.retired_types().get(model_type)
     if retired is not None and source != "requested":
         findings.append(
-            schema_rules.RetiredModelType.finding(
-                f"speculators_model_type {model_type!r} ({retired.what}) was last readable by "
-                f"speculators {retired.last_version} ({retired.note}); checked against format "
-                f"{version}, but no current reader loads it",
+            schema_rules.RetiredModelType.emit(
                 file,
                 profile=options.profile,
                 pointer="/speculators_model_type",
+                variant="checked",
+                type=model_type,
+                retired=retired,
+                version=version,
             )
         )
-    for rule, hit in schema_rules.schema_findings(config, version, model_type):
+    for rule, hit in schema_rules.schema_findings(
+        config, version, model_type, fast_path=bool(options.fast_path)
+    ):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
         )
@@ -471,65 +483,61 @@ def _dispatch(
     """The config's type, or the finding that explains why it has none we can check."""
     profile = options.profile
     model_type = config.get("speculators_model_type")
+    pointer = "/speculators_model_type"
+    known = ", ".join(schemas.known_types())
     if model_type is None:
         if "speculators_config" in config:
-            return schema_rules.MissingModelType.finding(
-                "speculators_model_type is missing although speculators_config is present; add "
-                f"it{_type_hint(config)} (one of {', '.join(schemas.known_types())})",
+            return schema_rules.MissingModelType.emit(
                 file,
                 profile=profile,
-                pointer="/speculators_model_type",
+                pointer=pointer,
+                variant="with-speculators-config",
+                hint=_type_hint(config),
+                known=known,
             )
         third_party = _third_party(config)
         if third_party:
-            return schema_rules.ThirdPartyConfig.finding(
-                third_party, file, profile=profile, pointer=""
+            return schema_rules.ThirdPartyConfig.emit(
+                file, profile=profile, pointer="", variant=third_party[0], **third_party[1]
             )
-        return schema_rules.MissingModelType.finding(
-            "speculators_model_type is missing, so this is not a speculators draft config; "
-            f"add it (one of {', '.join(schemas.known_types())})",
-            file,
-            profile=profile,
-            pointer="",
+        return schema_rules.MissingModelType.emit(
+            file, profile=profile, pointer="", variant="absent", known=known
         )
     if not isinstance(model_type, str):
-        return schema_rules.MissingModelType.finding(
-            f"speculators_model_type must be a string, not {type(model_type).__name__}",
+        return schema_rules.MissingModelType.emit(
             file,
             profile=profile,
-            pointer="/speculators_model_type",
+            pointer=pointer,
+            variant="not-a-string",
+            found=type(model_type).__name__,
         )
     entry = schemas.version_entry(version)
     if model_type in entry.types:
         return model_type
     retired = schemas.retired_types()
     if model_type in retired:
-        r = retired[model_type]
-        return schema_rules.RetiredModelType.finding(
-            f"speculators_model_type {model_type!r} ({r.what}) was last readable by "
-            f"speculators {r.last_version} ({r.note}); validate it with --format-version "
-            f"{r.last_version}, or see `specfmt migrate` for what carries over",
+        return schema_rules.RetiredModelType.emit(
             file,
             profile=profile,
-            pointer="/speculators_model_type",
+            pointer=pointer,
+            variant="dispatch",
+            type=model_type,
+            retired=retired[model_type],
         )
     if model_type in schemas.known_types():
         since = next(v for v, e in schemas.versions().items() if model_type in e.types)
-        return schema_rules.TypeNotInVersion.finding(
-            f"speculators_model_type {model_type!r} does not exist in format version {version} "
-            f"(it arrived in {since}); readers of {version} refuse it",
-            file,
-            profile=profile,
-            pointer="/speculators_model_type",
+        return schema_rules.TypeNotInVersion.emit(
+            file, profile=profile, pointer=pointer, type=model_type, version=version, since=since
         )
-    known = list(schemas.known_types()) + list(retired)
-    close = difflib.get_close_matches(model_type, known, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return schema_rules.UnknownModelType.finding(
-        f"unknown speculators_model_type {model_type!r}{hint}; known types: {', '.join(known)}",
+    names = list(schemas.known_types()) + list(retired)
+    close = difflib.get_close_matches(model_type, names, n=1)
+    return schema_rules.UnknownModelType.emit(
         file,
         profile=profile,
-        pointer="/speculators_model_type",
+        pointer=pointer,
+        type=model_type,
+        hint=f" (did you mean {close[0]!r}?)" if close else "",
+        known=", ".join(names),
     )
 
 
@@ -542,31 +550,16 @@ def _type_hint(config: dict[str, Any]) -> str:
     return ""
 
 
-def _third_party(config: dict[str, Any]) -> str | None:
-    """Recognise draft configs of other projects; returns an explanation or None."""
+def _third_party(config: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+    """Recognise draft configs of other projects: (S004 message variant, its parameters)."""
     archs = config.get("architectures")
     archs = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     if "dflash_config" in config or any("DFlash" in a for a in archs):
-        return (
-            "this is a z-lab DFlash config (dflash_config / DFlash architecture), not the "
-            "speculators format; convert it with `speculators convert --algorithm dflash`, "
-            "which also shifts target_layer_ids by +1"
-        )
+        return "z-lab-dflash", {}
     if any("Eagle3" in a and "ForCausalLM" in a for a in archs) or "eagle_config" in config:
-        return (
-            f"this is a SafeAILab/NVIDIA-style EAGLE-3 config ({', '.join(archs) or 'eagle_config'}),"
-            " not the speculators format; convert it with `speculators convert --algorithm "
-            "eagle3`, and check its aux layer ids (eagle_config.eagle_aux_hidden_state_layer_ids)"
-        )
+        return "eagle3", {"what": ", ".join(archs) or "eagle_config"}
     if {"speculators_algorithm", "draft_model"} <= config.keys():
-        return (
-            "this is the pre-0.1 speculators draft format (speculators_algorithm + "
-            "draft_model); no release reads it: re-export the draft with a current release"
-        )
+        return "pre-0.1", {}
     if any("Eagle" in a or "EAGLE" in a for a in archs):
-        return (
-            f"this looks like an EAGLE-1/2 config ({', '.join(archs)}), not the speculators "
-            "format; EAGLE-1 drafts (speculators type 'eagle') are only readable by speculators "
-            "0.1-0.4"
-        )
+        return "eagle1", {"what": ", ".join(archs)}
     return None

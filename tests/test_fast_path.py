@@ -1,7 +1,8 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
-In long runs a config accepted by the generated pydantic model (strict mode) skips the
-jsonschema walk (spec_format.rules.schema.FAST_PATH_AFTER). That is only sound if each
+With ``ValidateOptions(fast_path=True)`` (the default of runs over many inputs) a config
+accepted by the generated pydantic model (strict mode) skips the jsonschema walk
+(spec_format.rules.schema.schema_findings). That is only sound if each
 version's models are never more lenient than that version's schemas; this file checks it on
 every fixture and on random mutations of the examples and of the release fixtures, at every
 format version that has the config's type.

@@ -58,7 +58,8 @@ def rule_page(root: Path, rule: type[Rule]) -> str:
         f"| Applies to | {', '.join(f'`{t}`' for t in rule.applies_to) or 'every type'} |",
         f"| Format versions | {f'`{rule.versions}`' if rule.versions else 'all'} |",
         f"| Needs | {requires} |",
-        f"| Since | specfmt {rule.since} |",
+        f"| Status | {rule.status.value} |",
+        f"| Since | format {rule.since} |",
         f"| Source | `{_rel_source(root, rule)}` (`{rule.__name__}`) |",
         "",
         f"`specfmt explain {rule.id}` prints this page; `--ignore {rule.id}` turns the rule off.",
@@ -116,8 +117,12 @@ def rules_index() -> str:
             lines.append(
                 f"| [{r.id}]({r.id}.md) | {r.name} | {r.severity.value} | {_cell(r.summary())} |"
             )
-    if registry.REDIRECTS:
-        lines += ["", "## Retired ids", "", "| Id | Now |", "|---|---|"]
-        for old, new in sorted(registry.REDIRECTS.items()):
-            lines.append(f"| {old} | {f'[{new}]({new}.md)' if new else 'removed'} |")
+    if registry.REMOVED:
+        lines += ["", "## Removed ids", "", "| Id | Name | Removed in | Why | Now |"]
+        lines.append("|---|---|---|---|---|")
+        for gone in sorted(registry.REMOVED, key=lambda r: r.id):
+            now = f"[{gone.redirect}]({gone.redirect}.md)" if gone.redirect else "—"
+            lines.append(
+                f"| {gone.id} | {gone.name} | {gone.removed_in} | {_cell(gone.why)} | {now} |"
+            )
     return "\n".join(lines) + "\n"

@@ -42,7 +42,7 @@ def render_text(
         mark = " [lossy]" if c.lossy else ""
         lines.append(f"  {c.step:<9} {c.describe()}{mark}")
     for p in problems:
-        lines.append(f"  {p.severity:<9} {p.code}: {p.message}")
+        lines.append(f"  {p.severity:<9} {p.rule} {p.code}: {p.message}")
     if not changes and not problems:
         lines.append("  no changes")
     if opts.dry_run and outcome.changed:

@@ -19,6 +19,7 @@ def rule_record(rule: type[Rule]) -> dict:
         "layer": rule.layer.value,
         "severity": rule.severity.value,
         "legacy_severity": (rule.legacy_severity or rule.severity).value,
+        "status": rule.status.value,
         "since": rule.since,
         "applies_to": list(rule.applies_to),
         "versions": rule.versions,
@@ -53,23 +54,57 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
-    rule = _lookup(rule_id)
+    removed = _removed(rule_id)
+    rule = _lookup(removed.redirect if removed and removed.redirect else rule_id, removed)
     if as_json:
-        json.dump(rule_record(rule), stdout(), indent=2)
+        record = rule_record(rule) if rule else {}
+        if removed:
+            record = {
+                "id": removed.id,
+                "name": removed.name,
+                "status": "removed",
+                "since": removed.since,
+                "removed_in": removed.removed_in,
+                "why": removed.why,
+                "redirect": removed.redirect,
+                "now": record or None,
+            }
+        json.dump(record, stdout(), indent=2)
         stdout().write("\n")
         return
     from rich.console import Console
     from rich.markdown import Markdown
 
     console = Console(file=stdout())
-    console.print(f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value})")
+    if removed:
+        now = f"; it was replaced by {removed.redirect}" if removed.redirect else ""
+        console.print(
+            f"[bold]{removed.id} {removed.name}[/bold] was removed in specfmt "
+            f"{removed.removed_in}: {removed.why}{now}"
+        )
+        if rule is None:
+            return
+        console.print()
+    console.print(
+        f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value}; "
+        f"{rule.status.value}, since format {rule.since})"
+    )
     console.print(Markdown(rule.doc))
 
 
-def _lookup(rule_id: str) -> type[Rule]:
+def _removed(rule_id: str) -> registry.Removed | None:
+    try:
+        return registry.entry(rule_id).removed
+    except KeyError:
+        return None
+
+
+def _lookup(rule_id: str, removed: registry.Removed | None = None) -> type[Rule] | None:
     try:
         return registry.get(rule_id)
     except KeyError:
+        if removed is not None:
+            return None
         by_name = {r.name: r for r in registry.RULES}
         if rule_id in by_name:
             return by_name[rule_id]

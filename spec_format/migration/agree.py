@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from spec_format import disputes, schemas
 from spec_format.migration.records import Editor, pointer
 
-#: the problem code (a rule id's name: ``specfmt explain C001``)
-PROBLEM = "readers-disagree"
+#: the rule of the problem (``specfmt explain C001``, readers-disagree)
+PROBLEM = "C001"
 
 
 def make_engines_agree(

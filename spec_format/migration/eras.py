@@ -140,24 +140,16 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
     archs = doc.get("architectures") or []
     if get(doc, VERIFIER_ARCHS) == []:
         out.append(
-            Problem(
-                "verifier-architectures-empty",
+            Problem.of(
+                "C006",
                 "speculators_config.verifier.architectures is empty (training of "
                 "0.4.0.dev33-0.7.0.dev19 wrote []); readers cannot check the verifier. Pass "
                 "--verifier PATH (the verifier's config.json or folder) to fill it",
-                VERIFIER_ARCHS,
+                pointer=VERIFIER_ARCHS,
             )
         )
     elif _v03_hardcoded_llama(doc) and get(doc, VERIFIER_ARCHS) == ["LlamaForCausalLM"]:
-        out.append(
-            Problem(
-                "verifier-architectures-hardcoded",
-                "0.3.0 training wrote verifier.architectures = [LlamaForCausalLM] whatever the "
-                "verifier was; pass --verifier PATH to replace it with the real one",
-                VERIFIER_ARCHS,
-                severity="info",
-            )
-        )
+        out.append(Problem.of("R001", pointer=VERIFIER_ARCHS))
     if (
         model_type == "eagle3"
         and "Eagle3Speculator" in archs
@@ -167,14 +159,14 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
         )
     ):
         out.append(
-            Problem(
-                "midlayer-weights-lost",
+            Problem.of(
+                "M007",
                 f"converted by speculators {declared}: converters 0.2.0.dev20-0.4.0 and "
                 "0.5.0.dev1-dev13 dropped the midlayer.* -> layers.0.* rename, so EAGLE-3 "
                 "checkpoints converted from SafeAILab/NVIDIA midlayer weights have a randomly "
                 "initialised decoder layer (acceptance near 0). Re-convert the original "
                 "checkpoint with speculators >= 0.4.0.1; a config edit cannot fix the weights",
-                "/speculators_version",
+                pointer="/speculators_version",
             )
         )
     aux = doc.get("eagle_aux_hidden_state_layer_ids")
@@ -185,14 +177,14 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
         and versions.in_range(declared, "0.3.0.dev37", "0.5.0.dev16")
     ):
         out.append(
-            Problem(
-                "hidden-states-off-by-one",
+            Problem.of(
+                "M008",
                 f"trained by speculators {declared}: its data generation (0.3-0.4) captured the "
                 "hidden state after layer L where readers feed the one entering layer L, so the "
                 "draft saw features one layer later than it is served with. Nothing in the "
                 "config records this; re-train on data from speculators >= 0.5, or measure "
                 "acceptance before serving",
-                "/eagle_aux_hidden_state_layer_ids",
+                pointer="/eagle_aux_hidden_state_layer_ids",
             )
         )
     return out

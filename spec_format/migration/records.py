@@ -82,17 +82,27 @@ class Change:
 
 @dataclass(frozen=True)
 class Problem:
-    """Something migration cannot fix in the config; always reported."""
+    """Something migration cannot fix in the config; always reported.
 
-    code: str  # stable slug, e.g. "verifier-architectures-empty"
+    ``rule`` is the id of the rule that explains it (``specfmt explain ID``): the
+    validation rule of the same fact where there is one, else a rewrite (R) rule.
+    """
+
+    rule: str  # a rule id, e.g. "C006"
     message: str  # says what is wrong and what to do
     pointer: str | None = None
     severity: str = "warning"  # "error" | "warning" | "info"
     step: str = ""
     lossy: bool = False  # meaning the target cannot express, although no key changes
 
+    @property
+    def code(self) -> str:
+        """The rule's kebab-case name, e.g. "verifier-architectures-empty"."""
+        return _rule(self.rule).name
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "rule": self.rule,
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
@@ -104,6 +114,34 @@ class Problem:
         if self.lossy:
             out["lossy"] = True
         return out
+
+    @classmethod
+    def of(
+        cls,
+        rule_id: str,
+        message: str | None = None,
+        *,
+        pointer: str | None = None,
+        severity: str | None = None,
+        step: str = "",
+        lossy: bool = False,
+        variant: str | None = None,
+        **params: Any,
+    ) -> Problem:
+        """A problem of rule ``rule_id``: worded by the rule's template unless ``message``
+        is given (rules with a check word their findings in place, as checks do), with the
+        rule's severity unless ``severity`` is given."""
+        rule = _rule(rule_id)
+        if message is None:
+            message = rule.render(variant, pointer=pointer, **params)
+        return cls(rule.id, message, pointer, severity or rule.severity.value, step, lossy)
+
+
+def _rule(rule_id: str):
+    # the registry imports the version rules, which import this package: resolve late
+    from spec_format.rules.registry import BY_ID
+
+    return BY_ID[rule_id]
 
 
 @dataclass
@@ -190,14 +228,28 @@ class Editor:
 
     def problem(
         self,
-        code: str,
-        message: str,
+        rule_id: str,
+        message: str | None = None,
         *,
         pointer: str | None = None,
-        severity: str = "warning",
+        severity: str | None = None,
         lossy: bool = False,
+        variant: str | None = None,
+        **params: Any,
     ) -> None:
-        self.problems.append(Problem(code, message, pointer, severity, self.step, lossy))
+        """Record a problem of rule ``rule_id`` (see :meth:`Problem.of`)."""
+        self.problems.append(
+            Problem.of(
+                rule_id,
+                message,
+                pointer=pointer,
+                severity=severity,
+                step=self.step,
+                lossy=lossy,
+                variant=variant,
+                **params,
+            )
+        )
 
     def output(self) -> StepOutput:
         return StepOutput(self.doc, self.changes, self.problems)

@@ -236,7 +236,7 @@ def explicit(doc: dict[str, Any], line: str):
             )
         elif model_type == "eagle":
             ed.problem(
-                "layer-model-type-missing",
+                "C002",
                 "transformer_layer_config.model_type is required for eagle configs "
                 '(AutoConfig.for_model needs it); add the verifier family, e.g. "llama"',
                 pointer=pointer(TLC, "model_type"),

@@ -27,6 +27,15 @@ DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
 
 _ID_RE = re.compile(r"^[A-Z][0-9]{3}$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_RELEASE_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+
+
+class Status(str, enum.Enum):
+    """Where a rule id stands in the registry's contract (see ``rules/registry.py``)."""
+
+    STABLE = "stable"  # id, name and meaning are fixed; findings may be relied on in CI
+    PREVIEW = "preview"  # new: the id stays, but what it flags may still change
+    REMOVED = "removed"  # retired: the registry redirects the id to its successor
 
 
 class Layer(str, enum.Enum):
@@ -41,6 +50,7 @@ class Layer(str, enum.Enum):
     WEIGHTS = "weights"  # W: config against the tensor names, shapes and dtypes
     VOCAB = "vocab"  # D: vocabulary maps and tensor values (opt-in, reads data)
     VERIFIER = "verifier"  # V: config against the verifier's config.json
+    REWRITE = "rewrite"  # R: what `migrate` and `fix` report but cannot rewrite
 
 
 LAYER_PREFIX = {
@@ -53,6 +63,7 @@ LAYER_PREFIX = {
     Layer.WEIGHTS: "W",
     Layer.VOCAB: "D",
     Layer.VERIFIER: "V",
+    Layer.REWRITE: "R",
 }
 
 
@@ -124,8 +135,11 @@ class Rule:
     severity: ClassVar[Severity]
     #: severity under ``--profile legacy``; ``None`` means the same as ``severity``.
     legacy_severity: ClassVar[Severity | None] = None
-    #: the specfmt release that introduced the rule
+    #: the format release since which the rule exists: the release that introduced the
+    #: type or field it is about ("0.7.0" for a rule about a 0.7 field), else "0.1.0".
+    #: Every rule class sets its own (a guard test checks), never a layer base class.
     since: ClassVar[str]
+    status: ClassVar[Status] = Status.STABLE
     #: speculators_model_type values the rule applies to; empty means every type
     applies_to: ClassVar[tuple[str, ...]] = ()
     #: PEP 440 specifier over format versions (for example ">=0.7"); empty means all
@@ -136,6 +150,10 @@ class Rule:
     references: ClassVar[tuple[str, ...]] = ()
     #: True for rules whose findings the engine emits itself (parse errors, dispatch)
     engine_emitted: ClassVar[bool] = False
+    #: the message of an engine-emitted finding, a ``str.format`` template over the
+    #: parameters the engine or parser passes (a dict of templates when the rule has
+    #: several wordings, chosen by the ``variant`` parameter); see :meth:`render`
+    template: ClassVar[str | dict[str, str]] = ""
 
     # filled by __init_subclass__
     doc: ClassVar[str] = ""
@@ -146,9 +164,13 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("abstract", False):
             return
-        missing = [a for a in ("id", "name", "layer", "severity", "since") if not hasattr(cls, a)]
+        missing = [a for a in ("id", "name", "layer", "severity") if not hasattr(cls, a)]
+        if "since" not in cls.__dict__:
+            missing.append("since (set on the rule class itself)")
         if missing:
             raise TypeError(f"rule {cls.__name__} lacks {', '.join(missing)}")
+        if not _RELEASE_RE.match(cls.since):
+            raise TypeError(f"rule {cls.id}: since {cls.since!r} must be a release like 0.7.0")
         if not _ID_RE.match(cls.id) or cls.id[0] != LAYER_PREFIX[cls.layer]:
             raise TypeError(
                 f"rule {cls.__name__}: id {cls.id!r} must be {LAYER_PREFIX[cls.layer]}NNN "
@@ -166,6 +188,8 @@ class Rule:
             )
         if not cls.engine_emitted and cls.check is Rule.check:
             raise TypeError(f"rule {cls.id}: no check() and not engine_emitted")
+        if cls.engine_emitted and not cls.template:
+            raise TypeError(f"rule {cls.id}: an engine-emitted rule words its findings (template)")
         cls.doc = doc
         # where the class statement is (for "view source" links); inspect.getsourcelines
         # would re-read and tokenize the module for every rule, which costs start-up time
@@ -206,6 +230,42 @@ class Rule:
     # -- checking -------------------------------------------------------------------------
     def check(self, ctx: Context) -> Iterable[Hit]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @classmethod
+    def render(cls, variant: str | None = None, **params: Any) -> str:
+        """The message of one finding of this rule, from its template and ``params``."""
+        template = cls.template
+        if isinstance(template, dict):
+            if variant not in template:
+                raise KeyError(f"rule {cls.id} has no message variant {variant!r}")
+            template = template[variant]
+        elif variant is not None:
+            raise KeyError(f"rule {cls.id} has one message; got variant {variant!r}")
+        return template.format(**params)
+
+    @classmethod
+    def emit(
+        cls,
+        file: str | Path,
+        *,
+        profile: Profile = Profile.CURRENT,
+        pointer: str | None = None,
+        tensor: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        variant: str | None = None,
+        **params: Any,
+    ) -> Finding:
+        """A finding of this engine-emitted rule, worded by :meth:`render`."""
+        return cls.finding(
+            cls.render(variant, **params),
+            file,
+            profile=profile,
+            pointer=pointer,
+            tensor=tensor,
+            line=line,
+            column=column,
+        )
 
     @classmethod
     def finding(

@@ -19,7 +19,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _ConsumerRule(Rule):
     abstract = True
     layer = Layer.CONSUMER
-    since = "0.1.0"
 
 
 class LayerModelTypeMissing(_ConsumerRule):
@@ -49,6 +48,7 @@ class LayerModelTypeMissing(_ConsumerRule):
 
     id = "C002"
     name = "layer-model-type-missing"
+    since = "0.1.0"
     severity = Severity.WARNING
     references = ("vllm-project/speculators#620", "vllm-project/vllm#43132")
 
@@ -95,6 +95,7 @@ class NestedKeyDropped(_ConsumerRule):
 
     id = "C003"
     name = "nested-key-dropped"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -148,6 +149,7 @@ class AuxLayerCountNotThree(_ConsumerRule):
 
     id = "C004"
     name = "aux-layer-count-not-three"
+    since = "0.1.0"
     severity = Severity.INFO
     applies_to = catalog.family("chain")
     references = ("vllm-project/vllm#54526", "vllm-project/vllm#54598")
@@ -192,6 +194,7 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
 
     id = "C006"
     name = "verifier-architectures-empty"
+    since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
@@ -232,6 +235,7 @@ class ObsoleteKey(_ConsumerRule):
 
     id = "C009"
     name = "obsolete-key"
+    since = "0.1.0"
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -273,6 +277,7 @@ class AnchorSamplingSupport(_ConsumerRule):
 
     id = "C010"
     name = "anchor-sampling-support"
+    since = "0.7.0"
     severity = Severity.WARNING
     applies_to = ("dflash",)
     references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")

@@ -15,7 +15,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _CrossFieldRule(Rule):
     abstract = True
     layer = Layer.CROSS_FIELD
-    since = "0.1.0"
 
 
 class DefaultProposalMethodUnknown(_CrossFieldRule):
@@ -44,6 +43,7 @@ class DefaultProposalMethodUnknown(_CrossFieldRule):
 
     id = "X001"
     name = "default-proposal-method-unknown"
+    since = "0.1.0"
     severity = Severity.ERROR
     references = ("vllm-project/speculators#562",)
 
@@ -83,6 +83,7 @@ class NormFlagsExclusive(_CrossFieldRule):
 
     id = "X002"
     name = "norm-flags-exclusive"
+    since = "0.7.0"
     severity = Severity.ERROR
     applies_to = catalog.family("chain")
 
@@ -129,6 +130,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
 
     id = "X003"
     name = "speculative-tokens-block-mismatch"
+    since = "0.5.0"
     severity = Severity.WARNING
     applies_to = catalog.family("block")
     references = ("vllm-project/vllm#41834", "vllm-project/vllm#50012", "vllm-project/vllm#54154")
@@ -179,6 +181,7 @@ class DraftVocabExceedsVerifierVocab(_CrossFieldRule):
 
     id = "X004"
     name = "draft-vocab-exceeds-verifier-vocab"
+    since = "0.1.0"
     severity = Severity.ERROR
     references = ("vllm-project/speculators#188",)
 
@@ -224,6 +227,7 @@ class AuxLayerIdsRequired(_CrossFieldRule):
 
     id = "X005"
     name = "aux-layer-ids-required"
+    since = "0.1.0"
     severity = Severity.ERROR
     applies_to = catalog.aux_types()
     references = ("vllm-project/vllm#50170", "sgl-project/sglang#37475", "z-lab/dflash#157")
@@ -274,6 +278,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
 
     id = "X006"
     name = "aux-layer-id-invalid"
+    since = "0.5.0"
     severity = Severity.ERROR
     applies_to = catalog.family("block")
     references = (
@@ -324,6 +329,7 @@ class AuxLayerIdsDuplicate(_CrossFieldRule):
 
     id = "X007"
     name = "aux-layer-ids-duplicate"
+    since = "0.1.0"
     severity = Severity.ERROR
     applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#1271",)
@@ -370,6 +376,7 @@ class AuxLayerIdsUnordered(_CrossFieldRule):
 
     id = "X008"
     name = "aux-layer-ids-unordered"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.aux_types()
 
@@ -416,6 +423,7 @@ class LayerModelTypeUnsupported(_CrossFieldRule):
 
     id = "X009"
     name = "layer-model-type-unsupported"
+    since = "0.1.0"
     severity = Severity.ERROR
     references = ("vllm-project/vllm#43132", "vllm-project/vllm#44322")
 
@@ -457,6 +465,7 @@ class DFlashLayerModelTypeIgnored(_CrossFieldRule):
 
     id = "X010"
     name = "dflash-layer-model-type-ignored"
+    since = "0.5.0"
     severity = Severity.INFO
     applies_to = catalog.family("block")
 
@@ -495,6 +504,7 @@ class MtpNextnLayers(_CrossFieldRule):
 
     id = "X011"
     name = "mtp-nextn-layers"
+    since = "0.6.0"
     severity = Severity.ERROR
     applies_to = catalog.family("nextn")
 
@@ -534,6 +544,7 @@ class DtypeConflict(_CrossFieldRule):
 
     id = "X012"
     name = "dtype-conflict"
+    since = "0.1.0"
     severity = Severity.ERROR
     references = ("huggingface/transformers#40808",)
 
@@ -572,6 +583,7 @@ class MaskTokenIdRequired(_CrossFieldRule):
 
     id = "X013"
     name = "mask-token-id-required"
+    since = "0.5.0"
     severity = Severity.ERROR
     applies_to = catalog.mask_token_types()
 
@@ -609,6 +621,7 @@ class MaskTokenOutOfVocab(_CrossFieldRule):
 
     id = "X014"
     name = "mask-token-out-of-vocab"
+    since = "0.5.0"
     severity = Severity.ERROR
     applies_to = catalog.mask_token_types()
 
@@ -647,6 +660,7 @@ class LayerTypesLength(_CrossFieldRule):
 
     id = "X015"
     name = "layer-types-length"
+    since = "0.1.0"
     severity = Severity.ERROR
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -696,6 +710,7 @@ class AttentionHeadsInconsistent(_CrossFieldRule):
 
     id = "X016"
     name = "attention-heads-inconsistent"
+    since = "0.1.0"
     severity = Severity.ERROR
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -743,6 +758,7 @@ class RopeSpellingsDisagree(_CrossFieldRule):
 
     id = "X017"
     name = "rope-spellings-disagree"
+    since = "0.1.0"
     severity = Severity.ERROR
     references = ("pytorch/executorch#20149",)
 
@@ -793,6 +809,7 @@ class AlgorithmMismatch(_CrossFieldRule):
 
     id = "X018"
     name = "algorithm-mismatch"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -829,6 +846,7 @@ class LossyAcceptance(_CrossFieldRule):
 
     id = "X019"
     name = "lossy-acceptance"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -872,6 +890,7 @@ class ConvGroupSizeDividesHidden(_CrossFieldRule):
 
     id = "X020"
     name = "conv-group-size-divides-hidden"
+    since = "0.8.0"
     severity = Severity.ERROR
     applies_to = catalog.with_feature("conv-selector")
 

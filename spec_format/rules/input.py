@@ -1,7 +1,8 @@
 """Input rules (I): the file exists, is readable, is JSON, and is a speculators config.
 
-The engine emits these findings itself while reading inputs; the classes carry the ids,
-severities and documentation.
+The engine and :mod:`spec_format.jsonload` emit these findings while reading inputs (the
+rule and the parameters of its message); the classes carry the ids, severities, message
+templates and documentation.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from spec_format.rules.base import Layer, Rule
 class _InputRule(Rule):
     abstract = True
     layer = Layer.INPUT
-    since = "0.1.0"
     engine_emitted = True
 
 
@@ -35,7 +35,12 @@ class PathNotFound(_InputRule):
 
     id = "I001"
     name = "path-not-found"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = {
+        "path": "{path}: no such file or directory",
+        "file": "{path}: no such file",
+    }
 
 
 class FileUnreadable(_InputRule):
@@ -57,7 +62,17 @@ class FileUnreadable(_InputRule):
 
     id = "I002"
     name = "file-unreadable"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = {
+        "os": "{path}: cannot read: {reason}",
+        "not-a-file": "{path}: {kind}; expected a JSON file",
+        "too-large": (
+            "{path}: {size:,} bytes is larger than the {limit:,}-byte limit for a JSON config; "
+            "this is not a config.json"
+        ),
+        "remote": "{reason}",
+    }
 
 
 class EmptyFile(_InputRule):
@@ -79,7 +94,9 @@ class EmptyFile(_InputRule):
 
     id = "I003"
     name = "empty-file"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = "{path}: the file is empty; expected a JSON object"
 
 
 class NotUtf8(_InputRule):
@@ -100,7 +117,12 @@ class NotUtf8(_InputRule):
 
     id = "I004"
     name = "not-utf8"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = (
+        "{path}:{line}:{column}: byte 0x{byte:02x} is not valid UTF-8; JSON files must be "
+        "UTF-8 encoded"
+    )
 
 
 class Utf8Bom(_InputRule):
@@ -123,7 +145,12 @@ class Utf8Bom(_InputRule):
 
     id = "I005"
     name = "utf8-bom"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = (
+        "{path}: starts with a UTF-8 byte-order mark, which transformers' json.load refuses; "
+        "save the file as UTF-8 without BOM"
+    )
 
 
 class InvalidJson(_InputRule):
@@ -148,7 +175,9 @@ class InvalidJson(_InputRule):
 
     id = "I006"
     name = "invalid-json"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = "{path}:{line}:{column}: not valid JSON: {detail}"
 
 
 class NotAnObject(_InputRule):
@@ -173,7 +202,9 @@ class NotAnObject(_InputRule):
 
     id = "I007"
     name = "not-an-object"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = "{path}: the top-level JSON value is {found}, expected an object ({{...}})"
 
 
 class NestedTooDeep(_InputRule):
@@ -195,7 +226,12 @@ class NestedTooDeep(_InputRule):
 
     id = "I008"
     name = "nested-too-deep"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = {
+        "recursion": "{path}: JSON nested too deeply to parse; not a config.json",
+        "limit": "{path}: JSON nested more than {limit} levels deep; not a config.json",
+    }
 
 
 class DuplicateKey(_InputRule):
@@ -219,7 +255,12 @@ class DuplicateKey(_InputRule):
 
     id = "I009"
     name = "duplicate-key"
+    since = "0.1.0"
     severity = Severity.WARNING
+    template = (
+        "key {key!r} appears more than once in the same object; Python readers silently keep "
+        "the last value, other readers may keep the first: remove the duplicate"
+    )
 
 
 class NonFiniteNumber(_InputRule):
@@ -245,7 +286,12 @@ class NonFiniteNumber(_InputRule):
 
     id = "I010"
     name = "non-finite-number"
+    since = "0.1.0"
     severity = Severity.ERROR
+    template = (
+        "{literal} is not valid JSON (Python accepts it, other readers and JSON Schema tools "
+        "do not): write a finite number or null"
+    )
 
 
 class NoConfigInDirectory(_InputRule):
@@ -266,20 +312,13 @@ class NoConfigInDirectory(_InputRule):
 
     id = "I011"
     name = "no-config-in-directory"
+    since = "0.1.0"
     severity = Severity.ERROR
-
-
-#: jsonload problem kind -> rule
-BY_PROBLEM_KIND: dict[str, type[Rule]] = {
-    "not-found": PathNotFound,
-    "unreadable": FileUnreadable,
-    "too-large": FileUnreadable,
-    "empty": EmptyFile,
-    "not-utf8": NotUtf8,
-    "bom": Utf8Bom,
-    "not-json": InvalidJson,
-    "not-object": NotAnObject,
-    "too-deep": NestedTooDeep,
-    "duplicate-key": DuplicateKey,
-    "non-finite-number": NonFiniteNumber,
-}
+    template = {
+        "directory": (
+            "{path} is a directory with no config.json in it; pass the checkpoint directory "
+            "itself, or use --recursive"
+        ),
+        "recursive": "{path} is a directory with no draft config.json anywhere below it",
+        "remote": "{path} has no config.json at its top level",
+    }

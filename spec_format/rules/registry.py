@@ -1,12 +1,18 @@
-"""The explicit table of every rule, by stable id.
+"""The rule registry: the contract of every rule id.
 
-Ids are never reused: a retired rule stays in ``REDIRECTS`` (old id -> successor, or
-``None`` when it has none) so ignore lists and CI configs keep working.
+``RULES`` is the one table of live rules, in the order layers run. Each id maps to an
+:class:`Entry`: its status (``stable``, ``preview``, or ``removed``), the rule class, and
+the format release ``since`` which the rule exists (an attribute of the class itself).
+Ids are never reused: a removed rule stays in ``REMOVED`` with the id that replaced it, so
+ignore lists and CI configs keep working and ``specfmt explain OLD`` shows the redirect.
+Per-layer views (:func:`by_layer`, :func:`checks_for`) are derived from ``RULES``; no
+module lists its rules a second time.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import NamedTuple
 
 from spec_format.rules import (
     consumers,
@@ -14,13 +20,14 @@ from spec_format.rules import (
     engines,
     header,
     input,
+    rewrite,
     schema,
     verifier,
     version,
     vocab,
     weights,
 )
-from spec_format.rules.base import Layer, Rule
+from spec_format.rules.base import Layer, Rule, Status
 
 RULES: tuple[type[Rule], ...] = (
     # input (I), emitted while reading files
@@ -145,18 +152,75 @@ RULES: tuple[type[Rule], ...] = (
     verifier.VerifierAttentionMismatch,
     verifier.VerifierRopeMismatch,
     verifier.VerifierArchitectureMismatch,
+    # what migrate and fix report but cannot rewrite (R)
+    rewrite.VerifierArchitecturesHardcoded,
+    rewrite.MlpUnbuildable,
+    rewrite.SlidingWindowIgnored,
+    rewrite.RopeParametersInvalid,
+    rewrite.AuxLayerIdsImplicit,
 )
 
-#: retired rule id -> successor id (or None)
-REDIRECTS: dict[str, str | None] = {}
+
+class Removed(NamedTuple):
+    """A retired id: what it was, when it went, and the id that replaced it (or None)."""
+
+    id: str
+    name: str
+    since: str  # the format release the rule existed since
+    removed_in: str  # the specfmt release that removed it
+    redirect: str | None
+    why: str
+
+
+#: retired ids, never reused (none yet)
+REMOVED: tuple[Removed, ...] = ()
+
+
+class Entry(NamedTuple):
+    """One id of the registry: a live rule class, or a removed id with its redirect."""
+
+    id: str
+    status: Status
+    since: str
+    rule: type[Rule] | None = None
+    removed: Removed | None = None
+
+    @property
+    def redirect(self) -> str | None:
+        return self.removed.redirect if self.removed else None
+
 
 BY_ID: dict[str, type[Rule]] = {r.id: r for r in RULES}
+#: retired id -> successor id (or None); derived from ``REMOVED``
+REDIRECTS: dict[str, str | None] = {r.id: r.redirect for r in REMOVED}
+
+
+def entries() -> dict[str, Entry]:
+    """Every id the registry has ever had (live and removed), by id."""
+    out = {r.id: Entry(r.id, r.status, r.since, rule=r) for r in RULES}
+    for gone in REMOVED:
+        out[gone.id] = Entry(gone.id, Status.REMOVED, gone.since, removed=gone)
+    return out
+
+
+def entry(rule_id: str) -> Entry:
+    """The entry of one id (live or removed); raises KeyError for ids never used."""
+    rule_id = rule_id.upper()
+    if rule_id in BY_ID:
+        rule = BY_ID[rule_id]
+        return Entry(rule.id, rule.status, rule.since, rule=rule)
+    gone = next((r for r in REMOVED if r.id == rule_id), None)
+    if gone is None:
+        raise KeyError(rule_id)
+    return Entry(gone.id, Status.REMOVED, gone.since, removed=gone)
 
 
 def get(rule_id: str) -> type[Rule]:
     """Look a rule up by id (following redirects); raises KeyError for unknown ids."""
     rule_id = rule_id.upper()
-    while rule_id in REDIRECTS and rule_id not in BY_ID:
+    seen: set[str] = set()
+    while rule_id not in BY_ID and rule_id in REDIRECTS and rule_id not in seen:
+        seen.add(rule_id)
         nxt = REDIRECTS[rule_id]
         if nxt is None:
             raise KeyError(rule_id)
@@ -165,6 +229,18 @@ def get(rule_id: str) -> type[Rule]:
 
 
 @cache
+def by_layer(layer: Layer) -> tuple[type[Rule], ...]:
+    """Every rule of one layer, in registry order."""
+    return tuple(r for r in RULES if r.layer is layer)
+
+
+@cache
 def checks_for(layer: Layer) -> tuple[type[Rule], ...]:
     """Rules of one layer that the engine runs through ``check`` (not engine-emitted)."""
-    return tuple(r for r in RULES if r.layer is layer and not r.engine_emitted)
+    return tuple(r for r in by_layer(layer) if not r.engine_emitted)
+
+
+@cache
+def by_name(layer: Layer) -> dict[str, type[Rule]]:
+    """The rules of one layer by kebab-case name (parsers name H rules by kind)."""
+    return {r.name: r for r in by_layer(layer)}

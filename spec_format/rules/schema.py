@@ -23,7 +23,6 @@ from spec_format.rules.base import Hit, Layer, Rule
 class _SchemaRule(Rule):
     abstract = True
     layer = Layer.SCHEMA
-    since = "0.1.0"
     engine_emitted = True
     severity = Severity.ERROR
 
@@ -41,12 +40,12 @@ class MissingModelType(_SchemaRule):
 
     ## Example
     ```json
-    {"architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    {"speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
     ```
 
     ## Use instead
     ```json
-    {"speculators_model_type": "eagle3", "architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000}
+    {"speculators_model_type": "eagle3", "speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
     ```
     If the file came from another project (SafeAILab EAGLE, z-lab DFlash), convert it with
     `speculators convert` first.
@@ -54,6 +53,18 @@ class MissingModelType(_SchemaRule):
 
     id = "S001"
     name = "missing-model-type"
+    since = "0.1.0"
+    template = {
+        "with-speculators-config": (
+            "speculators_model_type is missing although speculators_config is present; add "
+            "it{hint} (one of {known})"
+        ),
+        "absent": (
+            "speculators_model_type is missing, so this is not a speculators draft config; "
+            "add it (one of {known})"
+        ),
+        "not-a-string": "speculators_model_type must be a string, not {found}",
+    }
 
 
 class UnknownModelType(_SchemaRule):
@@ -79,6 +90,8 @@ class UnknownModelType(_SchemaRule):
 
     id = "S002"
     name = "unknown-model-type"
+    since = "0.1.0"
+    template = "unknown speculators_model_type {type!r}{hint}; known types: {known}"
 
 
 class RetiredModelType(_SchemaRule):
@@ -103,7 +116,20 @@ class RetiredModelType(_SchemaRule):
 
     id = "S003"
     name = "retired-model-type"
+    since = "0.1.0"
     legacy_severity = Severity.WARNING
+    template = {
+        "dispatch": (
+            "speculators_model_type {type!r} ({retired.what}) was last readable by speculators "
+            "{retired.last_version} ({retired.note}); validate it with --format-version "
+            "{retired.last_version}, or see `specfmt migrate` for what carries over"
+        ),
+        "checked": (
+            "speculators_model_type {type!r} ({retired.what}) was last readable by speculators "
+            "{retired.last_version} ({retired.note}); checked against format {version}, but "
+            "no current reader loads it"
+        ),
+    }
 
 
 class ThirdPartyConfig(_SchemaRule):
@@ -129,6 +155,27 @@ class ThirdPartyConfig(_SchemaRule):
 
     id = "S004"
     name = "third-party-config"
+    since = "0.1.0"
+    template = {
+        "z-lab-dflash": (
+            "this is a z-lab DFlash config (dflash_config / DFlash architecture), not the "
+            "speculators format; convert it with `speculators convert --algorithm dflash`, "
+            "which also shifts target_layer_ids by +1"
+        ),
+        "eagle3": (
+            "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
+            "format; convert it with `speculators convert --algorithm eagle3`, and check its "
+            "aux layer ids (eagle_config.eagle_aux_hidden_state_layer_ids)"
+        ),
+        "pre-0.1": (
+            "this is the pre-0.1 speculators draft format (speculators_algorithm + "
+            "draft_model); no release reads it: re-export the draft with a current release"
+        ),
+        "eagle1": (
+            "this looks like an EAGLE-1/2 config ({what}), not the speculators format; EAGLE-1 "
+            "drafts (speculators type 'eagle') are only readable by speculators 0.1-0.4"
+        ),
+    }
 
 
 class TypeNotInVersion(_SchemaRule):
@@ -149,6 +196,11 @@ class TypeNotInVersion(_SchemaRule):
 
     id = "S005"
     name = "type-not-in-version"
+    since = "0.1.0"
+    template = (
+        "speculators_model_type {type!r} does not exist in format version {version} (it "
+        "arrived in {since}); readers of {version} refuse it"
+    )
 
 
 class RequiredPropertyMissing(_SchemaRule):
@@ -175,6 +227,8 @@ class RequiredPropertyMissing(_SchemaRule):
 
     id = "S101"
     name = "required-property-missing"
+    since = "0.1.0"
+    template = "{where}: required key {key!r} is missing{more}"
 
 
 class WrongType(_SchemaRule):
@@ -200,6 +254,8 @@ class WrongType(_SchemaRule):
 
     id = "S102"
     name = "wrong-type"
+    since = "0.1.0"
+    template = "{where}: {value} is not of type {expected}{more}"
 
 
 class ValueOutOfRange(_SchemaRule):
@@ -226,6 +282,16 @@ class ValueOutOfRange(_SchemaRule):
 
     id = "S103"
     name = "value-out-of-range"
+    since = "0.1.0"
+    template = {
+        "bound": "{where}: {value} must be {op} {limit}{more}",
+        "minItems": "{where}: needs at least {limit} item{s}{more}",
+        "maxItems": "{where}: allows at most {limit} item{s}{more}",
+        "uniqueItems": "{where}: items must be unique{more}",
+        "not-empty": "{where}: must not be empty{more}",
+        "minLength": "{where}: must be at least {limit} characters{more}",
+        "other": "{where}: {detail}{more}",
+    }
 
 
 class ValueNotAllowed(_SchemaRule):
@@ -252,6 +318,11 @@ class ValueNotAllowed(_SchemaRule):
 
     id = "S104"
     name = "value-not-allowed"
+    since = "0.1.0"
+    template = {
+        "const": "{where}: {value} is not allowed; expected {expected!r}{more}",
+        "enum": "{where}: {value} is not one of {choices}{more}",
+    }
 
 
 class SchemaViolation(_SchemaRule):
@@ -277,6 +348,8 @@ class SchemaViolation(_SchemaRule):
 
     id = "S105"
     name = "schema-violation"
+    since = "0.1.0"
+    template = "{where}: {detail}{more}"
 
 
 _BY_KEYWORD: dict[str, type[Rule]] = {
@@ -300,27 +373,18 @@ for _kw in (
     _BY_KEYWORD[_kw] = ValueOutOfRange
 
 
-#: after this many configs in a process, valid configs are confirmed by the generated
-#: pydantic model first (about 25 us instead of 1-2 ms for jsonschema); importing pydantic
-#: and a version's models costs ~0.1 s, so short runs never pay for it.
-FAST_PATH_AFTER = 16
-_seen = 0
-
-
 def schema_findings(
-    config: dict[str, Any], version: str, model_type: str
+    config: dict[str, Any], version: str, model_type: str, *, fast_path: bool = False
 ) -> Iterator[tuple[type[Rule], Hit]]:
     """Validate ``config`` against its type schema; yield (rule, hit) per error.
 
-    jsonschema is the reference and produces every message. In long runs, a config that
-    the generated pydantic model accepts in strict mode is taken as valid without the
+    jsonschema is the reference and produces every message. With ``fast_path``, a config
+    that the generated pydantic model accepts in strict mode is taken as valid without the
     jsonschema walk: the models are generated from the same schemas, and
     tests/test_fast_path.py checks on every fixture and on generated mutations that the
-    two never disagree in that direction.
+    two never disagree in that direction. The findings are the same either way.
     """
-    global _seen
-    _seen += 1
-    if _seen > FAST_PATH_AFTER and schemas.accepts_strictly(version, model_type, config):
+    if fast_path and schemas.accepts_strictly(version, model_type, config):
         return
     validator = schemas.validator(version, model_type)
     for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
@@ -341,18 +405,18 @@ def _hit_for(
     if error.validator == "required":
         missing = _missing_key(error)
         parts = (*parts, missing) if missing else parts
-        message = f"required key {missing!r} is missing"
+        variant, params = None, {"key": missing}
     else:
-        message = _value_message(error)
+        variant, params = _value_params(error)
     where = pointer_from_parts(parts)
-    hint = _hint(version, model_type, parts)
-    label = where or "the document"
-    text = f"{label}: {message}"
+    more = ""
     if alternatives:
-        text += f" (and {alternatives - 1} other allowed shape{'s' if alternatives > 2 else ''} do not match either)"
+        more += f" (and {alternatives - 1} other allowed shape{'s' if alternatives > 2 else ''} do not match either)"
+    hint = _hint(version, model_type, parts)
     if hint:
-        text += f". {hint}"
-    return rule, Hit(text, pointer=where)
+        more += f". {hint}"
+    message = rule.render(variant, where=where or "the document", more=more, **params)
+    return rule, Hit(message, pointer=where)
 
 
 def _branches(error: ValidationError) -> int:
@@ -368,32 +432,32 @@ def _missing_key(error: ValidationError) -> str | None:
     return None
 
 
-def _value_message(error: ValidationError) -> str:
+_BOUND_OPS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def _value_params(error: ValidationError) -> tuple[str | None, dict[str, Any]]:
+    """The message variant and parameters of the rule for one keyword error."""
     value = error.instance
     shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
     kw = error.validator
     v = error.validator_value
     if kw == "type":
-        want = " or ".join(v) if isinstance(v, list) else v
-        return f"{shown} is not of type {want}"
+        return None, {"value": shown, "expected": " or ".join(v) if isinstance(v, list) else v}
     if kw == "const":
-        return f"{shown} is not allowed; expected {v!r}"
+        return "const", {"value": shown, "expected": v}
     if kw == "enum":
-        return f"{shown} is not one of {', '.join(repr(x) for x in v)}"
-    if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
-            kw
-        ]
-        return f"{shown} must be {op} {v}"
-    if kw == "minItems":
-        return f"needs at least {v} item{'s' if v != 1 else ''}"
-    if kw == "maxItems":
-        return f"allows at most {v} item{'s' if v != 1 else ''}"
+        return "enum", {"value": shown, "choices": ", ".join(repr(x) for x in v)}
+    if kw in _BOUND_OPS:
+        return "bound", {"value": shown, "op": _BOUND_OPS[kw], "limit": v}
+    if kw in ("minItems", "maxItems"):
+        return kw, {"limit": v, "s": "s" if v != 1 else ""}
     if kw == "uniqueItems":
-        return "items must be unique"
+        return "uniqueItems", {}
     if kw == "minLength":
-        return "must not be empty" if v == 1 else f"must be at least {v} characters"
-    return error.message
+        return ("not-empty", {}) if v == 1 else ("minLength", {"limit": v})
+    if kw in _BY_KEYWORD:
+        return "other", {"detail": error.message}
+    return None, {"detail": error.message}
 
 
 def _hint(version: str, model_type: str, parts: tuple[str, ...]) -> str:

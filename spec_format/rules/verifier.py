@@ -33,7 +33,6 @@ def _where(info: VerifierInfo, key: str) -> str:
 class _VerifierRule(Rule):
     abstract = True
     layer = Layer.VERIFIER
-    since = "0.1.0"
     severity = Severity.ERROR
     requires = frozenset({"verifier"})
 
@@ -63,6 +62,7 @@ class VerifierHiddenSizeMismatch(_VerifierRule):
 
     id = "V001"
     name = "verifier-hidden-size-mismatch"
+    since = "0.1.0"
     references = ("vllm-project/vllm#18906", "vllm-project/vllm#38073")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -109,6 +109,7 @@ class VerifierVocabMismatch(_VerifierRule):
 
     id = "V002"
     name = "verifier-vocab-mismatch"
+    since = "0.1.0"
     references = ("vllm-project/speculators#188",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -156,6 +157,7 @@ class AuxLayerBeyondVerifier(_VerifierRule):
 
     id = "V003"
     name = "aux-layer-beyond-verifier"
+    since = "0.1.0"
     applies_to = catalog.aux_types()
     references = ("NVIDIA/Model-Optimizer#2149", "sgl-project/sglang#25454")
 
@@ -196,6 +198,7 @@ class AuxLayerIsFinalOutput(_VerifierRule):
 
     id = "V004"
     name = "aux-layer-is-final-output"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.aux_types()
 
@@ -245,6 +248,7 @@ class VerifierAttentionMismatch(_VerifierRule):
 
     id = "V005"
     name = "verifier-attention-mismatch"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.current_types()
 
@@ -309,6 +313,7 @@ class VerifierRopeMismatch(_VerifierRule):
 
     id = "V006"
     name = "verifier-rope-mismatch"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.current_types()
 
@@ -361,6 +366,7 @@ class VerifierArchitectureMismatch(_VerifierRule):
 
     id = "V007"
     name = "verifier-architecture-mismatch"
+    since = "0.1.0"
     legacy_severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -378,14 +384,3 @@ class VerifierArchitectureMismatch(_VerifierRule):
             "fix the list (speculators 0.3.0 wrote LlamaForCausalLM for every verifier)",
             pointer="/speculators_config/verifier/architectures",
         )
-
-
-VERIFIER_RULES: tuple[type[Rule], ...] = (
-    VerifierHiddenSizeMismatch,
-    VerifierVocabMismatch,
-    AuxLayerBeyondVerifier,
-    AuxLayerIsFinalOutput,
-    VerifierAttentionMismatch,
-    VerifierRopeMismatch,
-    VerifierArchitectureMismatch,
-)

@@ -19,7 +19,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _VersionRule(Rule):
     abstract = True
     layer = Layer.VERSION
-    since = "0.1.0"
 
 
 def _detect(ctx: Context) -> versions.Detection:
@@ -28,9 +27,9 @@ def _detect(ctx: Context) -> versions.Detection:
     return ctx.detection
 
 
-def _problem_hits(ctx: Context, code: str) -> Iterator[Hit]:
+def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
     for p in eras.problems(ctx.config):
-        if p.code == code:
+        if p.rule == rule_id:
             yield Hit(p.message, pointer=p.pointer)
 
 
@@ -60,6 +59,7 @@ class VersionStringInvalid(_VersionRule):
 
     id = "M001"
     name = "version-string-invalid"
+    since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
@@ -100,6 +100,7 @@ class VersionMissing(_VersionRule):
 
     id = "M002"
     name = "version-missing"
+    since = "0.1.0"
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -141,6 +142,7 @@ class VersionDisagreesWithKeys(_VersionRule):
 
     id = "M003"
     name = "version-disagrees-with-keys"
+    since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
@@ -181,6 +183,7 @@ class OlderFormat(_VersionRule):
 
     id = "M004"
     name = "older-format"
+    since = "0.1.0"
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -220,6 +223,7 @@ class DSparkAnchorUnrecorded(_VersionRule):
 
     id = "M005"
     name = "dspark-anchor-unrecorded"
+    since = "0.7.0"
     severity = Severity.WARNING
     applies_to = ("dspark",)
 
@@ -257,6 +261,7 @@ class DFlashTokensOffByOne(_VersionRule):
 
     id = "M006"
     name = "dflash-tokens-off-by-one"
+    since = "0.5.0"
     severity = Severity.WARNING
     applies_to = ("dflash",)
 
@@ -296,12 +301,13 @@ class ConverterLostDecoderLayer(_VersionRule):
 
     id = "M007"
     name = "converter-lost-decoder-layer"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = ("eagle3",)
     references = ("vllm-project/speculators#1114", "vllm-project/speculators#358")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _problem_hits(ctx, "midlayer-weights-lost")
+        yield from _problem_hits(ctx, self.id)
 
 
 class HiddenStatesOffByOne(_VersionRule):
@@ -327,21 +333,10 @@ class HiddenStatesOffByOne(_VersionRule):
 
     id = "M008"
     name = "hidden-states-off-by-one"
+    since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
     applies_to = ("eagle3",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _problem_hits(ctx, "hidden-states-off-by-one")
-
-
-RULES = (
-    VersionStringInvalid,
-    VersionMissing,
-    VersionDisagreesWithKeys,
-    OlderFormat,
-    DSparkAnchorUnrecorded,
-    DFlashTokensOffByOne,
-    ConverterLostDecoderLayer,
-    HiddenStatesOffByOne,
-)
+        yield from _problem_hits(ctx, self.id)

@@ -114,7 +114,6 @@ def _nonzero_mask(raw: bytes, dtype: str):
 class _VocabRule(Rule):
     abstract = True
     layer = Layer.VOCAB
-    since = "0.1.0"
     severity = Severity.ERROR
     applies_to = VOCAB_MAP_TYPES
     requires = frozenset({"weights", "deep"})
@@ -145,6 +144,7 @@ class T2dCountMismatch(_VocabRule):
 
     id = "D001"
     name = "t2d-count-mismatch"
+    since = "0.1.0"
     references = ("SafeAILab/EAGLE#248",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -191,6 +191,7 @@ class D2tOutOfRange(_VocabRule):
 
     id = "D002"
     name = "d2t-out-of-range"
+    since = "0.1.0"
     references = ("mobilint/mblt-model-zoo#110",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -234,6 +235,7 @@ class D2tNotIncreasing(_VocabRule):
 
     id = "D003"
     name = "d2t-not-increasing"
+    since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         import numpy as np
@@ -275,6 +277,7 @@ class D2tT2dInconsistent(_VocabRule):
 
     id = "D004"
     name = "d2t-t2d-inconsistent"
+    since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         import numpy as np
@@ -394,6 +397,7 @@ class NonFiniteWeights(_VocabRule):
 
     id = "D010"
     name = "non-finite-weights"
+    since = "0.1.0"
     requires = frozenset({"weights", "scan"})
     applies_to = ()
 
@@ -422,12 +426,3 @@ class NonFiniteWeights(_VocabRule):
                     tensor=name,
                     file=weights_file(ctx, name),
                 )
-
-
-VOCAB_RULES: tuple[type[Rule], ...] = (
-    T2dCountMismatch,
-    D2tOutOfRange,
-    D2tNotIncreasing,
-    D2tT2dInconsistent,
-    NonFiniteWeights,
-)

@@ -137,7 +137,6 @@ def _condition_text(condition: str) -> str:
 class _WeightsRule(Rule):
     abstract = True
     layer = Layer.WEIGHTS
-    since = "0.1.0"
     severity = Severity.ERROR
     applies_to = CONTRACT_TYPES
     requires = frozenset({"weights"})
@@ -174,6 +173,7 @@ class MissingTensor(_WeightsRule):
 
     id = "W001"
     name = "missing-tensor"
+    since = "0.1.0"
     references = ("vllm-project/speculators#1114", "vllm-project/vllm#43132")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -236,6 +236,7 @@ class UnexpectedTensor(_WeightsRule):
 
     id = "W002"
     name = "unexpected-tensor"
+    since = "0.1.0"
     references = ("vllm-project/speculators#1114",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -320,6 +321,7 @@ class VocabMapMissing(_WeightsRule):
 
     id = "W008"
     name = "vocab-map-missing"
+    since = "0.1.0"
     applies_to = VOCAB_MAP_TYPES
     references = ("NVIDIA-NeMo/Automodel#2447", "pytorch/executorch#20149")
 
@@ -367,6 +369,7 @@ class LayerCountMismatch(_WeightsRule):
 
     id = "W010"
     name = "layer-count-mismatch"
+    since = "0.1.0"
     references = ("vllm-project/speculators#812",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -420,6 +423,7 @@ class TensorShapeMismatch(_WeightsRule):
 
     id = "W003"
     name = "tensor-shape-mismatch"
+    since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         diff = contract_diff(ctx)
@@ -480,6 +484,7 @@ class FcWidthMismatch(_WeightsRule):
 
     id = "W004"
     name = "fc-width-mismatch"
+    since = "0.1.0"
     applies_to = catalog.aux_types()
     references = ("vllm-project/vllm#54526", "verl-project/verl-SpeCo#6", "sgl-project/sglang#8163")
 
@@ -555,6 +560,7 @@ class LmHeadRowsMismatch(_WeightsRule):
 
     id = "W005"
     name = "lm-head-rows-mismatch"
+    since = "0.1.0"
     references = ("SafeAILab/EAGLE#249", "vllm-project/speculators#74")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -604,6 +610,7 @@ class EmbedRowsMismatch(_WeightsRule):
 
     id = "W006"
     name = "embed-rows-mismatch"
+    since = "0.1.0"
     references = ("vllm-project/vllm#18906",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -641,6 +648,7 @@ class VocabMapLengthMismatch(_WeightsRule):
 
     id = "W007"
     name = "vocab-map-length-mismatch"
+    since = "0.1.0"
     applies_to = VOCAB_MAP_TYPES
     references = ("sgl-project/SpecForge#76", "vllm-project/speculators#1081")
 
@@ -680,6 +688,7 @@ class FirstLayerInputWidth(_WeightsRule):
 
     id = "W009"
     name = "first-layer-input-width"
+    since = "0.1.0"
     applies_to = catalog.family("chain")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -729,6 +738,7 @@ class DtypeFamilyMismatch(_WeightsRule):
 
     id = "W011"
     name = "dtype-family-mismatch"
+    since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         diff = contract_diff(ctx)
@@ -792,6 +802,7 @@ class MixedFloatDtypes(_WeightsRule):
 
     id = "W012"
     name = "mixed-float-dtypes"
+    since = "0.1.0"
     severity = Severity.WARNING
     references = ("InternLM/lmdeploy#4991",)
 
@@ -832,6 +843,7 @@ class DtypeConfigMismatch(_WeightsRule):
 
     id = "W013"
     name = "dtype-config-mismatch"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -887,6 +899,7 @@ class VerifierTensorsInCheckpoint(_WeightsRule):
 
     id = "W020"
     name = "verifier-tensors-in-checkpoint"
+    since = "0.1.0"
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -924,6 +937,7 @@ class Qwen3OProjBias(_WeightsRule):
 
     id = "W021"
     name = "qwen3-o-proj-bias"
+    since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.family("chain")
 
@@ -964,6 +978,7 @@ class DFlashMaskHidden(_WeightsRule):
 
     id = "W022"
     name = "dflash-mask-hidden"
+    since = "0.5.0"
     severity = Severity.WARNING
     applies_to = catalog.family("block")
 
@@ -1000,6 +1015,7 @@ class DSparkMarkovHeadVariant(_WeightsRule):
 
     id = "W023"
     name = "dspark-markov-head-variant"
+    since = "0.7.0"
     severity = Severity.WARNING
     applies_to = catalog.with_feature("markov-head")
 
@@ -1018,24 +1034,4 @@ class DSparkMarkovHeadVariant(_WeightsRule):
                 )
 
 
-WEIGHTS_RULES: tuple[type[Rule], ...] = (
-    MissingTensor,
-    UnexpectedTensor,
-    TensorShapeMismatch,
-    FcWidthMismatch,
-    LmHeadRowsMismatch,
-    EmbedRowsMismatch,
-    VocabMapLengthMismatch,
-    VocabMapMissing,
-    FirstLayerInputWidth,
-    LayerCountMismatch,
-    DtypeFamilyMismatch,
-    MixedFloatDtypes,
-    DtypeConfigMismatch,
-    VerifierTensorsInCheckpoint,
-    Qwen3OProjBias,
-    DFlashMaskHidden,
-    DSparkMarkovHeadVariant,
-)
-
-__all__ = ["UNKNOWN", "WEIGHTS_RULES", "contract_diff", "expectations", "weights_file"]
+__all__ = ["UNKNOWN", "contract_diff", "expectations", "weights_file"]

@@ -69,7 +69,7 @@ def respell_dtype(ed: Editor, to_key: str, why: str) -> None:
         old = node[from_key]
         if to_key in node and node[to_key] != old and node[to_key] is not None and old is not None:
             ed.problem(
-                "dtype-conflict",
+                "X012",
                 f"{pointer(*base, from_key)} is {old!r} but {pointer(*base, to_key)} is "
                 f"{node[to_key]!r}; transformers refuses two different values. Keep the one "
                 "that matches the tensors in model.safetensors and delete the other",
@@ -124,12 +124,7 @@ def rope_from_parameters(ed: Editor, why: str) -> None:
             return
         params = next(iter(params.values()))
     if not isinstance(params, dict):
-        ed.problem(
-            "rope-parameters-invalid",
-            f"{pointer(TLC, 'rope_parameters')} is not an object; fix it by hand",
-            pointer=pointer(TLC, "rope_parameters"),
-            severity="error",
-        )
+        ed.problem("R004", pointer=pointer(TLC, "rope_parameters"))
         return
     rest = {k: v for k, v in params.items() if k != "rope_theta"}
     scaling = None if rest.get("rope_type", "default") == "default" and len(rest) <= 1 else rest

@@ -30,12 +30,7 @@ def upgrade(doc, ctx) -> StepOutput:
     )
     respell_dtype(ed, "dtype", "transformers >= 4.56 (used from 0.2 on) spells it dtype")
     if ed.model_type == "mlp":
-        ed.problem(
-            "mlp-unbuildable",
-            "speculators 0.2-0.4 cannot build mlp configs on transformers >= 4.56 (the mlp "
-            "torch_dtype field collides with the dtype property); read it with transformers < 4.56",
-            pointer="/torch_dtype",
-        )
+        ed.problem("R002", pointer="/torch_dtype")
     return ed.output()
 
 

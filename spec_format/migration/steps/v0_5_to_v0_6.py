@@ -61,11 +61,6 @@ def downgrade(doc, ctx) -> StepOutput:
     )
     if ed.model_type == "dflash" and uses_sliding_window(layer_config(ed)):
         ed.problem(
-            "sliding-window-ignored",
-            "the draft's layers use sliding-window attention (transformer_layer_config."
-            "layer_types / use_sliding_window), which the 0.5 DFlash model does not apply; "
-            "it would run them with full attention",
-            pointer="/transformer_layer_config/layer_types",
-            lossy=True,
+            "R003", pointer="/transformer_layer_config/layer_types", lossy=True, variant="dflash"
         )
     return ed.output()

@@ -108,12 +108,7 @@ def downgrade(doc, ctx) -> StepOutput:
         )
     if ed.model_type in EAGLE3_FAMILY and uses_sliding_window(layer_config(ed)):
         ed.problem(
-            "sliding-window-ignored",
-            "the draft's layers use sliding-window attention (transformer_layer_config."
-            "layer_types / use_sliding_window), which EAGLE models before 0.7 do not apply; "
-            "0.6 would run them with full attention",
-            pointer="/transformer_layer_config/layer_types",
-            lossy=True,
+            "R003", pointer="/transformer_layer_config/layer_types", lossy=True, variant="eagle"
         )
     return ed.output()
 

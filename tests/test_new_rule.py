@@ -1,0 +1,91 @@
+"""`python scripts/new_rule.py ID` in a temporary copy of the repository: the new rule is
+registered, documented, has a failing and a passing fixture, and the rule tests pass there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+#: the registry and docs tests, and the fixture cases of the new rule
+RULE_TESTS = [
+    "tests/test_rules_registry.py",
+    "tests/test_registry_contract.py",
+    "tests/test_docs.py::test_generated_docs_are_up_to_date",
+]
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory) -> Path:
+    """The files git knows about (tracked, and new ones not ignored), copied."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout to list the repository's files")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    dest = tmp_path_factory.mktemp("repo")
+    for raw in filter(None, listed):
+        rel = raw.decode()
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
+def _run(copy: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
+    made = _run(
+        copy, "scripts/new_rule.py", "X099", "--name", "vocab-null", "--key", "draft_vocab_size"
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    module = (copy / "spec_format/rules/crossfield.py").read_text()
+    assert 'id = "X099"' in module and "class VocabNull(_CrossFieldRule):" in module
+    assert 'applies_to = catalog.family("chain")' in module  # no literal list of types
+    assert "crossfield.VocabNull," in (copy / "spec_format/rules/registry.py").read_text()
+    assert (copy / "tests/fixtures/invalid/X099/vocab-null.json").is_file()
+    assert (copy / "tests/fixtures/valid/X099-vocab-null.json").is_file()
+    assert "# X099 vocab-null" in (copy / "docs/rules/X099.md").read_text()
+    explained = _run(copy, "-m", "spec_format", "explain", "X099")
+    assert explained.returncode == 0 and "vocab-null" in explained.stdout
+    tests = _run(copy, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *RULE_TESTS)
+    assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
+    cases = _run(
+        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py", "-k", "X099"
+    )
+    assert cases.returncode == 0 and "2 passed" in cases.stdout, cases.stdout[-4000:]
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff:
+        touched = ["spec_format/rules/crossfield.py", "spec_format/rules/registry.py"]
+        lint = subprocess.run([ruff, "check", *touched], cwd=copy, capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout
+        fmt = subprocess.run(
+            [ruff, "format", "--check", *touched], cwd=copy, capture_output=True, text=True
+        )
+        assert fmt.returncode == 0, fmt.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["X001", "--name", "x-new", "--key", "draft_vocab_size"], "X001 is taken"),
+        (["H099", "--name", "h-new", "--key", "draft_vocab_size"], "not scaffolded"),
+        (["C099", "--name", "c-new", "--key", "no_such_key"], "--key no_such_key"),
+        (["C099", "--name", "Not_Kebab", "--key", "draft_vocab_size"], "kebab-case"),
+    ],
+)
+def test_new_rule_refuses_with_a_reason(copy, args, says):
+    done = _run(copy, "scripts/new_rule.py", *args, "--no-generate")
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr

@@ -21,6 +21,7 @@ class ConfigFile:
     path: Path  # the config.json itself
     text: str
     data: dict[str, Any]
+    raw: bytes = b""  # the bytes as read, for the writer's "unchanged since read" check
 
 
 def config_path(path: str | Path) -> Path:
@@ -50,7 +51,7 @@ def read_config(path: str | Path) -> ConfigFile:
             f"{p}:{d.line}:{d.column}: {d.message}; remove the duplicate before migrating "
             "(JSON readers disagree on which copy wins)"
         )
-    return ConfigFile(path=p, text=loaded.text, data=loaded.data)
+    return ConfigFile(path=p, text=loaded.text, data=loaded.data, raw=loaded.raw)
 
 
 def read_verifier(path: str | Path) -> dict[str, Any]:

@@ -45,6 +45,7 @@ class Loaded:
     path: Path
     data: Any = None
     text: str = ""
+    raw: bytes = b""  # the bytes as read (BOM included)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -118,6 +119,7 @@ def parse_json_bytes(
     raw: bytes, path: Path, *, require_object: bool = True, out: Loaded | None = None
 ) -> Loaded:
     out = out or Loaded(path=path)
+    out.raw = raw
     if not raw.strip():
         out.problems.append(
             Problem("empty", f"{path}: the file is empty; expected a JSON object", True)

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_format.errors import InputError
+from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import load_json
+from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 CONFIG_NAME = "config.json"
+_UNWRITABLE = ("non-finite-number", "number-out-of-range", "lone-surrogate")
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,8 @@ class ConfigFile:
 
 def config_path(path: str | Path) -> Path:
     p = Path(path)
-    if p.is_dir():
-        if not (p / CONFIG_NAME).is_file():
+    if kind_of(p) == DIRECTORY:
+        if kind_of(p / CONFIG_NAME) == MISSING:  # anything else there: the read says what
             raise InputError(f"{p}: a directory with no {CONFIG_NAME}; pass the file or its folder")
         return p / CONFIG_NAME
     return p
@@ -51,13 +53,28 @@ def read_config(path: str | Path) -> ConfigFile:
             f"{p}:{d.line}:{d.column}: {d.message}; remove the duplicate before migrating "
             "(JSON readers disagree on which copy wins)"
         )
+    # values that cannot be written back as they were read: refuse rather than turn 1e999
+    # into Infinity or fail half-way on a lone surrogate
+    unwritable = [pr for pr in loaded.problems if pr.kind in _UNWRITABLE]
+    if unwritable:
+        u = unwritable[0]
+        where = f":{u.line}:{u.column}" if u.line else ""
+        at = f" (at {u.pointer})" if u.pointer else ""
+        raise InputError(
+            f"{p}{where}: {u.message}{at}; nothing was written (specfmt would not write this "
+            f"value back as it was read), see `specfmt validate {p}`"
+        )
     return ConfigFile(path=p, text=loaded.text, data=loaded.data, raw=loaded.raw)
 
 
 def read_verifier(path: str | Path) -> dict[str, Any]:
     """The verifier's config as migrate/fix need it: its ``architectures`` and, from the
-    text config when there is one, ``num_hidden_layers``."""
-    cfg = read_config(path).data
+    text config when there is one, ``num_hidden_layers``. A verifier that cannot be read is
+    a usage error (exit 2), as in ``validate``."""
+    try:
+        cfg = read_config(path).data
+    except InputError as exc:
+        raise UsageError(f"--verifier {exc}") from None
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
     out = {**cfg, **{k: v for k, v in text.items() if k not in ("architectures",)}}
     if "architectures" not in out and isinstance(text.get("architectures"), list):

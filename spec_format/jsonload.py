@@ -6,6 +6,15 @@ confusing message. This module reads with the standard parser (fast, C-accelerat
 turns each of those cases into a :class:`Problem` with a JSON pointer and a line, so the
 caller can report it as a finding instead of a traceback.
 
+Numbers are guarded where they are parsed: a literal that does not fit a 64-bit reader
+(an integer of 2**63 or more, more digits than Python converts, ``1e999``) becomes a
+``number-out-of-range`` problem, and one that would overflow a float is read as
+``inf``; :func:`json_int` and :func:`json_number` are the range-checked accessors every
+rule uses, so no value reaches ``range()``, ``float()``, an allocation or a syscall
+unchecked. A lone surrogate escape (``"\ud800"``), which no UTF-8 writer can encode, is a
+``lone-surrogate`` problem. Every list of problems is capped (:data:`MAX_PROBLEMS`), with
+one more problem saying how many were left out.
+
 Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
 (only when a finding needs a line number) with a small scanner of its own.
 """
@@ -14,15 +23,26 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spec_format.pathkind import MISSING, REGULAR, kind_of
+
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 MAX_DEPTH = 64  # real configs nest 4 levels deep
 BOM = b"\xef\xbb\xbf"
+#: the largest magnitude a JSON integer may have (int64; what C, Rust and Go readers hold)
+MAX_INT = 2**63 - 1
+#: longer integer literals are not converted at all (Python refuses more than 4300 digits)
+MAX_INT_DIGITS = 400
+#: at most this many problems of one kind per file; one more says how many were left out
+MAX_PROBLEMS = 100
+#: the Locator records positions for at most this many values (memory stays bounded)
+MAX_POSITIONS = 200_000
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
@@ -30,7 +50,8 @@ class Problem:
     """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule."""
 
     kind: str  # not-found, unreadable, empty, too-large, bom, not-utf8, not-json,
-    # not-object, too-deep, duplicate-key, non-finite-number
+    # not-object, too-deep, duplicate-key, non-finite-number, number-out-of-range,
+    # lone-surrogate
     message: str
     fatal: bool
     pointer: str | None = None
@@ -63,13 +84,29 @@ class Loaded:
         return self._locator.find(pointer)
 
 
-def json_int(value: Any) -> int | None:
-    """``value`` when it is a JSON integer, else ``None`` (Python's bool is an int: excluded)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | None:
+    """``value`` when it is a JSON integer in ``[low, high]``, else ``None`` (Python's bool
+    is an int: excluded). The one door through which config integers reach arithmetic."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return None
+
+
+def json_number(value: Any) -> float | None:
+    """``value`` as a finite float when it is a JSON number whose magnitude a float holds,
+    else ``None`` (booleans, strings, ``inf``/``nan`` and integers past 1e308 excluded)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return float(value) if -MAX_INT <= value <= MAX_INT else None
+    return value if math.isfinite(value) else None
 
 
 def escape_pointer_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+    token = token.replace("~", "~0").replace("/", "~1")
+    if not token.isascii() and not _encodable(token):  # a lone surrogate: print it escaped
+        token = token.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+    return token
 
 
 def pointer_from_parts(parts) -> str:
@@ -80,20 +117,23 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
     """Read and parse ``path``; never raises for bad input."""
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     out = Loaded(path=path)
-    try:
-        st = path.stat()
-        size = st.st_size
-    except FileNotFoundError:
+    kind = kind_of(path)
+    if kind == MISSING:
         out.problems.append(Problem("not-found", f"{path}: no such file", True))
         return out
+    if kind != REGULAR:  # a FIFO or device would block or never end
+        out.problems.append(
+            Problem(
+                "unreadable", f"{path} is {kind}, not a regular file; expected a JSON file", True
+            )
+        )
+        return out
+    try:
+        size = path.stat().st_size
     except OSError as exc:
         out.problems.append(
             Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
         )
-        return out
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        out.problems.append(Problem("unreadable", f"{path}: {kind}; expected a JSON file", True))
         return out
     if size > max_bytes:
         out.problems.append(
@@ -155,23 +195,41 @@ def parse_json_bytes(
         )
         return out
     out.text = text
-    duplicates: list[str] = []
-    non_finite: list[str] = []
+    flagged = [0]  # duplicate keys, NaN/Infinity literals and out-of-range numbers seen
 
     def pairs_hook(pairs):
-        obj = {}
-        for key, value in pairs:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            flagged[0] += 1
         return obj
 
     def constant_hook(name):
-        non_finite.append(name)
+        flagged[0] += 1
         return float(name.replace("Infinity", "inf"))
 
+    def int_hook(literal):
+        if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
+            flagged[0] += 1
+            return -math.inf if literal.startswith("-") else math.inf
+        value = int(literal)
+        if not -MAX_INT <= value <= MAX_INT:
+            flagged[0] += 1
+        return value
+
+    def float_hook(literal):
+        value = float(literal)
+        if not math.isfinite(value):  # 1e999: Python reads Infinity
+            flagged[0] += 1
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
+        data = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=constant_hook,
+            parse_int=int_hook,
+            parse_float=float_hook,
+        )
     except json.JSONDecodeError as exc:
         out.problems.append(
             Problem(
@@ -212,7 +270,9 @@ def parse_json_bytes(
         )
         return out
     out.data = data
-    if duplicates or non_finite:
+    if _SURROGATE_ESCAPE.search(text):
+        _lone_surrogates(data, out)
+    if flagged[0]:
         locator = Locator(text)
         out._locator = locator
         for pointer, line, col in locator.duplicates:
@@ -240,7 +300,80 @@ def parse_json_bytes(
                     column=col,
                 )
             )
+        for pointer, literal, line, col in locator.out_of_range:
+            out.problems.append(
+                Problem(
+                    "number-out-of-range",
+                    f"the number {_shorten(literal)} does not fit a 64-bit reader (integers "
+                    f"must lie within +-{MAX_INT:,}, floats within +-1.8e308; Python reads "
+                    "larger floats as Infinity, which is not JSON): write a realistic value",
+                    False,
+                    pointer=pointer,
+                    line=line,
+                    column=col,
+                )
+            )
+        for kind, left_out in locator.left_out.items():
+            out.problems.append(
+                Problem(
+                    kind,
+                    f"{left_out:,} more {kind} problems in this file not listed (the first "
+                    f"{MAX_PROBLEMS} are)",
+                    False,
+                )
+            )
     return out
+
+
+def _shorten(literal: str, limit: int = 40) -> str:
+    if len(literal) <= limit:
+        return literal
+    return f"{literal[:20]}...({len(literal):,} characters)"
+
+
+def _lone_surrogates(data: Any, out: Loaded) -> None:
+    """A problem per string (key or value) holding a lone surrogate (capped)."""
+    bad: list[str] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = pointer + "/" + escape_pointer_token(key)
+                if not _encodable(key):
+                    bad.append(child)
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend((value, f"{pointer}/{i}") for i, value in enumerate(node))
+        elif isinstance(node, str) and not _encodable(node):
+            bad.append(pointer)
+    for pointer in bad[:MAX_PROBLEMS]:
+        out.problems.append(
+            Problem(
+                "lone-surrogate",
+                "this string holds a lone UTF-16 surrogate escape (like \\ud800) that no "
+                "UTF-8 file can hold; readers replace it or fail: remove the escape or "
+                "complete the surrogate pair",
+                False,
+                pointer=pointer,
+            )
+        )
+    if len(bad) > MAX_PROBLEMS:
+        out.problems.append(
+            Problem(
+                "lone-surrogate",
+                f"{len(bad) - MAX_PROBLEMS:,} more strings with lone surrogates not listed",
+                False,
+            )
+        )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
@@ -283,6 +416,8 @@ class Locator:
         self.positions: dict[str, int] = {}
         self.duplicates: list[tuple[str, int, int]] = []
         self.non_finite: list[tuple[str, str, int, int]] = []
+        self.out_of_range: list[tuple[str, str, int, int]] = []
+        self.left_out: dict[str, int] = {}  # problem kind -> how many were not recorded
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # the text already parsed; a scanner slip only costs line numbers
         with contextlib.suppress(IndexError, AttributeError, RecursionError):
@@ -306,11 +441,18 @@ class Locator:
                 return None, None
             pointer = pointer.rsplit("/", 1)[0]
 
+    def _record(self, found: list, kind: str, item: tuple) -> None:
+        if len(found) < MAX_PROBLEMS:
+            found.append(item)
+        else:
+            self.left_out[kind] = self.left_out.get(kind, 0) + 1
+
     def _skip(self, i: int) -> int:
         return _WS.match(self.text, i).end()
 
     def _value(self, i: int, pointer: str) -> int:
-        self.positions.setdefault(pointer, i)
+        if len(self.positions) < MAX_POSITIONS:
+            self.positions.setdefault(pointer, i)
         ch = self.text[i]
         if ch == "{":
             seen: set[str] = set()
@@ -323,8 +465,9 @@ class Locator:
                 child = pointer + "/" + escape_pointer_token(key)
                 if key in seen:
                     line, col = self._linecol(i)
-                    self.duplicates.append((child, line, col))
-                    self.positions[child] = i
+                    self._record(self.duplicates, "duplicate-key", (child, line, col))
+                    if len(self.positions) < MAX_POSITIONS:
+                        self.positions[child] = i
                 seen.add(key)
                 i = self._skip(m.end())
                 i = self._skip(i + 1)  # the colon
@@ -351,6 +494,20 @@ class Locator:
         if m:
             if m.group(0) in ("NaN", "Infinity", "-Infinity"):
                 line, col = self._linecol(i)
-                self.non_finite.append((pointer, m.group(0), line, col))
+                self._record(self.non_finite, "non-finite-number", (pointer, m.group(0), line, col))
             return m.end()
-        return _NUMBER.match(self.text, i).end()
+        end = _NUMBER.match(self.text, i).end()
+        if end - i > 18 or "e" in self.text[i:end].lower():  # cheap test before the exact one
+            literal = self.text[i:end]
+            if _out_of_range(literal):
+                line, col = self._linecol(i)
+                self._record(
+                    self.out_of_range, "number-out-of-range", (pointer, literal, line, col)
+                )
+        return end
+
+
+def _out_of_range(literal: str) -> bool:
+    if any(c in literal for c in ".eE"):
+        return not math.isfinite(float(literal))
+    return len(literal) > MAX_INT_DIGITS or abs(int(literal)) > MAX_INT

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec_format.errors import InputError
+from spec_format.pathkind import kind_of
 
 #: The library's cap on the header length (``MAX_HEADER_SIZE``).
 MAX_HEADER_SIZE = 100_000_000
@@ -267,8 +268,8 @@ class FileSource(ByteSource):
         if not stat.S_ISREG(st.st_mode):
             raise HeaderError(
                 HeaderErrorKind.FILE_UNREADABLE,
-                f"{self.path.name} is not a regular file; replace it with the safetensors file "
-                "itself (or a symlink to one).",
+                f"{self.path.name} is {kind_of(self.path)}, not a regular file; replace it "
+                "with the safetensors file itself (or a symlink to one).",
                 file=self.name,
             )
         try:
@@ -813,8 +814,19 @@ def parse_index(data: bytes) -> ShardIndex:
         raise ShardIndexError(
             f"index is {len(data):,} bytes, over the {MAX_INDEX_SIZE:,}-byte limit."
         )
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            seen: set[str] = set()
+            duplicates.extend(k for k, _ in items if k in seen or seen.add(k))
+        return obj
+
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        doc = json.loads(
+            data.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=pairs
+        )
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         detail = str(e) if not isinstance(e, RecursionError) else "nested too deeply"
         raise ShardIndexError(
@@ -826,6 +838,15 @@ def parse_index(data: bytes) -> ShardIndex:
             "write it again with save_pretrained."
         )
     index = ShardIndex({}, doc.get("metadata") if isinstance(doc.get("metadata"), dict) else None)
+    for key in dict.fromkeys(duplicates):  # each repeated key once, in order
+        index.problems.append(
+            ShardIndexError(
+                f"the key {_short(json.dumps(key), 60)} appears more than once in one object; "
+                "JSON readers disagree on which copy wins (for a weight_map entry: which shard "
+                "holds the tensor). Keep one.",
+                tensor=key if key in doc["weight_map"] else None,
+            )
+        )
     for tensor, shard in doc["weight_map"].items():
         if not isinstance(shard, str) or not safe_shard_name(shard):
             index.problems.append(

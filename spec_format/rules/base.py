@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from packaging.specifiers import SpecifierSet
 
-from spec_format.report import Finding, Severity
+from spec_format.report import Finding, Severity, cap_per_rule
 
 #: Sections every rule docstring must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
@@ -237,13 +237,15 @@ _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per
 
 
 def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
-    """Run one rule's check and turn its hits into findings."""
+    """Run one rule's check and turn its hits into findings (capped per rule, lazily)."""
     instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
-    for hit in instance.check(ctx):
-        yield rule.finding(
+    yield from cap_per_rule(
+        rule.finding(
             hit.message,
             hit.file or ctx.config_path,
             profile=profile,
             pointer=hit.pointer,
             tensor=hit.tensor,
         )
+        for hit in instance.check(ctx)
+    )

@@ -11,7 +11,7 @@ input is unreadable (exit 3) only when nothing at all could be read.
 
 from __future__ import annotations
 
-from spec_format.report import Finding, Severity
+from spec_format.report import Finding, Severity, cap_per_rule
 from spec_format.rules.base import Layer, Profile, Rule
 
 
@@ -516,8 +516,12 @@ BY_NAME: dict[str, type[Rule]] = {r.name: r for r in HEADER_RULES}
 
 
 def header_findings(checkpoint, profile: Profile = Profile.CURRENT) -> list[Finding]:
-    """The findings for every issue :func:`load_checkpoint` recorded."""
-    return [
-        BY_NAME[issue.rule].finding(issue.message, issue.file, profile=profile, tensor=issue.tensor)
-        for issue in checkpoint.issues
-    ]
+    """The findings for every issue :func:`load_checkpoint` recorded (capped per rule)."""
+    return list(
+        cap_per_rule(
+            BY_NAME[issue.rule].finding(
+                issue.message, issue.file, profile=profile, tensor=issue.tensor
+            )
+            for issue in checkpoint.issues
+        )
+    )

@@ -83,16 +83,18 @@ class EmptyFile(_InputRule):
 
 
 class NotUtf8(_InputRule):
-    """The file is not valid UTF-8.
+    """The file is not valid UTF-8, or a string escapes a lone UTF-16 surrogate.
 
     ## What it checks
-    The bytes decode as UTF-8.
+    The bytes decode as UTF-8, and no string holds a lone surrogate escape such as
+    `"\\ud800"` (valid JSON syntax, but no UTF-8 file can hold the character it names).
 
     ## Why it matters
-    JSON must be UTF-8; transformers reads configs as UTF-8 and fails on anything else.
+    JSON must be UTF-8; transformers reads configs as UTF-8 and fails on anything else. A
+    lone surrogate makes every UTF-8 writer fail, so the config cannot be saved again.
 
     ## Example
-    A config edited on Windows and saved as UTF-16 or Latin-1.
+    A config edited on Windows and saved as UTF-16 or Latin-1; `"name": "\\ud800"`.
 
     ## Use instead
     Save the file as UTF-8 (without a byte-order mark).
@@ -223,14 +225,18 @@ class DuplicateKey(_InputRule):
 
 
 class NonFiniteNumber(_InputRule):
-    """The file uses `NaN`, `Infinity` or `-Infinity`, which are not JSON.
+    """The file uses `NaN`, `Infinity` or `-Infinity`, which are not JSON, or a number no
+    64-bit reader holds.
 
     ## What it checks
-    Every number is finite JSON.
+    Every number is finite JSON: integers within the int64 range, floats within the
+    double range (`1e999` is valid JSON text, but Python reads it as `Infinity`).
 
     ## Why it matters
     Python's json module writes and reads these literals, but JSON Schema validators, other
-    languages and strict parsers reject the file.
+    languages and strict parsers reject the file. Out-of-range numbers overflow or lose
+    their value in C, Rust, Go and JavaScript readers, and `specfmt migrate`/`fix` would
+    write them back as `Infinity`; they refuse such a file instead.
 
     ## Example
     ```json
@@ -269,6 +275,29 @@ class NoConfigInDirectory(_InputRule):
     severity = Severity.ERROR
 
 
+class InternalError(_InputRule):
+    """Checking this input hit a bug in specfmt.
+
+    ## What it checks
+    Nothing about the input itself: the engine reports a bug in one of its own checks here
+    instead of stopping the run, so every other input is still checked and reported.
+
+    ## Why it matters
+    One odd file must not hide the results of the others; the run exits 70 so CI notices.
+
+    ## Example
+    An unforeseen value that makes a rule raise an exception.
+
+    ## Use instead
+    Report the bug with the input file (rerun with `SPECFMT_DEBUG=1` for the traceback);
+    the other findings of the run are still valid.
+    """
+
+    id = "I012"
+    name = "internal-error"
+    severity = Severity.ERROR
+
+
 #: jsonload problem kind -> rule
 BY_PROBLEM_KIND: dict[str, type[Rule]] = {
     "not-found": PathNotFound,
@@ -282,4 +311,6 @@ BY_PROBLEM_KIND: dict[str, type[Rule]] = {
     "too-deep": NestedTooDeep,
     "duplicate-key": DuplicateKey,
     "non-finite-number": NonFiniteNumber,
+    "number-out-of-range": NonFiniteNumber,
+    "lone-surrogate": NotUtf8,
 }

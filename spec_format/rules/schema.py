@@ -8,6 +8,7 @@ matching sub-error (as check-jsonschema does).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -304,6 +305,8 @@ for _kw in (
 #: pydantic model first (about 25 us instead of 1-2 ms for jsonschema); importing pydantic
 #: and a version's models costs ~0.1 s, so short runs never pay for it.
 FAST_PATH_AFTER = 16
+#: schema errors listed per config; the rest are counted in one more finding
+MAX_SCHEMA_ERRORS = 200
 _seen = 0
 
 
@@ -323,7 +326,10 @@ def schema_findings(
     if _seen > FAST_PATH_AFTER and schemas.accepts_strictly(version, model_type, config):
         return
     validator = schemas.validator(version, model_type)
-    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
+    errors = validator.iter_errors(config)
+    first = list(itertools.islice(errors, MAX_SCHEMA_ERRORS))
+    left_out = sum(1 for _ in errors)  # streamed: memory stays bounded
+    for error in sorted(first, key=_path_key):
         if error.context:
             # anyOf/oneOf: one S105 finding worded after the best-matching branch
             best = best_match(error.context)
@@ -331,6 +337,20 @@ def schema_findings(
             yield SchemaViolation, Hit(hit.message, pointer=pointer_from_parts(error.absolute_path))
         else:
             yield _hit_for(error, version, model_type)
+    if left_out:
+        yield (
+            SchemaViolation,
+            Hit(
+                f"{left_out:,} more schema errors in this config not listed (the first "
+                f"{MAX_SCHEMA_ERRORS} are); fix those and validate again",
+                pointer="",
+            ),
+        )
+
+
+def _path_key(error: ValidationError) -> list[tuple[int, int, str]]:
+    # array indexes numerically, keys by name; never compares an int with a str
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
 
 
 def _hit_for(
@@ -370,7 +390,7 @@ def _missing_key(error: ValidationError) -> str | None:
 
 def _value_message(error: ValidationError) -> str:
     value = error.instance
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    shown = _shown(value)
     kw = error.validator
     v = error.validator_value
     if kw == "type":
@@ -393,7 +413,17 @@ def _value_message(error: ValidationError) -> str:
         return "items must be unique"
     if kw == "minLength":
         return "must not be empty" if v == 1 else f"must be at least {v} characters"
-    return error.message
+    return error.message if len(error.message) <= 300 else error.message[:300] + "..."
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value for a message, never longer than about ``limit`` characters."""
+    if isinstance(value, (dict, list)):
+        return type(value).__name__
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[: limit // 2]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit // 2]}... ({len(text):,} characters)"
 
 
 def _hint(version: str, model_type: str, parts: tuple[str, ...]) -> str:

@@ -240,7 +240,7 @@ class HttpSource(ByteSource):
         except Exception as e:  # network errors of either HTTP library
             raise HeaderError(
                 HeaderErrorKind.FILE_UNREADABLE,
-                f"{self.name}: cannot be fetched ({type(e).__name__}: {e}).",
+                f"{self.name}: cannot be fetched ({_network_error(e, self.budget, full=True)}).",
                 file=self.name,
             ) from None
 
@@ -312,6 +312,7 @@ class HubStorage(Storage):
 
     def __init__(self, repo_id: str, revision: str | None, endpoint: str | None = None) -> None:
         super().__init__()
+        self.budget = Budget()  # starts now: everything below counts against the deadline
         hub = _hub()
         if _offline(hub):
             raise UsageError(
@@ -327,7 +328,6 @@ class HubStorage(Storage):
         self._session = hub.get_session()
         self._small = 0
         self._listing: dict[str, int | None] | None = None
-        self.budget = Budget()
         self._opened = 0
 
     @classmethod
@@ -358,7 +358,8 @@ class HubStorage(Storage):
                 raise InputError(f"{self.url_prefix}: cannot list the repository ({e})") from None
             except Exception as e:  # network errors of either HTTP library
                 raise InputError(
-                    f"{self.url_prefix}: cannot list the repository ({_hub_error(e)})"
+                    f"{self.url_prefix}: cannot list the repository "
+                    f"({_network_error(e, self.budget)})"
                 ) from None
         return self._listing
 
@@ -478,7 +479,9 @@ class HubStorage(Storage):
         except BudgetExceeded as e:
             raise InputError(f"{self.display(name)}: {e}") from None
         except Exception as e:
-            raise InputError(f"{self.display(name)}: cannot be fetched ({_hub_error(e)})") from None
+            raise InputError(
+                f"{self.display(name)}: cannot be fetched ({_network_error(e, self.budget)})"
+            ) from None
         self._small += len(data)
         return bytes(data)
 
@@ -511,6 +514,17 @@ def _next_link(value: str, base: str) -> str | None:
 
     m = _LINK_NEXT.search(value or "")
     return urljoin(base, m.group(1)) if m else None
+
+
+def _network_error(e: Exception, budget: Budget, *, full: bool = False) -> str:
+    """What went wrong; a timeout that used up the deadline says so."""
+    if budget.remaining() <= 0.5:
+        try:
+            budget.check()
+        except BudgetExceeded as spent:
+            return str(spent)
+        return str(BudgetExceeded(f"stopped at the {budget.seconds:g}-second deadline"))
+    return f"{type(e).__name__}: {e}" if full else _hub_error(e)
 
 
 def _hub_error(e: Exception) -> str:

@@ -92,6 +92,12 @@ def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | N
     return None
 
 
+def json_strings(value: Any) -> list[str]:
+    """The strings of ``value`` when it is a JSON array (``architectures`` and the like),
+    else ``[]``: ``"architectures": 1`` never reaches an ``in`` test or a loop."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def json_number(value: Any) -> float | None:
     """``value`` as a finite float when it is a JSON number whose magnitude a float holds,
     else ``None`` (booleans, strings, ``inf``/``nan`` and integers past 1e308 excluded)."""

@@ -201,31 +201,31 @@ def parse_json_bytes(
         )
         return out
     out.text = text
-    flagged = [0]  # duplicate keys, NaN/Infinity literals and out-of-range numbers seen
+    # how many duplicate keys, NaN/Infinity literals and out-of-range numbers the parser saw
+    seen = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
 
     def pairs_hook(pairs):
         obj = dict(pairs)
-        if len(obj) != len(pairs):
-            flagged[0] += 1
+        seen["duplicate-key"] += len(pairs) - len(obj)
         return obj
 
     def constant_hook(name):
-        flagged[0] += 1
+        seen["non-finite-number"] += 1
         return float(name.replace("Infinity", "inf"))
 
     def int_hook(literal):
         if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
-            flagged[0] += 1
+            seen["number-out-of-range"] += 1
             return -math.inf if literal.startswith("-") else math.inf
         value = int(literal)
         if not -MAX_INT <= value <= MAX_INT:
-            flagged[0] += 1
+            seen["number-out-of-range"] += 1
         return value
 
     def float_hook(literal):
         value = float(literal)
         if not math.isfinite(value):  # 1e999: Python reads Infinity
-            flagged[0] += 1
+            seen["number-out-of-range"] += 1
         return value
 
     try:
@@ -278,7 +278,7 @@ def parse_json_bytes(
     out.data = data
     if _SURROGATE_ESCAPE.search(text):
         _lone_surrogates(data, out)
-    if flagged[0]:
+    if any(seen.values()):
         locator = Locator(text)
         out._locator = locator
         for pointer, line, col in locator.duplicates:
@@ -319,12 +319,19 @@ def parse_json_bytes(
                     column=col,
                 )
             )
-        for kind, left_out in locator.left_out.items():
+        recorded = {
+            "duplicate-key": len(locator.duplicates),
+            "non-finite-number": len(locator.non_finite),
+            "number-out-of-range": len(locator.out_of_range),
+        }
+        for kind, count in seen.items():
+            left_out = count - recorded[kind]
+            if left_out <= 0:
+                continue
             out.problems.append(
                 Problem(
                     kind,
-                    f"{left_out:,} more {kind} problems in this file not listed (the first "
-                    f"{MAX_PROBLEMS} are)",
+                    f"{left_out:,} more {kind} problems in this file not listed",
                     False,
                 )
             )
@@ -405,7 +412,9 @@ def _depth(value: Any) -> int:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S
+)  # unrolled: no per-character backtracking state
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERAL = re.compile(r"true|false|null|NaN|-?Infinity")
 
@@ -414,7 +423,9 @@ class Locator:
     """Maps JSON pointers to positions in the original text.
 
     A small scanner (the text already parsed, so it trusts the grammar); it also collects
-    the pointers of duplicate keys and of non-finite number literals.
+    the pointers of duplicate keys and of non-finite number literals (the first
+    MAX_PROBLEMS of each). It stops after MAX_POSITIONS values, so time and memory stay
+    bounded; pointers past that point get no line number.
     """
 
     def __init__(self, text: str) -> None:
@@ -423,10 +434,10 @@ class Locator:
         self.duplicates: list[tuple[str, int, int]] = []
         self.non_finite: list[tuple[str, str, int, int]] = []
         self.out_of_range: list[tuple[str, str, int, int]] = []
-        self.left_out: dict[str, int] = {}  # problem kind -> how many were not recorded
+        self._visited = 0
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # the text already parsed; a scanner slip only costs line numbers
-        with contextlib.suppress(IndexError, AttributeError, RecursionError):
+        with contextlib.suppress(IndexError, AttributeError, RecursionError, _Enough):
             self._value(_WS.match(text, 0).end(), "")
 
     def _linecol(self, offset: int) -> tuple[int, int]:
@@ -447,18 +458,18 @@ class Locator:
                 return None, None
             pointer = pointer.rsplit("/", 1)[0]
 
-    def _record(self, found: list, kind: str, item: tuple) -> None:
+    def _record(self, found: list, item: tuple) -> None:
         if len(found) < MAX_PROBLEMS:
             found.append(item)
-        else:
-            self.left_out[kind] = self.left_out.get(kind, 0) + 1
 
     def _skip(self, i: int) -> int:
         return _WS.match(self.text, i).end()
 
     def _value(self, i: int, pointer: str) -> int:
-        if len(self.positions) < MAX_POSITIONS:
-            self.positions.setdefault(pointer, i)
+        self._visited += 1
+        if self._visited > MAX_POSITIONS:
+            raise _Enough
+        self.positions.setdefault(pointer, i)
         ch = self.text[i]
         if ch == "{":
             seen: set[str] = set()
@@ -471,9 +482,8 @@ class Locator:
                 child = pointer + "/" + escape_pointer_token(key)
                 if key in seen:
                     line, col = self._linecol(i)
-                    self._record(self.duplicates, "duplicate-key", (child, line, col))
-                    if len(self.positions) < MAX_POSITIONS:
-                        self.positions[child] = i
+                    self._record(self.duplicates, (child, line, col))
+                    self.positions[child] = i
                 seen.add(key)
                 i = self._skip(m.end())
                 i = self._skip(i + 1)  # the colon
@@ -500,17 +510,19 @@ class Locator:
         if m:
             if m.group(0) in ("NaN", "Infinity", "-Infinity"):
                 line, col = self._linecol(i)
-                self._record(self.non_finite, "non-finite-number", (pointer, m.group(0), line, col))
+                self._record(self.non_finite, (pointer, m.group(0), line, col))
             return m.end()
         end = _NUMBER.match(self.text, i).end()
         if end - i > 18 or "e" in self.text[i:end].lower():  # cheap test before the exact one
             literal = self.text[i:end]
             if _out_of_range(literal):
                 line, col = self._linecol(i)
-                self._record(
-                    self.out_of_range, "number-out-of-range", (pointer, literal, line, col)
-                )
+                self._record(self.out_of_range, (pointer, literal, line, col))
         return end
+
+
+class _Enough(Exception):
+    """The Locator has scanned MAX_POSITIONS values."""
 
 
 def _out_of_range(literal: str) -> bool:

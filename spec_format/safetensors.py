@@ -312,6 +312,11 @@ class FileSource(ByteSource):
     def prefetch(self, offset: int, length: int) -> None:
         # lets the kernel read ahead while the caller is busy with the previous chunk, so a
         # streaming scan overlaps disk I/O and computation
+        # offsets come from a header: clamp them to the file before they reach the syscall
+        # (an offset near 2**64 would overflow off_t)
+        if not 0 <= offset < self.size or length <= 0:
+            return
+        length = min(length, self.size - offset)
         if self._fd is not None and hasattr(os, "posix_fadvise"):
             with contextlib.suppress(OSError):  # advisory only
                 os.posix_fadvise(self._fd, offset, length, os.POSIX_FADV_WILLNEED)

@@ -25,7 +25,7 @@ from spec_format.report import FileReport, Finding, Report, cap_per_rule
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
-from spec_format.rules.base import Context, Layer, Profile, Rule, run_rule
+from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
 from spec_format.rules.registry import checks_for
 from spec_format.verifier import VerifierInfo, load_verifier
 
@@ -389,11 +389,8 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     dispatched = _dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
         report.findings.append(dispatched)
-        report.model_type = (
-            config.get("speculators_model_type")
-            if isinstance(config.get("speculators_model_type"), str)
-            else None
-        )
+        declared = config.get("speculators_model_type")
+        report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
         report.positions = loaded if loaded.text else None
         return None
     model_type = dispatched
@@ -544,7 +541,8 @@ def _dispatch(
             pointer="/speculators_model_type",
         )
     known = list(schemas.known_types()) + list(retired)
-    close = difflib.get_close_matches(model_type, known, n=1)
+    # difflib indexes every character of its argument: only names of a plausible length
+    close = difflib.get_close_matches(model_type, known, n=1) if len(model_type) <= 64 else []
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return schema_rules.UnknownModelType.finding(
         f"unknown speculators_model_type {model_type!r}{hint}; known types: {', '.join(known)}",

@@ -219,18 +219,32 @@ class Rule:
         line: int | None = None,
         column: int | None = None,
     ) -> Finding:
-        """Build a finding of this rule directly (used by the engine and parsers)."""
+        """Build a finding of this rule directly (used by the engine and parsers). Messages,
+        pointers and tensor names are bounded (a 10 MB string in a config stays a short
+        finding)."""
         return Finding(
             rule=cls.id,
             name=cls.name,
             severity=cls.severity_for(profile),
-            message=message,
+            message=bounded(message, MAX_MESSAGE),
             file=str(file),
-            pointer=pointer,
-            tensor=tensor,
+            pointer=None if pointer is None else bounded(pointer, MAX_NAME),
+            tensor=None if tensor is None else bounded(tensor, MAX_NAME),
             line=line,
             column=column,
         )
+
+
+MAX_MESSAGE = 2000
+MAX_NAME = 300
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text``, or its start and end around a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters left out]...{text[-keep:]}"
 
 
 _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class

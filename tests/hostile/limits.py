@@ -35,13 +35,23 @@ def run_limited(
     cpu_s: int = 30,
     env: dict[str, str] | None = None,
     timeout_s: float = 120,
+    user: int | None = None,
 ) -> Run:
+    """``user``: run as this uid and gid (needs root; for tests of permissions, which the
+    kernel does not enforce for root)."""
+
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        if user is not None:
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
 
     child_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     child_env.pop("SPECFMT_DEBUG", None)
+    if user is not None:  # no caches in root's home
+        child_env.update(HOME="/tmp", PYTHONDONTWRITEBYTECODE="1", HF_HOME="/tmp/specfmt-hf-home")
     proc = subprocess.run(
         [sys.executable, "-m", "spec_format", *(str(a) for a in args)],
         capture_output=True,

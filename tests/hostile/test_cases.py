@@ -194,8 +194,9 @@ def test_findings_are_capped_with_a_count_and_memory_stays_bounded(ckpt, tmp_pat
     assert len(run.output) < 100_000
     if kind != "10mb-string":
         assert "more" in run.output and "not listed" in run.output
-    run = run_limited("validate", cfg, "--format", "json", memory_mb=700, cpu_s=30)
-    assert len(run.stdout) < 300_000 and json.loads(run.stdout)["files"]
+    if kind == "200k-bad-items":  # the JSON report is bounded the same way
+        run = run_limited("validate", cfg, "--format", "json", memory_mb=700, cpu_s=30)
+        assert len(run.stdout) < 300_000 and json.loads(run.stdout)["files"]
 
 
 def test_ten_thousand_unexpected_tensors_take_seconds_not_minutes(tmp_path):

@@ -37,6 +37,7 @@ import enum
 import json
 import math
 import os
+import re
 import stat
 import struct
 from collections.abc import Iterator
@@ -472,7 +473,7 @@ def _scan(source: ByteSource) -> HeaderScan:
             f"header is not valid JSON ({_short(detail)}); the file is corrupt or was not "
             "written by a safetensors writer.",
         )
-    problem = _json_limits(doc)
+    problem = _json_limits(doc, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
     if problem:
         return fail(
             HeaderErrorKind.HEADER_NOT_JSON,
@@ -495,14 +496,18 @@ def _scan(source: ByteSource) -> HeaderScan:
 MAX_JSON_DEPTH = 128
 
 
-def _json_limits(doc: object) -> str | None:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_limits(doc: object, *, surrogates: bool = True) -> str | None:
     """What Python's json accepts but the library's parser (serde_json) refuses: nesting
-    deeper than 128 and strings with lone surrogates (``"\\ud800"``), which are not UTF-8."""
+    deeper than 128 and strings with lone surrogates (``"\\ud800"``), which are not UTF-8.
+    ``surrogates=False``: the text has no surrogate escape, so strings need no check."""
     stack: list[tuple[object, int]] = [(doc, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
-            if not _utf8_encodable(node):
+            if surrogates and not _utf8_encodable(node):
                 return "a string holds a lone UTF-16 surrogate escape"
         elif isinstance(node, list):
             if depth >= MAX_JSON_DEPTH:

@@ -21,6 +21,8 @@ def kind_of(path: str | os.PathLike[str]) -> str:
     is there, else a description such as ``"a directory"``. Never raises."""
     try:
         st = os.stat(path)
+    except ValueError:  # an embedded NUL byte
+        return "not a valid path (it holds a NUL byte)"
     except FileNotFoundError:
         return _link_kind(path) or MISSING
     except OSError as exc:
@@ -48,6 +50,6 @@ def kind_of(path: str | os.PathLike[str]) -> str:
 def _link_kind(path: str | os.PathLike[str]) -> str | None:
     try:
         target = os.readlink(path)
-    except OSError:
+    except (OSError, ValueError):
         return None
     return f"a dangling symbolic link (to {target}, which does not exist)"

@@ -1,7 +1,7 @@
 """Property tests: generated hostile configs, verifier configs and checkpoints never make
 specfmt hit an internal error. Every case must end in findings (or a clean refusal), never
 in I012 / exit 70 or an exception; migrate and fix must never write a non-JSON number or a
-string no UTF-8 file can hold. 7,500 cases here (plus the 11,000 header cases of tests/safetensors); fuzz/fuzz_config.py
+string no UTF-8 file can hold. 8,500 cases here (plus the 11,000 header-reader cases of tests/safetensors); fuzz/fuzz_config.py
 runs the same checks for as long as one likes."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
+import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +22,7 @@ from spec_format.fix import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.migration.output import dumps
 from spec_format.validation import ValidateOptions, validate
+from tests.safetensors.header_gen import generated, mutated
 
 from .config_gen import config_text, verifier_text
 
@@ -131,3 +134,56 @@ def check_rewrite(path, seed: int) -> None:
         text = dumps(result.document)
         text.encode("utf-8")  # no lone surrogate survives
         _strict(text, seed)
+
+
+def _damaged_real_header(real: bytes, r: random.Random) -> bytes:
+    n = struct.unpack("<Q", real[:8])[0]
+    header = json.loads(real[8 : 8 + n])
+    name = r.choice([k for k in header if k != "__metadata__"])
+    header[name][r.choice(["shape", "data_offsets", "dtype"])] = r.choice(
+        [[10**12], [2**64 - 8, 2**64], [0, 10**15], "F64", [-1], [2**40, 2**40], None]
+    )
+    body = json.dumps(header).encode()
+    body += b" " * (-len(body) % 8)
+    return struct.pack("<Q", len(body)) + body + real[8 + n :]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from spec_format.builder import build_checkpoint, tiny_config
+
+    root = tmp_path_factory.mktemp("ckpt")
+    real = build_checkpoint(root / "real", tiny_config("eagle3"), data="zeros").path
+    verifier = root / "verifier.json"
+    verifier.write_text(
+        json.dumps(
+            {"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 8}
+        )
+    )
+    return real, (real / "model.safetensors").read_bytes(), verifier
+
+
+@many(1_000)
+@given(SEEDS)
+def test_hostile_headers_under_every_weights_rule(checkpoint, base):
+    """Generated, mutated and damaged safetensors headers under a real or hostile config,
+    with --deep, --scan-weights and --verifier: findings, never an internal error."""
+    from spec_format.builder import tiny_config
+
+    folder, real, verifier = checkpoint
+    options = ValidateOptions(deep=True, scan_weights=True, verifier=str(verifier))
+    for seed in seeds(base):
+        r = random.Random(seed)
+        config = config_text(seed) if r.random() < 0.3 else json.dumps(tiny_config("eagle3"))
+        roll = r.random()
+        blob = (
+            generated(seed)
+            if roll < 0.3
+            else mutated(seed)
+            if roll < 0.5
+            else _damaged_real_header(real, r)
+        )
+        put(folder / "config.json", config)
+        (folder / "model.safetensors").unlink()
+        (folder / "model.safetensors").write_bytes(blob)
+        assert_no_internal_error(validate([folder], options), seed)

@@ -6,6 +6,8 @@
   attributes, and only then are renamed over it. Readers see the old or the new file.
 * Anything else that exists at the path (``/dev/null``, ``/dev/stdout``, a FIFO, a
   terminal) is written *through*, as a shell redirect would; it is never replaced.
+* Replacing holds an exclusive ``flock`` on the original, so concurrent runs on one file
+  never interleave (the later one stops and writes nothing).
 * A backup is a new file next to the original (``NAME.bak``, then ``NAME.bak.1``, ...):
   created with ``link``, which never overwrites, holding the bytes the caller read, with
   the original's mode, owner and extended attributes.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import re
 import secrets
@@ -113,23 +116,52 @@ def _replace(
     tmp = _new_temp(directory, data, st, src=target)
     backup_path = None
     try:
-        if expect is not None and st is not None:
-            current = target.read_bytes()
-            if current != expect:
+        with _locked(target, st) as current:
+            if expect is not None and current is not None and current != expect:
                 raise OutputError(
                     f"{target}: the file changed while specfmt was working on it (another "
                     "process wrote it); nothing was written, run again"
                 )
-        if backup and st is not None:
-            original = expect if expect is not None else target.read_bytes()
-            backup_path = _make_backup(target, original, st)
-        os.replace(tmp, target)
+            if backup and current is not None:
+                original = expect if expect is not None else current
+                backup_path = _make_backup(target, original, st)
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_dir(directory)
     return Written(path=target, replaced=True, backup=backup_path)
+
+
+@contextlib.contextmanager
+def _locked(target: Path, st: os.stat_result | None):
+    """Hold an exclusive ``flock`` on the file being replaced and yield its current bytes
+    (``None`` for a new file). Two specfmt runs on one file never interleave: the second
+    finds the lock taken, or finds that the path now names another file, and stops."""
+    if st is None:
+        yield None
+        return
+    fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError(
+                f"{target}: another process is rewriting this file; nothing was written, "
+                "run again when it is done"
+            ) from None
+        if os.fstat(fd).st_ino != os.stat(target).st_ino:  # replaced while we waited
+            raise OutputError(
+                f"{target}: the file was replaced while specfmt was working on it; nothing "
+                "was written, run again"
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        yield b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _new_temp(directory: Path, data: bytes, like: os.stat_result | None, *, src: Path) -> Path:

@@ -153,3 +153,15 @@ def test_stale_temp_files_of_dead_processes_are_removed(tmp_path):
     live.write_text("busy")
     outfile.write_output(tmp_path / "out.json", "{}")
     assert not stale.exists() and live.exists()
+
+
+def test_a_concurrent_rewrite_of_the_same_file_stops_and_writes_nothing(old_config):
+    import fcntl
+
+    before = old_config.read_bytes()
+    with open(old_config, "rb") as held:  # another run holds the file
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        run = run_limited("migrate", old_config, "--to", "0.9", "--in-place", "--backup")
+    assert run.returncode == 3 and "another process is rewriting this file" in run.output
+    assert old_config.read_bytes() == before
+    assert sorted(p.name for p in old_config.parent.iterdir()) == ["config.json"]

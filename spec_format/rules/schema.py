@@ -17,7 +17,7 @@ from jsonschema.exceptions import best_match
 
 from spec_format import schemas
 from spec_format.jsonload import pointer_from_parts
-from spec_format.report import Severity
+from spec_format.report import MAX_FINDINGS_PER_RULE, Severity
 from spec_format.rules.base import Hit, Layer, Rule
 
 
@@ -306,7 +306,7 @@ for _kw in (
 #: and a version's models costs ~0.1 s, so short runs never pay for it.
 FAST_PATH_AFTER = 16
 #: schema errors listed per config; the rest are counted in one more finding
-MAX_SCHEMA_ERRORS = 200
+MAX_SCHEMA_ERRORS = MAX_FINDINGS_PER_RULE
 MAX_SCHEMA_COUNTED = 10_000  # past the listed ones, counted up to this many
 _seen = 0
 
@@ -339,10 +339,11 @@ def schema_findings(
         else:
             yield _hit_for(error, version, model_type)
     if left_out:
+        more = f"at least {left_out:,}" if left_out == MAX_SCHEMA_COUNTED else f"{left_out:,}"
         yield (
             SchemaViolation,
             Hit(
-                f"{left_out:,} more schema errors in this config not listed (the first "
+                f"{more} more schema errors in this config not listed (the first "
                 f"{MAX_SCHEMA_ERRORS} are); fix those and validate again",
                 pointer="",
             ),

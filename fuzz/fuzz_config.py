@@ -1,7 +1,8 @@
 """Long fuzz run of everything that reads a config.json (the CI property tests of
 tests/hostile, for longer): validate (with and without a hostile --verifier), migrate and fix.
 
-    python fuzz/fuzz_config.py --seconds 600            # ~150,000 configs on one core
+    python fuzz/fuzz_config.py --seconds 600            # ~90,000 configs on one core
+    python fuzz/fuzz_config.py --seconds 600 --checkpoints   # hostile headers, every W/D/V rule
     python fuzz/fuzz_config.py --seed 123 --count 1     # replay one case (prints the file)
 
 A case fails when specfmt reports an internal error (I012 / exit 70), raises anything but
@@ -25,9 +26,31 @@ from spec_format.validation import ValidateOptions, validate  # noqa: E402
 from tests.hostile.config_gen import config_text, verifier_text  # noqa: E402
 from tests.hostile.test_properties import (  # noqa: E402
     assert_no_internal_error,
+    check_checkpoint,
     check_rewrite,
     put,
 )
+
+
+def checkpoint_problem(seed: int, workdir: Path) -> str | None:
+    import json
+
+    from spec_format.builder import build_checkpoint, tiny_config
+
+    folder = workdir / "ckpt"
+    real = workdir / "real.safetensors"
+    verifier = workdir / "verifier.json"
+    if not real.exists():
+        built = build_checkpoint(workdir / "base", tiny_config("eagle3"), data="zeros").path
+        real.write_bytes((built / "model.safetensors").read_bytes())
+        folder.mkdir()
+        verifier.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "hidden_size": 64}))
+    options = ValidateOptions(deep=True, scan_weights=True, verifier=str(verifier))
+    try:
+        check_checkpoint(folder, real.read_bytes(), options, seed)
+    except Exception:
+        return traceback.format_exc()
+    return None
 
 
 def problem(seed: int, workdir: Path) -> str | None:
@@ -53,6 +76,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--count", type=int, default=None, help="stop after this many cases")
+    parser.add_argument(
+        "--checkpoints", action="store_true", help="hostile safetensors headers instead"
+    )
     args = parser.parse_args()
     failures = 0
     done = 0
@@ -61,7 +87,7 @@ def main() -> int:
         workdir = Path(tmp)
         seed = args.seed
         while time.monotonic() < deadline and (args.count is None or done < args.count):
-            found = problem(seed, workdir)
+            found = (checkpoint_problem if args.checkpoints else problem)(seed, workdir)
             if found:
                 failures += 1
                 print(f"seed {seed}:\n{found}", flush=True)

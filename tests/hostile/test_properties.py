@@ -168,22 +168,28 @@ def checkpoint(tmp_path_factory):
 def test_hostile_headers_under_every_weights_rule(checkpoint, base):
     """Generated, mutated and damaged safetensors headers under a real or hostile config,
     with --deep, --scan-weights and --verifier: findings, never an internal error."""
-    from spec_format.builder import tiny_config
-
     folder, real, verifier = checkpoint
     options = ValidateOptions(deep=True, scan_weights=True, verifier=str(verifier))
     for seed in seeds(base):
-        r = random.Random(seed)
-        config = config_text(seed) if r.random() < 0.3 else json.dumps(tiny_config("eagle3"))
-        roll = r.random()
-        blob = (
-            generated(seed)
-            if roll < 0.3
-            else mutated(seed)
-            if roll < 0.5
-            else _damaged_real_header(real, r)
-        )
-        put(folder / "config.json", config)
-        (folder / "model.safetensors").unlink()
-        (folder / "model.safetensors").write_bytes(blob)
-        assert_no_internal_error(validate([folder], options), seed)
+        check_checkpoint(folder, real, options, seed)
+
+
+def check_checkpoint(folder, real: bytes, options: ValidateOptions, seed: int) -> None:
+    """One checkpoint case: a hostile or real config, a generated, mutated or damaged
+    header in ``folder``; validated with ``options``."""
+    from spec_format.builder import tiny_config
+
+    r = random.Random(seed)
+    config = config_text(seed) if r.random() < 0.3 else json.dumps(tiny_config("eagle3"))
+    roll = r.random()
+    blob = (
+        generated(seed)
+        if roll < 0.3
+        else mutated(seed)
+        if roll < 0.5
+        else _damaged_real_header(real, r)
+    )
+    put(folder / "config.json", config)
+    (folder / "model.safetensors").unlink(missing_ok=True)
+    (folder / "model.safetensors").write_bytes(blob)
+    assert_no_internal_error(validate([folder], options), seed)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import InputError, UsageError
+from spec_format.pathkind import MISSING, REGULAR, kind_of
 from spec_format.safetensors import (
     INDEX_NAME,
     MAX_INDEX_SIZE,
@@ -264,6 +265,10 @@ class Storage:
         self._sources.clear()
 
 
+def _weights_name(name: str) -> bool:
+    return name.endswith(".safetensors") or name == INDEX_NAME
+
+
 class LocalStorage(Storage):
     def __init__(self, directory: Path) -> None:
         super().__init__()
@@ -280,7 +285,8 @@ class LocalStorage(Storage):
             ) from None
         for entry in entries:
             try:
-                if entry.is_dir():
+                # a directory named like a weights file is kept: opening it says what it is
+                if entry.is_dir() and not _weights_name(entry.name):
                     continue
             except OSError:
                 pass  # a symlink loop: keep it, opening it reports the problem
@@ -295,8 +301,11 @@ class LocalStorage(Storage):
 
     def read_small(self, name: str, limit: int) -> bytes | None:
         path = self.directory / name
-        if not path.is_file():
+        kind = kind_of(path)
+        if kind == MISSING:
             return None
+        if kind != REGULAR:
+            raise InputError(f"{path} is {kind}, not a JSON file; replace it with the file")
         with FileSource(path) as src:
             if src.size > limit:
                 raise InputError(f"{path}: {src.size:,} bytes, over the {limit:,}-byte limit")

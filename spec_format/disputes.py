@@ -103,6 +103,8 @@ def describe(views: Iterable[View], suffix: str = "") -> str:
     groups: dict[tuple[str, str], list[str]] = {}
     for v in views:
         said = "ignores it" if v.how == "ignored" else f"reads {show(v.value)}{suffix}"
+        if isinstance(v.meaning, tuple):
+            said += f" ({_per_layer(v.meaning)})"
         groups.setdefault((v.how == "ignored", said), []).append(v.reader)
     parts = []
     for (_, said), who in groups.items():
@@ -110,6 +112,17 @@ def describe(views: Iterable[View], suffix: str = "") -> str:
             said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
         parts.append(f"{', '.join(who)} {said}")
     return "; ".join(parts)
+
+
+def _per_layer(meaning: tuple[str, ...]) -> str:
+    """``"causal attention in every layer"``, ``"causal in layers 0, 1 of 3"``..."""
+    kinds = set(meaning)
+    if len(kinds) == 1:
+        return f"{meaning[0]} attention in every layer"
+    causal = [str(i) for i, m in enumerate(meaning) if m == "causal"]
+    return (
+        f"causal attention in layers {', '.join(causal)} of {len(meaning)}, bidirectional elsewhere"
+    )
 
 
 def show(value: Any) -> str:

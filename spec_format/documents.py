@@ -13,9 +13,10 @@ from typing import Any
 
 from spec_format.errors import InputError
 from spec_format.jsonload import load_json
-from spec_format.rules import input as input_rules
+from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 CONFIG_NAME = "config.json"
+_UNWRITABLE = ("non-finite-number", "number-out-of-range", "lone-surrogate")
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,13 @@ class ConfigFile:
     path: Path  # the config.json itself
     text: str
     data: dict[str, Any]
+    raw: bytes = b""  # the bytes as read, for the writer's "unchanged since read" check
 
 
 def config_path(path: str | Path) -> Path:
     p = Path(path)
-    if p.is_dir():
-        if not (p / CONFIG_NAME).is_file():
+    if kind_of(p) == DIRECTORY:
+        if kind_of(p / CONFIG_NAME) == MISSING:  # anything else there: the read says what
             raise InputError(f"{p}: a directory with no {CONFIG_NAME}; pass the file or its folder")
         return p / CONFIG_NAME
     return p
@@ -40,16 +42,27 @@ def read_config(path: str | Path) -> ConfigFile:
     fatal = [pr for pr in loaded.problems if pr.fatal]
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None
-        if first is not None and first.rule is input_rules.PathNotFound:
+        if first is not None and first.kind == "not-found":
             raise InputError(f"{p}: no such file or directory")
         where = f":{first.line}:{first.column}" if first and first.line else ""
         message = (first.message if first else "could not be read").removeprefix(f"{p}: ")
         raise InputError(f"{p}{where}: {message}; fix the file, then run `specfmt validate {p}`")
-    dupes = [pr for pr in loaded.problems if pr.rule is input_rules.DuplicateKey]
+    dupes = [pr for pr in loaded.problems if pr.kind == "duplicate-key"]
     if dupes:
         d = dupes[0]
         raise InputError(
             f"{p}:{d.line}:{d.column}: {d.message}; remove the duplicate before migrating "
             "(JSON readers disagree on which copy wins)"
         )
-    return ConfigFile(path=p, text=loaded.text, data=loaded.data)
+    # values that cannot be written back as they were read: refuse rather than turn 1e999
+    # into Infinity or fail half-way on a lone surrogate
+    unwritable = [pr for pr in loaded.problems if pr.kind in _UNWRITABLE]
+    if unwritable:
+        u = unwritable[0]
+        where = f":{u.line}:{u.column}" if u.line else ""
+        at = f" (at {u.pointer})" if u.pointer else ""
+        raise InputError(
+            f"{p}{where}: {u.message}{at}; nothing was written (specfmt would not write this "
+            f"value back as it was read), see `specfmt validate {p}`"
+        )
+    return ConfigFile(path=p, text=loaded.text, data=loaded.data, raw=loaded.raw)

@@ -4,8 +4,16 @@ Python's :mod:`json` is lenient where other readers are not: it keeps the last o
 duplicate keys, accepts ``NaN``/``Infinity``, and rejects a UTF-8 byte-order mark with a
 confusing message. This module reads with the standard parser (fast, C-accelerated) and
 turns each of those cases into a :class:`Problem` with a JSON pointer and a line, so the
-caller can report it as a finding instead of a traceback. A problem names the I rule that
-reports it and the parameters of the message; the rule words it (``Rule.template``).
+caller can report it as a finding instead of a traceback.
+
+Numbers are guarded where they are parsed: a literal that does not fit a 64-bit reader
+(an integer of 2**63 or more, more digits than Python converts, ``1e999``) becomes a
+``number-out-of-range`` problem, and one that would overflow a float is read as
+``inf``; :func:`json_int` and :func:`json_number` are the range-checked accessors every
+rule uses, so no value reaches ``range()``, ``float()``, an allocation or a syscall
+unchecked. A lone surrogate escape (``"\ud800"``), which no UTF-8 writer can encode, is a
+``lone-surrogate`` problem. Every list of problems is capped (:data:`MAX_PROBLEMS`), with
+one more problem saying how many were left out.
 
 Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
 (only when a finding needs a line number) with a small scanner of its own.
@@ -15,36 +23,47 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format.rules import input as rules
-from spec_format.rules.base import Rule
+from spec_format.pathkind import MISSING, REGULAR, kind_of
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 MAX_DEPTH = 64  # real configs nest 4 levels deep
 BOM = b"\xef\xbb\xbf"
+#: the largest magnitude a JSON integer may have (int64; what C, Rust and Go readers hold)
+MAX_INT = 2**63 - 1
+#: longer integer literals are not converted at all (Python refuses more than 4300 digits)
+MAX_INT_DIGITS = 400
+#: at most this many problems of one kind per file; one more says how many were left out
+MAX_PROBLEMS = 100
+#: the Locator records positions for at most this many values (memory stays bounded)
+MAX_POSITIONS = 200_000
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the bytes or the JSON text: the I rule that reports it and the
-    parameters its message template needs."""
+    """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule."""
 
-    rule: type[Rule]
+    kind: str  # not-found, unreadable, empty, too-large, bom, not-utf8, not-json,
+    # not-object, too-deep, duplicate-key, non-finite-number, number-out-of-range,
+    # lone-surrogate
+    message: str
     fatal: bool
-    params: dict[str, Any] = field(default_factory=dict)
-    variant: str | None = None
     pointer: str | None = None
     line: int | None = None
     column: int | None = None
 
     @property
-    def message(self) -> str:
-        return self.rule.render(self.variant, **self.params)
+    def rule(self):
+        """The I rule that reports this problem (the registry's id and severity)."""
+        from spec_format.rules.input import BY_PROBLEM_KIND
+
+        return BY_PROBLEM_KIND[self.kind]
 
 
 @dataclass
@@ -54,6 +73,7 @@ class Loaded:
     path: Path
     data: Any = None
     text: str = ""
+    raw: bytes = b""  # the bytes as read (BOM included)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -71,13 +91,35 @@ class Loaded:
         return self._locator.find(pointer)
 
 
-def json_int(value: Any) -> int | None:
-    """``value`` when it is a JSON integer, else ``None`` (Python's bool is an int: excluded)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | None:
+    """``value`` when it is a JSON integer in ``[low, high]``, else ``None`` (Python's bool
+    is an int: excluded). The one door through which config integers reach arithmetic."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return None
+
+
+def json_strings(value: Any) -> list[str]:
+    """The strings of ``value`` when it is a JSON array (``architectures`` and the like),
+    else ``[]``: ``"architectures": 1`` never reaches an ``in`` test or a loop."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def json_number(value: Any) -> float | None:
+    """``value`` as a finite float when it is a JSON number whose magnitude a float holds,
+    else ``None`` (booleans, strings, ``inf``/``nan`` and integers past 1e308 excluded)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return float(value) if -MAX_INT <= value <= MAX_INT else None
+    return value if math.isfinite(value) else None
 
 
 def escape_pointer_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+    token = token.replace("~", "~0").replace("/", "~1")
+    if not token.isascii() and not _encodable(token):  # a lone surrogate: print it escaped
+        token = token.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+    return token
 
 
 def pointer_from_parts(parts) -> str:
@@ -88,57 +130,62 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
     """Read and parse ``path``; never raises for bad input."""
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     out = Loaded(path=path)
-    try:
-        st = path.stat()
-        size = st.st_size
-    except FileNotFoundError:
-        out.problems.append(Problem(rules.PathNotFound, True, {"path": path}, "file"))
+    kind = kind_of(path)
+    if kind == MISSING:
+        out.problems.append(Problem("not-found", f"{path}: no such file", True))
         return out
-    except OSError as exc:
-        out.problems.append(_unreadable(path, exc))
-        return out
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+    if kind != REGULAR:  # a FIFO or device would block or never end
         out.problems.append(
-            Problem(rules.FileUnreadable, True, {"path": path, "kind": kind}, "not-a-file")
+            Problem(
+                "unreadable", f"{path} is {kind}, not a regular file; expected a JSON file", True
+            )
+        )
+        return out
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
         )
         return out
     if size > max_bytes:
         out.problems.append(
             Problem(
-                rules.FileUnreadable,
-                True,
-                {"path": path, "size": size, "limit": max_bytes},
                 "too-large",
+                f"{path}: {size:,} bytes is larger than the {max_bytes:,}-byte limit for a JSON "
+                "config; this is not a config.json",
+                True,
             )
         )
         return out
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        out.problems.append(_unreadable(path, exc))
+        out.problems.append(
+            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
+        )
         return out
     return parse_json_bytes(raw, path, require_object=require_object, out=out)
-
-
-def _unreadable(path: Path, exc: OSError) -> Problem:
-    return Problem(rules.FileUnreadable, True, {"path": path, "reason": exc.strerror or exc}, "os")
 
 
 def parse_json_bytes(
     raw: bytes, path: Path, *, require_object: bool = True, out: Loaded | None = None
 ) -> Loaded:
     out = out or Loaded(path=path)
+    out.raw = raw
     if not raw.strip():
-        out.problems.append(Problem(rules.EmptyFile, True, {"path": path}))
+        out.problems.append(
+            Problem("empty", f"{path}: the file is empty; expected a JSON object", True)
+        )
         return out
     if raw.startswith(BOM):
         raw = raw[len(BOM) :]
         out.problems.append(
             Problem(
-                rules.Utf8Bom,
+                "bom",
+                f"{path}: starts with a UTF-8 byte-order mark, which transformers' "
+                "json.load refuses; save the file as UTF-8 without BOM",
                 False,
-                {"path": path},
                 pointer="",
                 line=1,
                 column=1,
@@ -151,58 +198,84 @@ def parse_json_bytes(
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         out.problems.append(
             Problem(
-                rules.NotUtf8,
+                "not-utf8",
+                f"{path}:{line}:{col}: byte 0x{raw[exc.start]:02x} is not valid UTF-8; "
+                "JSON files must be UTF-8 encoded",
                 True,
-                {"path": path, "line": line, "column": col, "byte": raw[exc.start]},
                 line=line,
                 column=col,
             )
         )
         return out
     out.text = text
-    duplicates: list[str] = []
-    non_finite: list[str] = []
+    # how many duplicate keys, NaN/Infinity literals and out-of-range numbers the parser saw
+    seen = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
 
     def pairs_hook(pairs):
-        obj = {}
-        for key, value in pairs:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
+        obj = dict(pairs)
+        seen["duplicate-key"] += len(pairs) - len(obj)
         return obj
 
     def constant_hook(name):
-        non_finite.append(name)
+        seen["non-finite-number"] += 1
         return float(name.replace("Infinity", "inf"))
 
+    def int_hook(literal):
+        if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
+            seen["number-out-of-range"] += 1
+            return -math.inf if literal.startswith("-") else math.inf
+        value = int(literal)
+        if not -MAX_INT <= value <= MAX_INT:
+            seen["number-out-of-range"] += 1
+        return value
+
+    def float_hook(literal):
+        value = float(literal)
+        if not math.isfinite(value):  # 1e999: Python reads Infinity
+            seen["number-out-of-range"] += 1
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
+        data = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=constant_hook,
+            parse_int=int_hook,
+            parse_float=float_hook,
+        )
     except json.JSONDecodeError as exc:
         out.problems.append(
             Problem(
-                rules.InvalidJson,
+                "not-json",
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}",
                 True,
-                {"path": path, "line": exc.lineno, "column": exc.colno, "detail": exc.msg},
                 line=exc.lineno,
                 column=exc.colno,
             )
         )
         return out
     except RecursionError:
-        out.problems.append(Problem(rules.NestedTooDeep, True, {"path": path}, "recursion"))
+        out.problems.append(
+            Problem("too-deep", f"{path}: JSON nested too deeply to parse; not a config.json", True)
+        )
         return out
     # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
     if text.count("{") + text.count("[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
         out.problems.append(
-            Problem(rules.NestedTooDeep, True, {"path": path, "limit": MAX_DEPTH}, "limit")
+            Problem(
+                "too-deep",
+                f"{path}: JSON nested more than {MAX_DEPTH} levels deep; not a config.json",
+                True,
+            )
         )
         return out
     if require_object and not isinstance(data, dict):
         out.problems.append(
             Problem(
-                rules.NotAnObject,
+                "not-object",
+                f"{path}: the top-level JSON value is {_json_type(data)}, expected an object "
+                "({...})",
                 True,
-                {"path": path, "found": _json_type(data)},
                 pointer="",
                 line=1,
                 column=1,
@@ -210,15 +283,19 @@ def parse_json_bytes(
         )
         return out
     out.data = data
-    if duplicates or non_finite:
+    if _SURROGATE_ESCAPE.search(text):
+        _lone_surrogates(data, out)
+    if any(seen.values()):
         locator = Locator(text)
         out._locator = locator
         for pointer, line, col in locator.duplicates:
             out.problems.append(
                 Problem(
-                    rules.DuplicateKey,
+                    "duplicate-key",
+                    f"key {pointer.rsplit('/', 1)[-1]!r} appears more than once in the same "
+                    "object; Python readers silently keep the last value, other readers may "
+                    "keep the first: remove the duplicate",
                     False,
-                    {"key": pointer.rsplit("/", 1)[-1]},
                     pointer=pointer,
                     line=line,
                     column=col,
@@ -227,15 +304,96 @@ def parse_json_bytes(
         for pointer, literal, line, col in locator.non_finite:
             out.problems.append(
                 Problem(
-                    rules.NonFiniteNumber,
+                    "non-finite-number",
+                    f"{literal} is not valid JSON (Python accepts it, other readers and JSON "
+                    "Schema tools do not): write a finite number or null",
                     False,
-                    {"literal": literal},
                     pointer=pointer,
                     line=line,
                     column=col,
                 )
             )
+        for pointer, literal, line, col in locator.out_of_range:
+            out.problems.append(
+                Problem(
+                    "number-out-of-range",
+                    f"the number {_shorten(literal)} does not fit a 64-bit reader (integers "
+                    f"must lie within +-{MAX_INT:,}, floats within +-1.8e308; Python reads "
+                    "larger floats as Infinity, which is not JSON): write a realistic value",
+                    False,
+                    pointer=pointer,
+                    line=line,
+                    column=col,
+                )
+            )
+        recorded = {
+            "duplicate-key": len(locator.duplicates),
+            "non-finite-number": len(locator.non_finite),
+            "number-out-of-range": len(locator.out_of_range),
+        }
+        for kind, count in seen.items():
+            left_out = count - recorded[kind]
+            if left_out <= 0:
+                continue
+            out.problems.append(
+                Problem(
+                    kind,
+                    f"{left_out:,} more {kind} problems in this file not listed",
+                    False,
+                )
+            )
     return out
+
+
+def _shorten(literal: str, limit: int = 40) -> str:
+    if len(literal) <= limit:
+        return literal
+    return f"{literal[:20]}...({len(literal):,} characters)"
+
+
+def _lone_surrogates(data: Any, out: Loaded) -> None:
+    """A problem per string (key or value) holding a lone surrogate (capped)."""
+    bad: list[str] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = pointer + "/" + escape_pointer_token(key)
+                if not _encodable(key):
+                    bad.append(child)
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend((value, f"{pointer}/{i}") for i, value in enumerate(node))
+        elif isinstance(node, str) and not _encodable(node):
+            bad.append(pointer)
+    for pointer in bad[:MAX_PROBLEMS]:
+        out.problems.append(
+            Problem(
+                "lone-surrogate",
+                "this string holds a lone UTF-16 surrogate escape (like \\ud800) that no "
+                "UTF-8 file can hold; readers replace it or fail: remove the escape or "
+                "complete the surrogate pair",
+                False,
+                pointer=pointer,
+            )
+        )
+    if len(bad) > MAX_PROBLEMS:
+        out.problems.append(
+            Problem(
+                "lone-surrogate",
+                f"{len(bad) - MAX_PROBLEMS:,} more strings with lone surrogates not listed",
+                False,
+            )
+        )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
@@ -261,7 +419,9 @@ def _depth(value: Any) -> int:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S
+)  # unrolled: no per-character backtracking state
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERAL = re.compile(r"true|false|null|NaN|-?Infinity")
 
@@ -270,7 +430,9 @@ class Locator:
     """Maps JSON pointers to positions in the original text.
 
     A small scanner (the text already parsed, so it trusts the grammar); it also collects
-    the pointers of duplicate keys and of non-finite number literals.
+    the pointers of duplicate keys and of non-finite number literals (the first
+    MAX_PROBLEMS of each). It stops after MAX_POSITIONS values, so time and memory stay
+    bounded; pointers past that point get no line number.
     """
 
     def __init__(self, text: str) -> None:
@@ -278,9 +440,11 @@ class Locator:
         self.positions: dict[str, int] = {}
         self.duplicates: list[tuple[str, int, int]] = []
         self.non_finite: list[tuple[str, str, int, int]] = []
+        self.out_of_range: list[tuple[str, str, int, int]] = []
+        self._visited = 0
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # the text already parsed; a scanner slip only costs line numbers
-        with contextlib.suppress(IndexError, AttributeError, RecursionError):
+        with contextlib.suppress(IndexError, AttributeError, RecursionError, _Enough):
             self._value(_WS.match(text, 0).end(), "")
 
     def _linecol(self, offset: int) -> tuple[int, int]:
@@ -301,10 +465,17 @@ class Locator:
                 return None, None
             pointer = pointer.rsplit("/", 1)[0]
 
+    def _record(self, found: list, item: tuple) -> None:
+        if len(found) < MAX_PROBLEMS:
+            found.append(item)
+
     def _skip(self, i: int) -> int:
         return _WS.match(self.text, i).end()
 
     def _value(self, i: int, pointer: str) -> int:
+        self._visited += 1
+        if self._visited > MAX_POSITIONS:
+            raise _Enough
         self.positions.setdefault(pointer, i)
         ch = self.text[i]
         if ch == "{":
@@ -318,7 +489,7 @@ class Locator:
                 child = pointer + "/" + escape_pointer_token(key)
                 if key in seen:
                     line, col = self._linecol(i)
-                    self.duplicates.append((child, line, col))
+                    self._record(self.duplicates, (child, line, col))
                     self.positions[child] = i
                 seen.add(key)
                 i = self._skip(m.end())
@@ -346,6 +517,22 @@ class Locator:
         if m:
             if m.group(0) in ("NaN", "Infinity", "-Infinity"):
                 line, col = self._linecol(i)
-                self.non_finite.append((pointer, m.group(0), line, col))
+                self._record(self.non_finite, (pointer, m.group(0), line, col))
             return m.end()
-        return _NUMBER.match(self.text, i).end()
+        end = _NUMBER.match(self.text, i).end()
+        if end - i > 18 or "e" in self.text[i:end].lower():  # cheap test before the exact one
+            literal = self.text[i:end]
+            if _out_of_range(literal):
+                line, col = self._linecol(i)
+                self._record(self.out_of_range, (pointer, literal, line, col))
+        return end
+
+
+class _Enough(Exception):
+    """The Locator has scanned MAX_POSITIONS values."""
+
+
+def _out_of_range(literal: str) -> bool:
+    if any(c in literal for c in ".eE"):
+        return not math.isfinite(float(literal))
+    return len(literal) > MAX_INT_DIGITS or abs(int(literal)) > MAX_INT

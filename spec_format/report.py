@@ -9,15 +9,22 @@ documented contract of ``specfmt validate``:
 * 1: at least one error finding
 * 2: usage error (raised before any report exists)
 * 3: at least one input could not be read or parsed at all
+* 70: checking at least one input hit a bug in specfmt (that input's report says so with
+  an I012 finding; every other input is still checked and reported)
+
+Every list is bounded: at most :data:`MAX_FINDINGS_PER_RULE` findings of one rule per
+input, then one finding of the same rule that says how many were left out.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
+
+MAX_FINDINGS_PER_RULE = 100
 
 
 class Severity(str, enum.Enum):
@@ -94,6 +101,7 @@ class FileReport:
     version_source: str | None = None  # "declared", "inferred" or "requested"
     skipped: list[str] = field(default_factory=list)  # checks not run, and why
     unreadable: bool = False
+    internal_error: bool = False  # a bug in specfmt stopped the checks of this input
     positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
     def extend(self, findings: Iterable[Finding]) -> None:
@@ -159,6 +167,8 @@ class Report:
     @property
     def exit_code(self) -> int:
         statuses = {f.status for f in self.files}
+        if any(f.internal_error for f in self.files):
+            return 70
         if Status.UNREADABLE in statuses:
             return 3
         if Status.FAIL in statuses:
@@ -181,6 +191,9 @@ class Report:
             parts.append(f"{by_status['fail']} failed")
         if by_status.get("unreadable"):
             parts.append(f"{by_status['unreadable']} unreadable")
+        bugs = sum(f.internal_error for f in self.files)
+        if bugs:
+            parts.append(f"{bugs} hit a bug in specfmt")
         parts.append(
             f"{c.get('error', 0)} error{'s' if c.get('error', 0) != 1 else ''}, "
             f"{c.get('warning', 0)} warning{'s' if c.get('warning', 0) != 1 else ''}, "
@@ -197,3 +210,32 @@ class Report:
             "notes": list(self.notes),
             "files": [f.to_dict() for f in self.files],
         }
+
+
+def cap_per_rule(
+    findings: Iterable[Finding], limit: int = MAX_FINDINGS_PER_RULE
+) -> Iterator[Finding]:
+    """``findings`` with at most ``limit`` per rule id, each capped rule followed (at the
+    end) by one finding saying how many were left out. Consumes lazily: memory stays
+    bounded however many findings the source produces."""
+    kept: Counter = Counter()
+    dropped: Counter = Counter()
+    last: dict[str, Finding] = {}
+    for f in findings:
+        if kept[f.rule] < limit:
+            kept[f.rule] += 1
+            yield f
+        else:
+            dropped[f.rule] += 1
+            last[f.rule] = f
+    for rule, n in dropped.items():
+        f = last[rule]
+        yield replace(
+            f,
+            message=f"{n:,} more {rule} finding{'s' if n != 1 else ''} in this input not "
+            f"listed (the first {limit} are)",
+            pointer=None,
+            tensor=None,
+            line=None,
+            column=None,
+        )

@@ -1,8 +1,10 @@
 """Where ``migrate`` and ``fix`` put their result: stdout, another file, or the input itself.
 
-``--in-place`` replaces the input atomically (temporary file in the same directory, fsync,
-rename), so the original is intact if anything fails before the rename: a full disk, a
-kill, or a result that fails validation (that is checked before anything is written).
+Every file goes through :func:`spec_format.outfile.write_output`: ``--in-place`` and ``-o``
+onto a regular file replace it atomically (the original is intact if anything fails before
+the rename: a full disk, a kill, a result that fails validation), keeping its mode, owner
+and extended attributes; ``-o /dev/null`` or a FIFO is written through; ``--backup`` never
+overwrites an earlier backup (``.bak``, ``.bak.1``, ...).
 """
 
 from __future__ import annotations
@@ -10,15 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_format.errors import InputError, UsageError
-from spec_format.migration.output import dumps, unified_diff, write_atomic
+from spec_format.errors import UsageError
+from spec_format.migration.output import dumps, unified_diff
+from spec_format.outfile import write_output
 
 
 @dataclass(frozen=True)
 class WriteOptions:
     output: Path | None = None  # -o FILE
     in_place: bool = False
-    backup: bool = False  # with in_place: keep <name>.bak
+    backup: bool = False  # with in_place: keep <name>.bak (or .bak.N; never overwritten)
     dry_run: bool = False  # print the diff, write nothing
     check: bool = False  # report whether the file would change, write nothing
 
@@ -40,6 +43,7 @@ class Outcome:
     path: Path
     before: str
     after: str
+    raw: bytes | None = None  # the input's bytes as read; None when unknown
     written_to: Path | None = None
     backup: Path | None = None
 
@@ -51,25 +55,22 @@ class Outcome:
         return unified_diff(self.before, self.after, self.path.name)
 
 
-def prepare(path: Path, original_text: str, document: dict) -> Outcome:
-    return Outcome(path=path, before=original_text, after=dumps(document))
+def prepare(path: Path, original_text: str, document: dict, raw: bytes | None = None) -> Outcome:
+    return Outcome(path=path, before=original_text, after=dumps(document), raw=raw)
 
 
 def commit(outcome: Outcome, options: WriteOptions) -> Outcome:
     """Write the result where ``options`` say (nothing for stdout, dry-run and check)."""
     if options.dry_run or options.check or options.to_stdout:
         return outcome
-    target = outcome.path if options.in_place else Path(options.output)
-    backup = outcome.path.with_name(outcome.path.name + ".bak") if options.backup else None
     if options.in_place and not outcome.changed:
         return outcome  # nothing to do; leave the file (and its mtime) alone
-    try:
-        write_atomic(target, outcome.after, backup=backup)
-    except OSError as exc:
-        raise InputError(
-            f"{target}: could not write ({exc.strerror or exc}); "
-            + ("the original is unchanged" if options.in_place else "nothing was written")
-        ) from None
-    outcome.written_to = target
-    outcome.backup = backup
+    if options.in_place:
+        written = write_output(
+            outcome.path, outcome.after, backup=options.backup, expect=outcome.raw
+        )
+    else:
+        written = write_output(Path(options.output), outcome.after)
+    outcome.written_to = written.path
+    outcome.backup = written.backup
     return outcome

@@ -37,6 +37,7 @@ import enum
 import json
 import math
 import os
+import re
 import stat
 import struct
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec_format.errors import InputError
+from spec_format.pathkind import kind_of
 
 #: The library's cap on the header length (``MAX_HEADER_SIZE``).
 MAX_HEADER_SIZE = 100_000_000
@@ -261,7 +263,11 @@ class FileSource(ByteSource):
             raise _os_error(self.path, e) from None
         if not stat.S_ISREG(st.st_mode):
             raise HeaderError(
-                HeaderErrorKind.FILE_UNREADABLE, "not-a-file", file=self.name, name=self.path.name
+                HeaderErrorKind.FILE_UNREADABLE,
+                "not-a-file",
+                file=self.name,
+                name=self.path.name,
+                what=kind_of(self.path),
             )
         try:
             self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -301,6 +307,11 @@ class FileSource(ByteSource):
     def prefetch(self, offset: int, length: int) -> None:
         # lets the kernel read ahead while the caller is busy with the previous chunk, so a
         # streaming scan overlaps disk I/O and computation
+        # offsets come from a header: clamp them to the file before they reach the syscall
+        # (an offset near 2**64 would overflow off_t)
+        if not 0 <= offset < self.size or length <= 0:
+            return
+        length = min(length, self.size - offset)
         if self._fd is not None and hasattr(os, "posix_fadvise"):
             with contextlib.suppress(OSError):  # advisory only
                 os.posix_fadvise(self._fd, offset, length, os.POSIX_FADV_WILLNEED)
@@ -443,7 +454,7 @@ def _scan(source: ByteSource) -> HeaderScan:
     except (ValueError, RecursionError) as e:
         detail = str(e) if isinstance(e, ValueError) else "nested too deeply"
         return fail(HeaderErrorKind.HEADER_NOT_JSON, "parse", detail=_short(detail))
-    problem = _json_limits(doc)
+    problem = _json_limits(doc, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
     if problem:
         return fail(HeaderErrorKind.HEADER_NOT_JSON, "strict", detail=problem)
     if not isinstance(doc, _Pairs):
@@ -458,14 +469,18 @@ def _scan(source: ByteSource) -> HeaderScan:
 MAX_JSON_DEPTH = 128
 
 
-def _json_limits(doc: object) -> str | None:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_limits(doc: object, *, surrogates: bool = True) -> str | None:
     """What Python's json accepts but the library's parser (serde_json) refuses: nesting
-    deeper than 128 and strings with lone surrogates (``"\\ud800"``), which are not UTF-8."""
+    deeper than 128 and strings with lone surrogates (``"\\ud800"``), which are not UTF-8.
+    ``surrogates=False``: the text has no surrogate escape, so strings need no check."""
     stack: list[tuple[object, int]] = [(doc, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
-            if not _utf8_encodable(node):
+            if surrogates and not _utf8_encodable(node):
                 return "a string holds a lone UTF-16 surrogate escape"
         elif isinstance(node, list):
             if depth >= MAX_JSON_DEPTH:
@@ -798,14 +813,33 @@ def parse_index(data: bytes) -> ShardIndex:
     """Parse the bytes of ``model.safetensors.index.json``; raise :class:`ShardIndexError`."""
     if len(data) > MAX_INDEX_SIZE:
         raise ShardIndexError("too-large", size=len(data), limit=MAX_INDEX_SIZE)
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            seen: set[str] = set()
+            duplicates.extend(k for k, _ in items if k in seen or seen.add(k))
+        return obj
+
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        doc = json.loads(
+            data.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=pairs
+        )
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         detail = str(e) if not isinstance(e, RecursionError) else "nested too deeply"
         raise ShardIndexError("not-json", detail=_short(detail)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
         raise ShardIndexError("no-weight-map")
     index = ShardIndex({}, doc.get("metadata") if isinstance(doc.get("metadata"), dict) else None)
+    for key in dict.fromkeys(duplicates):  # each repeated key once, in order
+        index.problems.append(
+            ShardIndexError(
+                "duplicate-key",
+                tensor=key if key in doc["weight_map"] else None,
+                key=_short(json.dumps(key), 60),
+            )
+        )
     for tensor, shard in doc["weight_map"].items():
         if not isinstance(shard, str) or not safe_shard_name(shard):
             index.problems.append(

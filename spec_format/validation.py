@@ -9,6 +9,7 @@ that cannot be read never stops the others.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -17,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from spec_format import schemas, versions
-from spec_format.errors import InputError
+from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
-from spec_format.report import FileReport, Finding, Report
+from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
+from spec_format.report import FileReport, Finding, Report, cap_per_rule
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
-from spec_format.rules.base import Context, Layer, Profile, Rule, run_rule
+from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
 from spec_format.rules.registry import by_layer, by_name, checks_for
 from spec_format.verifier import VerifierInfo, load_verifier
 
@@ -84,12 +86,37 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
         if isinstance(target_or_report, FileReport):
             report.files.append(target_or_report)
         else:
-            report.files.append(validate_target(target_or_report, options, verifier))
+            report.files.append(_isolated(target_or_report, options, verifier))
     if verifier is None and any(f.model_type for f in report.files):
         report.notes.append(_verifier_note(options))
     if not engines and any(f.model_type for f in report.files):
         report.notes.append(_engines_note())
     return report
+
+
+def _isolated(
+    target: Target, options: ValidateOptions, verifier: VerifierInfo | None
+) -> FileReport:
+    """validate_target, with a bug in any check turned into an I012 finding of this input
+    (exit 70) so that the other inputs are still checked and reported."""
+    try:
+        return validate_target(target, options, verifier)
+    except UsageError:
+        raise
+    except Exception as exc:
+        if os.environ.get("SPECFMT_DEBUG"):
+            raise
+        report = FileReport(path=target.shown, internal_error=True)
+        report.findings.append(
+            input_rules.InternalError.finding(
+                f"checking this input hit a bug in specfmt ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); the other inputs were checked. Rerun with SPECFMT_DEBUG=1 "
+                "for the traceback and report it with the input",
+                target.shown,
+                profile=options.profile,
+            )
+        )
+        return report
 
 
 @cache
@@ -140,7 +167,8 @@ def _expand(
             yield Target(shown, None, None, remote=shown)
             continue
         path = Path(shown)
-        if not path.exists():
+        kind = kind_of(path)
+        if kind == MISSING:
             report = FileReport(path=shown, unreadable=True)
             report.findings.append(
                 input_rules.PathNotFound.emit(
@@ -148,14 +176,15 @@ def _expand(
                 )
             )
             yield report
-        elif path.is_dir():
+        elif kind == DIRECTORY:
             if options.recursive:
-                found = sorted(_walk_configs(path))
-                if not found:
+                found, unreadable = _walk_configs(path)
+                if not found and not unreadable:
                     yield _no_config(shown, options, recursive=True)
+                yield from (_unreadable(d, why, options) for d, why in unreadable)
                 for config_path in found:
                     yield Target(str(config_path.parent), config_path, config_path.parent)
-            elif (path / CONFIG_NAME).is_file():
+            elif kind_of(path / CONFIG_NAME) != MISSING:  # load_json says what it is
                 yield Target(shown, path / CONFIG_NAME, path)
             else:
                 yield _no_config(shown, options, recursive=False)
@@ -165,26 +194,57 @@ def _expand(
             yield Target(shown, path, None)
 
 
-def _walk_configs(root: Path) -> Iterator[Path]:
-    """Every config.json below ``root`` that looks like a draft (not a plain model config)."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+def _walk_configs(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every config.json below ``root`` that looks like a draft (not a plain model config),
+    sorted, and the directories that could not be listed (with the reason)."""
+    found: list[Path] = []
+    unreadable: list[tuple[str, str]] = []
+
+    def onerror(exc: OSError) -> None:
+        unreadable.append((str(exc.filename or root), exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if CONFIG_NAME in filenames:
+        if CONFIG_NAME in filenames or CONFIG_NAME in dirnames:
             candidate = Path(dirpath) / CONFIG_NAME
             if _looks_like_draft(candidate):
-                yield candidate
+                found.append(candidate)
+    return sorted(found), unreadable
 
 
 def _looks_like_draft(path: Path) -> bool:
-    # cheap pre-filter for --recursive: plain model configs (verifiers) are skipped
+    """Cheap pre-filter for --recursive: a plain model config (a verifier) is skipped; a
+    config.json that cannot be told apart (unreadable, empty, not JSON, not a regular
+    file) is kept, so that the real read reports it instead of hiding it."""
+    if kind_of(path) != REGULAR:
+        return True  # a FIFO, directory, dangling link: the real read describes it
     try:
-        if not path.is_file():
-            return True  # a FIFO or device: let the real read report it without blocking
         with path.open("rb") as f:
             head = f.read(1 << 20)
+            complete = not f.read(1)
     except OSError:
-        return True  # let the real read report it
-    return any(s in head for s in (b"speculators", b"Eagle3", b"dflash_config", b"eagle_config"))
+        return True
+    if any(s in head for s in (b"speculators", b"Eagle3", b"dflash_config", b"eagle_config")):
+        return True
+    if not complete:
+        return False  # over 1 MiB without a draft marker: not a draft config
+    try:
+        return not isinstance(json.loads(head), dict)
+    except (ValueError, RecursionError):
+        return True  # empty or corrupt: report it
+
+
+def _unreadable(directory: str, why: str, options: ValidateOptions) -> FileReport:
+    report = FileReport(path=directory, unreadable=True)
+    report.findings.append(
+        input_rules.FileUnreadable.finding(
+            f"{directory}: cannot list the directory ({why}); drafts below it were not "
+            "checked. Fix the permissions, or leave it out of the tree",
+            directory,
+            profile=options.profile,
+        )
+    )
+    return report
 
 
 def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> FileReport:
@@ -222,7 +282,14 @@ def validate_target(
     if checkpoint is None and target.checkpoint_dir is not None:
         from spec_format.checkpoint import load_checkpoint
 
-        checkpoint = load_checkpoint(target.checkpoint_dir)
+        try:
+            checkpoint = load_checkpoint(target.checkpoint_dir)
+        except InputError as exc:  # the directory cannot be listed: its weights go unchecked
+            report.findings.append(
+                input_rules.FileUnreadable.finding(
+                    str(exc), str(target.checkpoint_dir), profile=options.profile
+                )
+            )
     _check_weights(ctx, checkpoint, verifier, target, report, options)
     report.findings = _filtered(report.findings, options)
     return report
@@ -246,7 +313,7 @@ def _check_loaded(
     loaded: Loaded, config_path: Path | None, report: FileReport, options: ValidateOptions
 ) -> Context | None:
     """The findings of reading the file, then (when it could be read) of the config."""
-    for problem in loaded.problems:
+    for problem in loaded.problems:  # jsonload caps each kind itself
         report.findings.append(
             problem.rule.finding(
                 problem.message,
@@ -377,11 +444,8 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
     dispatched = _dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
         report.findings.append(dispatched)
-        report.model_type = (
-            config.get("speculators_model_type")
-            if isinstance(config.get("speculators_model_type"), str)
-            else None
-        )
+        declared = config.get("speculators_model_type")
+        report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
         report.positions = loaded if loaded.text else None
         return None
     model_type = dispatched
@@ -452,13 +516,14 @@ def _selected(rule: type[Rule], options: ValidateOptions) -> bool:
 
 
 def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding]:
-    if not options.select and not options.ignore:
-        return findings
-    return [
-        f
-        for f in findings
-        if f.rule not in options.ignore and (not options.select or f.rule in options.select)
-    ]
+    """The selected findings, at most MAX_FINDINGS_PER_RULE per rule (see cap_per_rule)."""
+    if options.select or options.ignore:
+        findings = [
+            f
+            for f in findings
+            if f.rule not in options.ignore and (not options.select or f.rule in options.select)
+        ]
+    return list(cap_per_rule(findings))
 
 
 def _format_version(
@@ -530,7 +595,8 @@ def _dispatch(
             file, profile=profile, pointer=pointer, type=model_type, version=version, since=since
         )
     names = list(schemas.known_types()) + list(retired)
-    close = difflib.get_close_matches(model_type, names, n=1)
+    # difflib indexes every character of its argument: only names of a plausible length
+    close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
     return schema_rules.UnknownModelType.emit(
         file,
         profile=profile,

@@ -10,7 +10,6 @@ top level filling in keys the text config lacks (``architectures``, sometimes
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import UsageError
-from spec_format.jsonload import json_int
+from spec_format.jsonload import json_int, load_json
+from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
 #: Where multimodal configs keep the language model, most specific first.
@@ -108,23 +108,21 @@ def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierI
 def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
     """Read ``--verifier PATH``; a path that cannot be used is a :class:`UsageError`."""
     p = Path(path)
-    if p.is_dir():
+    if kind_of(p) == DIRECTORY:
         p = p / "config.json"
-    if not p.is_file():
+    if kind_of(p) == MISSING:
         raise UsageError(
             f"--verifier {path}: no config.json there; pass the verifier's config.json or its directory"
         )
-    try:
-        size = p.stat().st_size
-        if size > MAX_VERIFIER_CONFIG:
-            raise UsageError(f"--verifier {p}: {size:,} bytes is too large for a config.json")
-        doc = json.loads(p.read_bytes().decode("utf-8"))
-    except UsageError:
-        raise
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise UsageError(f"--verifier {p}: not a readable JSON config ({e})") from None
-    if not isinstance(doc, dict):
-        raise UsageError(f"--verifier {p}: the file is not a JSON object")
+    # the same strict, bounded reader as every other JSON file (guarded numbers)
+    loaded = load_json(p, max_bytes=MAX_VERIFIER_CONFIG)
+    fatal = next((pr for pr in loaded.problems if pr.fatal), None)
+    if fatal is not None or not loaded.ok:
+        detail = fatal.message.removeprefix(f"{p}: ") if fatal else "could not be read"
+        if fatal is not None and fatal.kind == "not-object":
+            raise UsageError(f"--verifier {p}: the file is not a JSON object")
+        raise UsageError(f"--verifier {p}: not a readable JSON config ({detail})")
+    doc = loaded.data
     if "speculators_model_type" in doc:
         raise UsageError(
             f"--verifier {p}: this is a speculators draft config; pass the target model's config"

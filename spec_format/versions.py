@@ -119,6 +119,8 @@ def parse(text: str) -> ParsedVersion:
     """
     if not isinstance(text, str) or not text.strip():
         raise VersionStringError(f"{text!r} is not a version string")
+    if len(text) > 64:  # packaging would convert every digit run to an int
+        raise VersionStringError(f"{text[:20]!r}... ({len(text):,} characters) is not a version")
     return _parse(text)
 
 
@@ -292,7 +294,11 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
         if isinstance(methods, list):
-            kinds = {m.get("proposal_type") for m in methods if isinstance(m, dict)}
+            kinds = {
+                m.get("proposal_type")
+                for m in methods
+                if isinstance(m, dict) and isinstance(m.get("proposal_type"), str)
+            }
             if kinds & {"sampling", "static_tree", "dynamic_tree"}:
                 out.append(Evidence("non-greedy proposal method", None, "0.2"))
         verifier = spec.get("verifier")
@@ -304,7 +310,8 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
         span = catalog.auto_map_modules().get(module)
         if span:
             out.append(Evidence(f"auto_map module {module}", *span, strong=False))
-    if "Eagle3DraftModel" in (config.get("architectures") or []):
+    archs = config.get("architectures")
+    if isinstance(archs, list) and "Eagle3DraftModel" in archs:
         out.append(Evidence("architectures Eagle3DraftModel", "0.3", None))
     if "dtype" in config and "torch_dtype" not in config:
         out.append(Evidence("top-level dtype (transformers >= 4.56)", "0.2", None, strong=False))
@@ -312,7 +319,8 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     if isinstance(tlc, dict) and "rope_parameters" in tlc:
         out.append(Evidence("nested rope_parameters (transformers 5)", "0.5", None))
     tv = config.get("transformers_version")
-    if isinstance(tv, str) and tv.split(".")[0].isdigit() and int(tv.split(".")[0]) >= 5:
+    major = tv.split(".")[0] if isinstance(tv, str) else ""
+    if major.isdecimal() and len(major) <= 4 and int(major) >= 5:
         out.append(Evidence(f"transformers_version {tv}", "0.5", None))
     return [e for e in out if e.low is None or e.low in lines()]
 

@@ -49,12 +49,16 @@ app.add_typer(schema_app, name="schema")
 
 
 def main() -> None:
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except BrokenPipeError:
         # the reader of our output went away (`specfmt ... | head`): not an error
         import os
-        import sys
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -36,7 +36,9 @@ def fix_command(
     output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
     backup: bool = typer.Option(
-        False, "--backup", help="With --in-place: keep the original as <name>.bak."
+        False,
+        "--backup",
+        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print a unified diff and the report; write nothing."
@@ -83,7 +85,7 @@ def _fix_one(
 
     cfg = documents.read_config(path)
     result = fix(cfg.data, options)
-    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document), opts)
+    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
     head = f"{cfg.path}: format {result.detection.label()}"
     text = render_text(head, result.changes, result.problems, outcome, opts)
     code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK

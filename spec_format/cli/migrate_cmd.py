@@ -43,7 +43,9 @@ def migrate_command(
     output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
     backup: bool = typer.Option(
-        False, "--backup", help="With --in-place: keep the original as <name>.bak."
+        False,
+        "--backup",
+        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print a unified diff and the change report; write nothing."
@@ -112,7 +114,7 @@ def _migrate_one(
             f"{cfg.path}` explains each). Nothing was written.\n{detail}",
             ExitCode.FINDINGS,
         )
-    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document), opts)
+    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
     det = result.detection
     head = f"{cfg.path}: format {det.label()} -> {result.target} ({result.target_release})"
     extra = [f"  steps: {', '.join(s.id for s in result.steps) or 'none'}"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,11 +112,21 @@ def run_files(
         try:
             result = process(path)
         except (FileFailed, SpecfmtError) as exc:
-            code = exc.exit_code
-            err_console().print(
-                f"[bold red]specfmt:[/bold red] {escape(str(exc))}", highlight=False
+            code, message = exc.exit_code, str(exc)
+        except Exception as exc:  # a bug: report it for this input, go on with the others
+            if os.environ.get("SPECFMT_DEBUG"):
+                raise
+            code = ExitCode.INTERNAL
+            message = (
+                f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a bug "
+                "in specfmt (nothing was written for this input); rerun with SPECFMT_DEBUG=1 "
+                "for the traceback and report it"
             )
-            payloads.append({"path": str(path), "error": str(exc), "exit_code": int(code)})
+        else:
+            code = None
+        if code is not None:
+            err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
+            payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
             continue
         codes.append(result.exit_code)

@@ -148,7 +148,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
             regex.append(f"(?P={part})")
         else:
             seen.add(part)
-            regex.append(f"(?P<{part}>0|[1-9]\\d*)")
+            regex.append(f"(?P<{part}>0|[1-9]\\d{{0,17}})")  # int() never sees 4300 digits
     return re.compile("".join(regex))
 
 

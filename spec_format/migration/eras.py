@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from spec_format import versions
+from spec_format.jsonload import json_strings
 from spec_format.migration.records import Editor, Problem, StepOutput, get
 
 FIXUP_STEP = "era"
@@ -126,7 +127,7 @@ def _v03_hardcoded_llama(doc: dict[str, Any]) -> bool:
     return (
         declared is not None
         and declared.line == "0.3"
-        and "Eagle3DraftModel" in (doc.get("architectures") or [])
+        and "Eagle3DraftModel" in json_strings(doc.get("architectures"))
         and versions.in_range(declared, "0.3.0.dev37", "0.4.0.dev32")
     )
 
@@ -137,7 +138,7 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
     out: list[Problem] = []
     declared = _declared(doc)
     model_type = doc.get("speculators_model_type")
-    archs = doc.get("architectures") or []
+    archs = json_strings(doc.get("architectures"))
     if get(doc, VERIFIER_ARCHS) == []:
         out.append(
             Problem.of(

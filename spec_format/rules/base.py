@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from packaging.specifiers import SpecifierSet
 
-from spec_format.report import Finding, Severity
+from spec_format.report import Finding, Severity, cap_per_rule
 
 #: Sections every rule docstring must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
@@ -279,31 +279,53 @@ class Rule:
         line: int | None = None,
         column: int | None = None,
     ) -> Finding:
-        """Build a finding of this rule directly (used by the engine and parsers)."""
+        """Build a finding of this rule directly (used by the engine and parsers). Messages,
+        pointers and tensor names are bounded (a 10 MB string in a config stays a short
+        finding)."""
         return Finding(
             rule=cls.id,
             name=cls.name,
             severity=cls.severity_for(profile),
-            message=message,
+            message=bounded(message, MAX_MESSAGE),
             file=str(file),
-            pointer=pointer,
-            tensor=tensor,
+            pointer=None if pointer is None else bounded(pointer, MAX_NAME),
+            tensor=None if tensor is None else bounded(tensor, MAX_NAME),
             line=line,
             column=column,
         )
+
+
+MAX_MESSAGE = 2000
+MAX_NAME = 300
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text``, or its start and end around a note of how much was left out; a lone
+    surrogate read from the input (no UTF-8 output can hold it) is shown escaped."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters left out]...{text[-keep:]}"
 
 
 _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class
 
 
 def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
-    """Run one rule's check and turn its hits into findings."""
+    """Run one rule's check and turn its hits into findings (capped per rule, lazily)."""
     instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
-    for hit in instance.check(ctx):
-        yield rule.finding(
+    yield from cap_per_rule(
+        rule.finding(
             hit.message,
             hit.file or ctx.config_path,
             profile=profile,
             pointer=hit.pointer,
             tensor=hit.tensor,
         )
+        for hit in instance.check(ctx)
+    )

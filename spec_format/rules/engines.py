@@ -157,8 +157,9 @@ class VerifierNotAHubId(_ReaderRule):
         refused = _assumed_refusals(ctx, "verifier")
         if refused:
             who = ", ".join(r.engine.id for r in refused)
+            verb = "refuses" if len(refused) == 1 else "refuse"
             yield Hit(
-                f"verifier.name_or_path is not a model repository id: {who} refuse it "
+                f"verifier.name_or_path is not a model repository id: {who} {verb} it "
                 f"({refused[0].message}); write the verifier's Hugging Face id (ORG/NAME)",
                 pointer=refused[0].pointer,
             )

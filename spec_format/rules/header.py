@@ -12,7 +12,7 @@ input is unreadable (exit 3) only when nothing at all could be read.
 
 from __future__ import annotations
 
-from spec_format.report import Finding, Severity
+from spec_format.report import Finding, Severity, cap_per_rule
 from spec_format.rules.base import Layer, Profile, Rule
 
 _PACKED = (
@@ -503,12 +503,17 @@ class WeightsFileUnreadable(_HeaderRule):
         "permission": "{name} cannot be read (permission denied); fix its permissions.",
         "os": "{name} cannot be read: {reason}.",
         "not-a-file": (
-            "{name} is not a regular file; replace it with the safetensors file itself (or a "
-            "symlink to one)."
+            "{name} is {what}, not a regular file; replace it with the safetensors file itself "
+            "(or a symlink to one)."
         ),
         "http": "{url}: the server answered HTTP {status} to a range request.",
         "no-size": "{url}: the server did not say how large the file is.",
         "fetch": "{url}: cannot be fetched ({error}).",
+        "budget": "{url}: {error}",
+        "too-many-files": (
+            "{url}: not fetched: at most {limit:,} safetensors files are read per hf:// "
+            "checkpoint (download it and validate the local copy)"
+        ),
     }
 
 
@@ -544,6 +549,11 @@ class InvalidShardIndex(_HeaderRule):
             "names ending in .safetensors in the checkpoint directory (no paths)."
         ),
         "unreadable": "{index}: {detail}",
+        "duplicate-key": (
+            "{index}: the key {key} appears more than once in one object; JSON readers "
+            "disagree on which copy wins (for a weight_map entry: which shard holds the "
+            "tensor). Keep one."
+        ),
     }
 
 
@@ -695,11 +705,15 @@ class StraySafetensorsFile(_HeaderRule):
 
 
 def header_findings(checkpoint, profile: Profile = Profile.CURRENT) -> list[Finding]:
-    """The findings for every issue :func:`load_checkpoint` recorded."""
+    """The findings for every issue :func:`load_checkpoint` recorded (capped per rule)."""
     from spec_format.rules.registry import by_name
 
     rules = by_name(Layer.HEADER)  # CheckpointIssue.rule is the name of an H rule
-    return [
-        rules[issue.rule].finding(issue.message, issue.file, profile=profile, tensor=issue.tensor)
-        for issue in checkpoint.issues
-    ]
+    return list(
+        cap_per_rule(
+            rules[issue.rule].finding(
+                issue.message, issue.file, profile=profile, tensor=issue.tensor
+            )
+            for issue in checkpoint.issues
+        )
+    )

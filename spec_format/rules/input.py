@@ -100,16 +100,18 @@ class EmptyFile(_InputRule):
 
 
 class NotUtf8(_InputRule):
-    """The file is not valid UTF-8.
+    """The file is not valid UTF-8, or a string escapes a lone UTF-16 surrogate.
 
     ## What it checks
-    The bytes decode as UTF-8.
+    The bytes decode as UTF-8, and no string holds a lone surrogate escape such as
+    `"\\ud800"` (valid JSON syntax, but no UTF-8 file can hold the character it names).
 
     ## Why it matters
-    JSON must be UTF-8; transformers reads configs as UTF-8 and fails on anything else.
+    JSON must be UTF-8; transformers reads configs as UTF-8 and fails on anything else. A
+    lone surrogate makes every UTF-8 writer fail, so the config cannot be saved again.
 
     ## Example
-    A config edited on Windows and saved as UTF-16 or Latin-1.
+    A config edited on Windows and saved as UTF-16 or Latin-1; `"name": "\\ud800"`.
 
     ## Use instead
     Save the file as UTF-8 (without a byte-order mark).
@@ -264,14 +266,18 @@ class DuplicateKey(_InputRule):
 
 
 class NonFiniteNumber(_InputRule):
-    """The file uses `NaN`, `Infinity` or `-Infinity`, which are not JSON.
+    """The file uses `NaN`, `Infinity` or `-Infinity`, which are not JSON, or a number no
+    64-bit reader holds.
 
     ## What it checks
-    Every number is finite JSON.
+    Every number is finite JSON: integers within the int64 range, floats within the
+    double range (`1e999` is valid JSON text, but Python reads it as `Infinity`).
 
     ## Why it matters
     Python's json module writes and reads these literals, but JSON Schema validators, other
-    languages and strict parsers reject the file.
+    languages and strict parsers reject the file. Out-of-range numbers overflow or lose
+    their value in C, Rust, Go and JavaScript readers, and `specfmt migrate`/`fix` would
+    write them back as `Infinity`; they refuse such a file instead.
 
     ## Example
     ```json
@@ -322,3 +328,48 @@ class NoConfigInDirectory(_InputRule):
         "recursive": "{path} is a directory with no draft config.json anywhere below it",
         "remote": "{path} has no config.json at its top level",
     }
+
+
+class InternalError(_InputRule):
+    """Checking this input hit a bug in specfmt.
+
+    ## What it checks
+    Nothing about the input itself: the engine reports a bug in one of its own checks here
+    instead of stopping the run, so every other input is still checked and reported.
+
+    ## Why it matters
+    One odd file must not hide the results of the others; the run exits 70 so CI notices.
+
+    ## Example
+    An unforeseen value that makes a rule raise an exception.
+
+    ## Use instead
+    Report the bug with the input file (rerun with `SPECFMT_DEBUG=1` for the traceback);
+    the other findings of the run are still valid.
+    """
+
+    id = "I012"
+    name = "internal-error"
+    since = "0.1.0"
+    severity = Severity.ERROR
+    template = (
+        "{path}: internal error while checking this input ({error}); this is a bug in specfmt"
+    )
+
+
+#: jsonload problem kind -> rule
+BY_PROBLEM_KIND: dict[str, type[Rule]] = {
+    "not-found": PathNotFound,
+    "unreadable": FileUnreadable,
+    "too-large": FileUnreadable,
+    "empty": EmptyFile,
+    "not-utf8": NotUtf8,
+    "bom": Utf8Bom,
+    "not-json": InvalidJson,
+    "not-object": NotAnObject,
+    "too-deep": NestedTooDeep,
+    "duplicate-key": DuplicateKey,
+    "non-finite-number": NonFiniteNumber,
+    "number-out-of-range": NonFiniteNumber,
+    "lone-surrogate": NotUtf8,
+}

@@ -42,6 +42,7 @@ RULES: tuple[type[Rule], ...] = (
     input.DuplicateKey,
     input.NonFiniteNumber,
     input.NoConfigInDirectory,
+    input.InternalError,
     # schema (S)
     schema.MissingModelType,
     schema.UnknownModelType,

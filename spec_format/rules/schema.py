@@ -8,6 +8,7 @@ matching sub-error (as check-jsonschema does).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ from jsonschema.exceptions import best_match
 
 from spec_format import schemas
 from spec_format.jsonload import pointer_from_parts
-from spec_format.report import Severity
+from spec_format.report import MAX_FINDINGS_PER_RULE, Severity
 from spec_format.rules.base import Hit, Layer, Rule
 
 
@@ -373,6 +374,11 @@ for _kw in (
     _BY_KEYWORD[_kw] = ValueOutOfRange
 
 
+#: schema errors listed per config; the rest are counted in one more finding
+MAX_SCHEMA_ERRORS = MAX_FINDINGS_PER_RULE
+MAX_SCHEMA_COUNTED = 10_000  # past the listed ones, counted up to this many
+
+
 def schema_findings(
     config: dict[str, Any], version: str, model_type: str, *, fast_path: bool = False
 ) -> Iterator[tuple[type[Rule], Hit]]:
@@ -387,7 +393,10 @@ def schema_findings(
     if fast_path and schemas.accepts_strictly(version, model_type, config):
         return
     validator = schemas.validator(version, model_type)
-    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
+    errors = validator.iter_errors(config)
+    first = list(itertools.islice(errors, MAX_SCHEMA_ERRORS))
+    left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))  # streamed
+    for error in sorted(first, key=_path_key):
         if error.context:
             # anyOf/oneOf: one S105 finding worded after the best-matching branch
             best = best_match(error.context)
@@ -395,6 +404,21 @@ def schema_findings(
             yield SchemaViolation, Hit(hit.message, pointer=pointer_from_parts(error.absolute_path))
         else:
             yield _hit_for(error, version, model_type)
+    if left_out:
+        more = f"at least {left_out:,}" if left_out == MAX_SCHEMA_COUNTED else f"{left_out:,}"
+        yield (
+            SchemaViolation,
+            Hit(
+                f"{more} more schema errors in this config not listed (the first "
+                f"{MAX_SCHEMA_ERRORS} are); fix those and validate again",
+                pointer="",
+            ),
+        )
+
+
+def _path_key(error: ValidationError) -> list[tuple[int, int, str]]:
+    # array indexes numerically, keys by name; never compares an int with a str
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
 
 
 def _hit_for(
@@ -438,7 +462,7 @@ _BOUND_OPS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclus
 def _value_params(error: ValidationError) -> tuple[str | None, dict[str, Any]]:
     """The message variant and parameters of the rule for one keyword error."""
     value = error.instance
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    shown = _shown(value)
     kw = error.validator
     v = error.validator_value
     if kw == "type":
@@ -455,9 +479,20 @@ def _value_params(error: ValidationError) -> tuple[str | None, dict[str, Any]]:
         return "uniqueItems", {}
     if kw == "minLength":
         return ("not-empty", {}) if v == 1 else ("minLength", {"limit": v})
+    detail = error.message if len(error.message) <= 300 else error.message[:300] + "..."
     if kw in _BY_KEYWORD:
-        return "other", {"detail": error.message}
-    return None, {"detail": error.message}
+        return "other", {"detail": detail}
+    return None, {"detail": detail}
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value for a message, never longer than about ``limit`` characters."""
+    if isinstance(value, (dict, list)):
+        return type(value).__name__
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[: limit // 2]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit // 2]}... ({len(text):,} characters)"
 
 
 def _hint(version: str, model_type: str, parts: tuple[str, ...]) -> str:

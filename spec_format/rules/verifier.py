@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from spec_format import catalog
-from spec_format.jsonload import json_int
+from spec_format.jsonload import json_int, json_number, json_strings
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.verifier import VerifierInfo
@@ -262,11 +262,8 @@ class VerifierAttentionMismatch(_VerifierRule):
                 a, b = ours.get(key), theirs.get(key)
             if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
                 continue
-            if (
-                isinstance(a, (int, float))
-                and isinstance(b, (int, float))
-                and math.isclose(a, b, rel_tol=1e-9)
-            ):
+            x, y = json_number(a), json_number(b)  # None for 1e400, strings, lists
+            if x is not None and y is not None and math.isclose(x, y, rel_tol=1e-9):
                 continue
             yield Hit(
                 f"transformer_layer_config.{key} is {a}, the verifier's is {b} "
@@ -281,9 +278,7 @@ def rope_settings(cfg: dict[str, Any]) -> tuple[float | None, str]:
     params = cfg.get("rope_parameters") if isinstance(cfg.get("rope_parameters"), dict) else {}
     scaling = cfg.get("rope_scaling") if isinstance(cfg.get("rope_scaling"), dict) else {}
     theta = params.get("rope_theta", cfg.get("rope_theta"))
-    theta = (
-        float(theta) if isinstance(theta, (int, float)) and not isinstance(theta, bool) else None
-    )
+    theta = json_number(theta)  # 1e400 or a 400-digit integer: None, never OverflowError
     rope_type = (
         params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
     )
@@ -372,9 +367,9 @@ class VerifierArchitectureMismatch(_VerifierRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
         block = ctx.spec_config.get("verifier")
-        declared = block.get("architectures") if isinstance(block, dict) else None
+        declared = json_strings(block.get("architectures")) if isinstance(block, dict) else []
         theirs = info.architectures
-        if not isinstance(declared, list) or not declared or not theirs:
+        if not declared or not theirs:
             return
         if set(declared) & set(theirs):
             return

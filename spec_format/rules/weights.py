@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from spec_format import catalog
 from spec_format.contract import (
@@ -76,10 +76,20 @@ def weights_file(ctx: Context, tensor: str | None = None) -> str:
     return ckpt.display("model.safetensors")
 
 
-def _capped(hits: list[Hit], what: str) -> Iterator[Hit]:
-    yield from hits[:MAX_HITS]
-    if len(hits) > MAX_HITS:
-        yield Hit(f"... and {len(hits) - MAX_HITS} more {what}", file=hits[MAX_HITS].file)
+def _capped(hits: Iterable[Hit | Callable[[], Hit]], what: str) -> Iterator[Hit]:
+    """The first MAX_HITS hits, then one saying how many more there were. An item may be a
+    callable that builds its hit: those past the cap are counted, never built."""
+    rest = 0
+    first_left_out: Hit | Callable[[], Hit] | None = None
+    for n, hit in enumerate(hits):
+        if n < MAX_HITS:
+            yield hit() if callable(hit) else hit
+        else:
+            rest += 1
+            first_left_out = first_left_out or hit
+    if rest:
+        left = first_left_out() if callable(first_left_out) else first_left_out
+        yield Hit(f"... and {rest} more {what}", file=left.file)
 
 
 def _layer_prefix(ctx: Context) -> tuple[str, str, str]:
@@ -90,29 +100,64 @@ def _layer_prefix(ctx: Context) -> tuple[str, str, str]:
 
 
 def _layer_index(name: str, prefix: str) -> int | None:
-    m = re.match(rf"{prefix}\.(\d+)\.", name)
+    # at most 18 digits: a hostile header's "layers.<5000 digits>.x" is no layer (and int()
+    # of it would raise)
+    m = re.match(rf"{prefix}\.(0|[1-9]\d{{0,17}})\.", name)
     return int(m.group(1)) if m else None
 
 
 def layer_counts(ctx: Context) -> tuple[int | None, list[int]]:
-    """(layers the config declares, layer indices found in the headers)."""
-    exp = expectations(ctx)
-    prefix, symbol, _ = _layer_prefix(ctx)
-    declared = exp.symbols.get(symbol) if exp else None
-    found = sorted(
-        {i for n in ctx.checkpoint.tensors if (i := _layer_index(n, prefix)) is not None}
-    )
-    return (declared if isinstance(declared, int) else None), found
+    """(layers the config declares, layer indices found in the headers); computed once per
+    context (rules ask per tensor)."""
+    key = "_weights_layer_counts"
+    if key not in ctx.options:
+        exp = expectations(ctx)
+        prefix, symbol, _ = _layer_prefix(ctx)
+        declared = exp.symbols.get(symbol) if exp else None
+        found = sorted(
+            {i for n in ctx.checkpoint.tensors if (i := _layer_index(n, prefix)) is not None}
+        )
+        ctx.options[key] = (declared if isinstance(declared, int) else None), found
+    return ctx.options[key]
 
 
 def _left_to_layer_rule(ctx: Context, name: str) -> bool:
     """Tensors of layers beyond the smaller of (declared, found) are W010's to report."""
     declared, found = layer_counts(ctx)
-    if declared is None or found == list(range(declared)):
+    if declared is None or _is_range(found, declared):
         return False
     prefix, _, _ = _layer_prefix(ctx)
     index = _layer_index(name, prefix)
     return index is not None and index >= min(declared, len(found))
+
+
+def _gaps(found: list[int], limit: int = 10) -> list[int]:
+    """The first ``limit`` numbers missing from sorted ``found`` (never builds the range)."""
+    gaps: list[int] = []
+    expected = 0
+    for i in found:
+        while expected < i and len(gaps) < limit:
+            gaps.append(expected)
+            expected += 1
+        if len(gaps) >= limit:
+            break
+        expected = i + 1
+    return gaps
+
+
+def _few(numbers: list[int], limit: int = 10) -> str:
+    shown = ", ".join(str(n) for n in numbers[:limit])
+    return f"[{shown}{', ...' if len(numbers) > limit else ''}]"
+
+
+def _is_range(found: list[int], count: int) -> bool:
+    """``found == list(range(count))`` without building a list of ``count`` items."""
+    return len(found) == count and (not found or (found[0] == 0 and found[-1] == count - 1))
+
+
+def _left_out(ctx: Context, name: str) -> bool:
+    """W002 leaves this tensor to another rule."""
+    return _claimed_by_consumer_rule(ctx, name) or _left_to_layer_rule(ctx, name)
 
 
 def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
@@ -243,24 +288,20 @@ class UnexpectedTensor(_WeightsRule):
         diff = contract_diff(ctx)
         if diff is None:
             return
-        hits = []
-        for absent in diff.ruled_out:
-            if _claimed_by_consumer_rule(ctx, absent.name) or _left_to_layer_rule(ctx, absent.name):
-                continue
-            hits.append(
-                Hit(
-                    _ruled_out_message(ctx, absent),
-                    tensor=absent.name,
-                    file=weights_file(ctx, absent.name),
-                )
-            )
-        for name in diff.unexpected:
-            if _claimed_by_consumer_rule(ctx, name) or _left_to_layer_rule(ctx, name):
-                continue
-            hits.append(
-                Hit(_unexpected_message(ctx, name), tensor=name, file=weights_file(ctx, name))
-            )
-        yield from _capped(hits, "unexpected tensors")
+
+        def hits() -> Iterator[Callable[[], Hit]]:  # linear: every test is O(1) per tensor
+            for absent in diff.ruled_out:
+                if not _left_out(ctx, absent.name):
+                    yield lambda a=absent: Hit(
+                        _ruled_out_message(ctx, a), tensor=a.name, file=weights_file(ctx, a.name)
+                    )
+            for name in diff.unexpected:
+                if not _left_out(ctx, name):
+                    yield lambda n=name: Hit(
+                        _unexpected_message(ctx, n), tensor=n, file=weights_file(ctx, n)
+                    )
+
+        yield from _capped(hits(), "unexpected tensors")
 
 
 def _ruled_out_message(ctx: Context, absent) -> str:
@@ -376,14 +417,13 @@ class LayerCountMismatch(_WeightsRule):
         if expectations(ctx) is None:
             return
         declared, found = layer_counts(ctx)
-        if declared is None or found == list(range(declared)):
+        if declared is None or _is_range(found, declared):
             return
         if not ctx.checkpoint.complete and len(found) < declared:
             return
         prefix, _, field = _layer_prefix(ctx)
-        if found and found != list(range(len(found))):
-            gaps = sorted(set(range(max(found) + 1)) - set(found))
-            detail = f"layer indices {found} (missing {gaps})"
+        if found and not _is_range(found, len(found)):
+            detail = f"layer indices {_few(found)} (missing {_few(_gaps(found))})"
         else:
             detail = (
                 f"{len(found)} layer{'s' if len(found) != 1 else ''} ({prefix}.0 .. {prefix}.{len(found) - 1})"

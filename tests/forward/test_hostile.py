@@ -97,7 +97,7 @@ CASES = [
     ("eagle3", {f"{TLC}.intermediate_size": -5}, [], 1, "S103"),
     ("eagle3", {"eagle_aux_hidden_state_layer_ids": {"a": 1}}, [], 1, "S102"),
     ("dflash2", {"conv_group_size": 0}, [], 1, "S103"),
-    ("dflash", {"mask_token_id": 10**30}, [], 1, "X014"),
+    ("dflash", {"mask_token_id": 10**30}, [], 1, "I010"),
 ]
 
 

@@ -11,6 +11,12 @@
 
 Every request is logged with the bytes sent, so tests can prove that only headers travel.
 Nothing here touches the network beyond 127.0.0.1.
+
+It can also lie (``FakeHub.hostile``), for the remote bounds: ``"stall"`` (the listing never
+answers), ``"drip"`` (bodies sent one byte per ``drip_s``), ``"drip-cdn"`` (only the weights files drip), ``"retry-after"`` (429 with
+``Retry-After: 3600``), ``"endless-pages"`` (every listing page links to another),
+``"huge-listing"`` (a listing of ``huge_bytes`` bytes). Every wait ends when the servers stop
+or after ``max_wait_s``, so a test can never leave a thread hanging.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -44,6 +51,11 @@ class FakeHub:
     ignore_range: bool = False
     endpoint: str = ""
     cdn: str = ""
+    hostile: str | None = None  # see the module docstring
+    drip_s: float = 10.0
+    huge_bytes: int = 300 * 1024 * 1024
+    max_wait_s: float = 60.0
+    stopped: threading.Event = field(default_factory=threading.Event)
 
     def add(self, repo: str, directory: Path, revision: str = "main") -> None:
         self.repos.setdefault(repo, {})[revision] = {
@@ -104,6 +116,13 @@ def _handler(hub: FakeHub, role: str):
             return hub.repos[repo][rev]
 
         def _tree(self, repo: str, rev: str) -> int:
+            if hub.hostile == "stall":
+                hub.stopped.wait(hub.max_wait_s)
+                return 0
+            if hub.hostile == "retry-after":
+                return self._send(429, b"slow down", {"Retry-After": "3600"})
+            if hub.hostile == "huge-listing":
+                return self._huge_listing()
             files = self._files(repo, rev)
             if isinstance(files, int):
                 return files
@@ -122,9 +141,37 @@ def _handler(hub: FakeHub, role: str):
                         "pointerSize": 134,
                     }
                 listing.append(entry)
-            return self._send(
-                200, json.dumps(listing).encode(), {"Content-Type": "application/json"}
-            )
+            headers = {"Content-Type": "application/json"}
+            if hub.hostile == "endless-pages":
+                page = (
+                    int(re.search(r"cursor=(\d+)", self.path or "")[1])
+                    if "cursor=" in self.path
+                    else 0
+                )
+                listing = [
+                    {"type": "file", "path": f"junk-{page}-{i}.txt", "size": 1} for i in range(200)
+                ]
+                headers["Link"] = (
+                    f'<{hub.endpoint}{urlsplit(self.path).path}?cursor={page + 1}>; rel="next"'
+                )
+            return self._send(200, json.dumps(listing).encode(), headers)
+
+        def _huge_listing(self) -> int:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(hub.huge_bytes))
+            self.end_headers()
+            entry = b'{"type":"file","path":"x.txt","size":1},'
+            sent = 0
+            try:
+                self.wfile.write(b"[")
+                chunk = entry * 4096
+                while sent < hub.huge_bytes - len(chunk) and not hub.stopped.is_set():
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return sent
 
         def _resolve(self, repo: str, rev: str, name: str, head: bool) -> int:
             files = self._files(repo, rev)
@@ -171,9 +218,22 @@ def _handler(hub: FakeHub, role: str):
             if head:
                 return 0
             try:
+                if body and (
+                    hub.hostile == "drip" or (hub.hostile == "drip-cdn" and role == "cdn")
+                ):
+                    return self._drip(body)
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
                 return 0
+            return len(body)
+
+        def _drip(self, body: bytes) -> int:
+            start = time.monotonic()
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                if hub.stopped.wait(hub.drip_s) or time.monotonic() - start > hub.max_wait_s:
+                    return i + 1
             return len(body)
 
     return Handler
@@ -202,6 +262,7 @@ class running:
         return self.hub
 
     def __exit__(self, *exc: object) -> None:
+        self.hub.stopped.set()  # ends every stalled or dripping answer
         for server in self.servers:
             server.shutdown()
             server.server_close()

@@ -4,9 +4,9 @@ The catalog is the one place that lists the format versions, the ``speculators_m
 values, how they group into families and what each type is made of (aux-id key and index
 convention, decoder families, default layer class per version, architectures, vocabulary
 maps, repeated-layer prefix, forward class, named features, draft forward passes per
-speculative step). Every list of types in the
-code and the tests is derived from here, so adding a type is an edit of the catalog (plus
-its schema, contract and forward module), not a hunt through modules.
+speculative step). Every list of types in the code and the tests is derived from here, so
+adding a type is an edit of the catalog (plus its schema, contract and forward module), not
+a hunt through modules.
 
 Only the standard library is imported: the CLI reads the catalog at start-up.
 """

@@ -118,15 +118,23 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
         size = p.stat().st_size
         if size > MAX_VERIFIER_CONFIG:
             raise UsageError(f"--verifier {p}: {size:,} bytes is too large for a config.json")
-        doc = json.loads(p.read_bytes().decode("utf-8"))
-    except UsageError:
-        raise
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        data = p.read_bytes()
+    except OSError as e:
         raise UsageError(f"--verifier {p}: not a readable JSON config ({e})") from None
+    return parse_verifier(data, p)
+
+
+def parse_verifier(data: bytes, path: str | os.PathLike[str]) -> VerifierInfo:
+    """The verifier view of the bytes of a ``config.json`` read elsewhere (``hf://``);
+    ``path`` names it in messages. A config that cannot be used is a :class:`UsageError`."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise UsageError(f"--verifier {path}: not a readable JSON config ({e})") from None
     if not isinstance(doc, dict):
-        raise UsageError(f"--verifier {p}: the file is not a JSON object")
+        raise UsageError(f"--verifier {path}: the file is not a JSON object")
     if "speculators_model_type" in doc:
         raise UsageError(
-            f"--verifier {p}: this is a speculators draft config; pass the target model's config"
+            f"--verifier {path}: this is a speculators draft config; pass the target model's config"
         )
-    return verifier_view(doc, p)
+    return verifier_view(doc, Path(path))

@@ -99,8 +99,10 @@ class TargetParams:
 
 
 def target_params(location: str | os.PathLike[str]) -> TargetParams:
-    """Count the verifier at ``location`` (``--verifier``): a ``config.json``, a directory,
-    or ``hf://ORG/NAME[@REV]``. Raises :class:`UsageError` naming the fix when it cannot."""
+    """Count the verifier at ``location`` (``--verifier``): a directory (its safetensors
+    headers when it has weights, else its config), a ``config.json`` (always its formula) or
+    ``hf://ORG/NAME[@REV]`` (headers when the repository has weights). Raises
+    :class:`UsageError` naming the fix when it cannot."""
     text = os.fspath(location)
     if text.startswith("hf://"):
         ckpt = load_checkpoint(text)
@@ -116,9 +118,9 @@ def target_params(location: str | os.PathLike[str]) -> TargetParams:
             result.bytes_read = ckpt.bytes_read
         return result
     info = load_verifier(text)
-    directory = Path(text) if Path(text).is_dir() else Path(text).parent
-    if not any(directory.glob("*.safetensors")):
-        return from_config(info, str(info.path))
+    directory = Path(text)
+    if not directory.is_dir() or not any(directory.glob("*.safetensors")):
+        return from_config(info, str(info.path))  # a config.json named alone: its formula
     ckpt = load_checkpoint(directory)
     with ckpt:
         result = _from_header(ckpt, info, str(directory))

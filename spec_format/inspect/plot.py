@@ -46,7 +46,7 @@ def write_plot(report: InspectReport, path: Path) -> None:
     mode = report.draft_forwards
     main = report.economics[0]
     grid = [i / STEPS for i in range(STEPS)]
-    fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+    fig = Figure(figsize=(9.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     for g in plotted_gammas(report):
         ys = [economics.speedup(a, g, c, mode) for a in grid]
@@ -56,8 +56,8 @@ def write_plot(report: InspectReport, path: Path) -> None:
         ax.axvline(main.break_even, color="tab:red", linestyle=":", linewidth=1.2)
         ax.annotate(
             f"break-even a* = {main.break_even:.4f}",
-            (main.break_even, 1.0),
-            xytext=(6, 10),
+            (main.break_even, ax.get_ylim()[1]),
+            xytext=(4, -14),
             textcoords="offset points",
             color="tab:red",
         )
@@ -66,11 +66,10 @@ def write_plot(report: InspectReport, path: Path) -> None:
         ax.axvspan(ceiling, 1.0, color="grey", alpha=0.15, label="beyond the vocabulary ceiling")
         ax.axvline(ceiling, color="black", linewidth=1)
         ax.annotate(
-            f"ceiling {ceiling:.4f}",
-            (ceiling, ax.get_ylim()[1]),
-            xytext=(-6, -14),
+            f"vocabulary ceiling {ceiling:.4f}",
+            (ceiling, ax.get_ylim()[0]),
+            xytext=(4, 6),
             textcoords="offset points",
-            ha="right",
         )
     marked = [p for p in main.points if p.speedup is not None]
     ax.scatter(
@@ -87,7 +86,7 @@ def write_plot(report: InspectReport, path: Path) -> None:
     ax.set_ylabel("speedup S = E(a, gamma) / step cost")
     ax.set_xlim(0.0, 1.0)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     metadata = {"Date": None} if path.suffix.lower() == ".svg" else None
     try:
         fig.savefig(path, metadata=metadata)

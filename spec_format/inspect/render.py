@@ -116,7 +116,11 @@ def _economics_lines(report: InspectReport, g: GammaEconomics) -> list[str]:
         header += f"{'best gamma':>14}"
     lines.append(header)
     for p in g.points:
-        label = f"{p.acceptance:.4f}" + (" (vocabulary ceiling)" if p.ceiling else "")
+        label = f"{p.acceptance:.4f}"
+        if p.ceiling:
+            label += " (vocabulary ceiling)"
+        elif p.above_ceiling:
+            label += " (above the ceiling)"
         row = f"  {label:<28}{p.tokens:>8.2f}"
         row += f"{p.speedup:>9.2f}x" if p.speedup is not None else f"{'-':>10}"
         if p.best is not None:

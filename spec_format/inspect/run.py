@@ -51,6 +51,7 @@ class Point:
     speedup: float | None  # None without a cost ratio
     best: economics.BestGamma | None
     ceiling: bool = False  # this acceptance is the vocabulary ceiling
+    above_ceiling: bool = False  # the draft vocabulary makes it unreachable on the workload
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +62,7 @@ class Point:
             "best_speedup": None if self.best is None else self.best.speedup,
             "best_gamma_at_search_limit": None if self.best is None else self.best.at_limit,
             "is_vocabulary_ceiling": self.ceiling,
+            "above_vocabulary_ceiling": self.above_ceiling,
         }
 
 
@@ -157,6 +159,8 @@ def check_options(options: InspectOptions) -> None:
 
 
 def _open_draft(location: str) -> tuple[Checkpoint, dict[str, Any]]:
+    if not location.startswith("hf://") and not Path(location).exists():
+        raise InputError(f"{location}: no such checkpoint directory")
     ckpt = load_checkpoint(location)
     try:
         data = ckpt.read_config()
@@ -306,6 +310,7 @@ def gamma_economics(
                 speedup=None if c is None else economics.speedup(a, g, c, mode),
                 best=None if c is None else economics.best_gamma(a, c, mode),
                 ceiling=is_ceiling,
+                above_ceiling=ceiling is not None and a > ceiling,
             )
         )
     star = None if c is None else economics.break_even(g, c, mode)

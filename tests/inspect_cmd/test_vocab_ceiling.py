@@ -65,6 +65,12 @@ def test_ceiling_is_one_minus_the_out_of_draft_mass(inspect_json, draft, workloa
             pt for pt in doc["economics"][0]["points"] if pt["is_vocabulary_ceiling"]
         ]
         assert ceiling_point["acceptance"] == vocab["acceptance_ceiling"]
+        above = [
+            pt["acceptance"]
+            for pt in doc["economics"][0]["points"]
+            if pt["above_vocabulary_ceiling"]
+        ]
+        assert above and all(a > vocab["acceptance_ceiling"] for a in above), name
 
 
 def test_the_ideal_pruned_draft_attains_the_ceiling(inspect_json, draft, workload, tmp_path):

@@ -76,21 +76,21 @@ def inspect_command(
     """
     from spec_format.inspect.plot import require_matplotlib, write_plot
     from spec_format.inspect.render import render_text
-    from spec_format.inspect.run import InspectOptions, run_inspect
+    from spec_format.inspect.run import InspectOptions, check_options, run_inspect
 
-    if plot is not None:
-        require_matplotlib()
-    report = run_inspect(
-        InspectOptions(
-            checkpoint=checkpoint,
-            verifier=verifier,
-            token_freq=token_freq,
-            acceptance=_floats(acceptance),
-            gammas=tuple(gamma or ()),
-            cost_ratio=cost_ratio,
-            plot=plot,
-        )
+    options = InspectOptions(
+        checkpoint=checkpoint,
+        verifier=verifier,
+        token_freq=token_freq,
+        acceptance=_floats(acceptance),
+        gammas=tuple(gamma or ()),
+        cost_ratio=cost_ratio,
+        plot=plot,
     )
+    check_options(options)
+    if plot is not None:
+        require_matplotlib()  # before the work, not after it
+    report = run_inspect(options)
     if plot is not None:
         write_plot(report, plot)
     out = stdout()

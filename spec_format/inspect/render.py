@@ -152,7 +152,7 @@ def _vocab_lines(report: InspectReport) -> list[str]:
         return lines
     D, V = c.draft_vocab, c.verifier_vocab
     share = f" ({D / V:.1%})" if D and V else ""
-    lines.append(f"  draft vocabulary: {D:,} of {V:,} verifier tokens{share} (t2d)")
+    lines.append(f"  draft vocabulary (t2d): {D:,} of {V:,} verifier tokens{share}")
     if c.out_of_draft_mass is None:
         lines.append(
             "  acceptance ceiling: 1 - the workload's target mass outside them; pass "

@@ -98,7 +98,7 @@ def test_the_ideal_pruned_draft_attains_the_ceiling(inspect_json, draft, workloa
 def test_without_token_freq_the_coverage_is_reported(cli, draft):
     result = cli("inspect", draft)
     assert result.exit_code == 0, result.output
-    assert f"draft vocabulary: {D:,} of {V:,} verifier tokens (60.0%)" in result.output
+    assert f"draft vocabulary (t2d): {D:,} of {V:,} verifier tokens (60.0%)" in result.output
     assert "pass --token-freq FILE" in result.output
 
 

@@ -17,6 +17,10 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
 def _forwards_text(report: InspectReport) -> str:
     if report.draft_forwards == economics.PER_TOKEN:
         return "one draft forward per drafted token (step cost 1 + gamma*c)"
@@ -144,15 +148,13 @@ def _vocab_lines(report: InspectReport) -> list[str]:
     lines = ["Vocabulary"]
     if not c.pruned:
         lines.append(
-            f"  the draft proposes from the full verifier vocabulary ({c.verifier_vocab:,} "
+            f"  the draft proposes from the full verifier vocabulary ({_count(c.verifier_vocab)} "
             "tokens): no vocabulary ceiling on acceptance"
-            if c.verifier_vocab
-            else "  the draft proposes from the full verifier vocabulary"
         )
         return lines
     D, V = c.draft_vocab, c.verifier_vocab
     share = f" ({D / V:.1%})" if D and V else ""
-    lines.append(f"  draft vocabulary (t2d): {D:,} of {V:,} verifier tokens{share}")
+    lines.append(f"  draft vocabulary (t2d): {_count(D)} of {_count(V)} verifier tokens{share}")
     if c.out_of_draft_mass is None:
         lines.append(
             "  acceptance ceiling: 1 - the workload's target mass outside them; pass "

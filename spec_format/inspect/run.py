@@ -247,6 +247,8 @@ def run_inspect(options: InspectOptions) -> InspectReport:
             "no cost ratio: pass --verifier (its config.json, weights directory or hf://ORG/NAME) "
             "or --cost-ratio C for the speedup and the break-even acceptance"
         )
+    if target is not None:
+        notes += _pairing_notes(expected.symbols, target)
     if draft.unknown:
         notes.append(
             f"{len(draft.unknown)} tensor(s) are not in the {rec.name} tensor contract (e.g. "
@@ -288,6 +290,23 @@ def run_inspect(options: InspectOptions) -> InspectReport:
             gamma_economics(g, source, cost, report.draft_forwards, acceptances, ceiling)
         )
     return report
+
+
+def _pairing_notes(symbols, target: TargetParams) -> list[str]:
+    """A verifier that does not fit the draft makes the ratio meaningless: say so."""
+    out = []
+    for symbol, key, what in (
+        ("Ht", "hidden_size", "hidden size"),
+        ("V", "vocab_size", "vocabulary"),
+    ):
+        mine, theirs = symbols.get(symbol), getattr(target, key)
+        if isinstance(mine, int) and isinstance(theirs, int) and mine != theirs:
+            out.append(
+                f"the verifier's {key} is {theirs:,} but the draft expects a {what} of "
+                f"{mine:,}: is it the draft's verifier? `specfmt validate CKPT --verifier ...` "
+                "checks the pairing"
+            )
+    return out
 
 
 def gamma_economics(

@@ -66,6 +66,8 @@ class TargetParams:
     components: dict[str, int] = field(default_factory=dict)  # config formula parts
     notes: list[str] = field(default_factory=list)
     bytes_read: int = 0
+    hidden_size: int | None = None  # as the config says, to check the pairing
+    vocab_size: int | None = None
 
     @property
     def per_token(self) -> int:
@@ -116,15 +118,20 @@ def target_params(location: str | os.PathLike[str]) -> TargetParams:
             else:
                 result = from_config(info, f"{text}/config.json")
             result.bytes_read = ckpt.bytes_read
-        return result
+        return _sizes(result, info)
     info = load_verifier(text)
     directory = Path(text)
     if not directory.is_dir() or not any(directory.glob("*.safetensors")):
-        return from_config(info, str(info.path))  # a config.json named alone: its formula
+        return _sizes(from_config(info, str(info.path)), info)  # a config.json named alone
     ckpt = load_checkpoint(directory)
     with ckpt:
         result = _from_header(ckpt, info, str(directory))
         result.bytes_read = ckpt.bytes_read
+    return _sizes(result, info)
+
+
+def _sizes(result: TargetParams, info: VerifierInfo) -> TargetParams:
+    result.hidden_size, result.vocab_size = info.hidden_size, info.vocab_size
     return result
 
 
@@ -300,15 +307,18 @@ def from_config(info: VerifierInfo, shown: str) -> TargetParams:
     }
     total = sum(components.values())
     head = "tied to the embedding" if tied else "V x H"
+    if not sparse_layers:
+        layers = f"{L} layers x (attention + 2 norms + MLP)"
+    elif not dense_layers:
+        layers = f"{L} layers x (attention + 2 norms + router + {routing[0]} experts)"
+    else:
+        layers = (
+            f"{L} layers x (attention + 2 norms) + MLP in {dense_layers} dense layers + "
+            f"router + {routing[0]} experts in {sparse_layers} layers"
+        )
     formula = (
         f"{model_type} decoder from config.json: embedding V x H + lm_head ({head}) + "
-        f"{L} layers x (attention + 2 norms + "
-        + (
-            "MLP)"
-            if not sparse_layers
-            else f"MLP, or router + {routing[0]} experts in {sparse_layers} layers)"
-        )
-        + " + final norm"
+        f"{layers} + final norm"
     )
     result = TargetParams(
         total=total,

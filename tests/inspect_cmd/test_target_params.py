@@ -200,3 +200,24 @@ def test_remote_verifier_headers(tmp_path, monkeypatch):
     assert report.target.per_token == local.per_token
     assert report.checkpoint == "hf://org/draft"
     assert report.draft.compute > 0
+
+
+def test_dense_layers_of_a_sparse_schedule_use_the_dense_mlp(tmp_path):
+    every = target_params(write(tmp_path, QWEN3_30B_A3B, "every"))
+    half = target_params(write(tmp_path, {**QWEN3_30B_A3B, "decoder_sparse_step": 2}, "half"))
+    H, E, I_e, I_d = 2048, 128, 768, 6144
+    per_moe_layer = H * E + E * 3 * H * I_e
+    assert half.total == every.total - 24 * per_moe_layer + 24 * 3 * H * I_d
+    assert "MLP in 24 dense layers + router + 128 experts in 24 layers" in half.formula
+    assert half.per_token == every.per_token - 24 * (H * E + 8 * 3 * H * I_e) + 24 * 3 * H * I_d
+
+
+def test_a_verifier_that_does_not_fit_the_draft_is_noted(cli, tmp_path):
+    draft = build_checkpoint(tmp_path / "d", tiny_config("eagle3")).path  # H = 64, V = 256
+    verifier = write(tmp_path, QWEN3_30B_A3B)
+    result = cli("inspect", draft, "--verifier", verifier)
+    assert result.exit_code == 0, result.output
+    assert "the verifier's hidden_size is 2,048 but the draft expects a hidden size of 64" in (
+        result.output
+    )
+    assert "the verifier's vocab_size is 151,936" in result.output

@@ -137,3 +137,25 @@ def test_unknown_token_file_type_is_a_usage_error(cli, draft, tmp_path):
     path.write_text("1,2")
     result = cli("inspect", draft, "--token-freq", path)
     assert result.exit_code == 2 and "unknown file type '.csv'" in result.output
+
+
+def test_a_pt_file_without_torch_is_a_clear_usage_error(cli, draft, tmp_path, monkeypatch):
+    import sys
+
+    path = tmp_path / "token_freq.pt"
+    path.write_bytes(b"not read")
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
+    result = cli("inspect", draft, "--token-freq", path)
+    assert result.exit_code == 2
+    assert "reading a .pt file needs torch" in result.output and "Traceback" not in result.output
+
+
+def test_a_pt_file_that_is_not_token_counts(cli, draft, tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "token_freq.pt"
+    torch.save(torch.zeros(3, 3), path)
+    result = cli("inspect", draft, "--token-freq", path)
+    assert result.exit_code == 3 and "holds an array of shape (3, 3)" in result.output
+    path.write_bytes(b"garbage")
+    result = cli("inspect", draft, "--token-freq", path)
+    assert result.exit_code == 3 and "torch.load(weights_only=True) refused it" in result.output

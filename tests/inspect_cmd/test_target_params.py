@@ -221,3 +221,20 @@ def test_a_verifier_that_does_not_fit_the_draft_is_noted(cli, tmp_path):
         result.output
     )
     assert "the verifier's vocab_size is 151,936" in result.output
+
+
+def test_inspect_reports_active_parameters_and_names_the_formula(cli, tmp_path):
+    draft = build_checkpoint(tmp_path / "d", tiny_config("eagle3")).path
+    result = cli("inspect", draft, "--verifier", write(tmp_path, GPT_OSS_20B), "-f", "json")
+    target = json.loads(result.output)["target"]
+    assert target["active"] and target["parameters"] < target["total_parameters"]
+    assert target["experts"] == {
+        "count": 32,
+        "per_token": 4,
+        "parameters": target["experts"]["parameters"],
+        "count_key": "num_local_experts",
+        "per_token_key": "num_experts_per_tok",
+    }
+    text = cli("inspect", draft, "--verifier", tmp_path / "verifier").output
+    assert "active parameters per token of 20,914,757,184 (mixture of experts)" in text
+    assert "active parameters per token = total - (1 - k/E) x expert parameters" in text

@@ -231,8 +231,8 @@ def from_config(info: VerifierInfo, shown: str) -> TargetParams:
         )
     family = families[model_type]
 
-    def need(key: str, value: Any = None) -> int:
-        number = json_int(info.get(key) if value is None else value)
+    def need(key: str) -> int:
+        number = json_int(info.get(key))
         if number is None or number < 0:
             raise UsageError(
                 f"--verifier {shown}: {info.where(key)} must be a non-negative integer to "
@@ -285,8 +285,11 @@ def from_config(info: VerifierInfo, shown: str) -> TargetParams:
         dense_only = (
             {i for i in dense_only if isinstance(i, int)} if isinstance(dense_only, list) else set()
         )
-        sparse = [i for i in range(L) if i not in dense_only and step > 0 and (i + 1) % step == 0]
-        sparse_layers = len(sparse)
+        # layer i routes to experts when (i + 1) % step == 0 and it is not listed as dense
+        # (Qwen-MoE's schedule; counted without a loop: L can be anything a config says)
+        if step > 0:
+            listed = sum(1 for i in dense_only if 0 <= i < L and (i + 1) % step == 0)
+            sparse_layers = L // step - listed
         per_expert = 3 * H * Ie + (2 * Ie + H if moe.get("expert_bias") else 0)
         router = sparse_layers * (H * E + (E if moe.get("router_bias") else 0))
         expert_params = sparse_layers * E * per_expert

@@ -238,3 +238,11 @@ def test_inspect_reports_active_parameters_and_names_the_formula(cli, tmp_path):
     text = cli("inspect", draft, "--verifier", tmp_path / "verifier").output
     assert "active parameters per token of 20,914,757,184 (mixture of experts)" in text
     assert "active parameters per token = total - (1 - k/E) x expert parameters" in text
+
+
+def test_absurd_layer_counts_are_counted_without_a_loop(tmp_path):
+    config = {**QWEN3_30B_A3B, "num_hidden_layers": 10**12, "decoder_sparse_step": 2}
+    t = target_params(write(tmp_path, {**config, "mlp_only_layers": [1, 3, 4]}))
+    dense = target_params(write(tmp_path, config, "no-list"))
+    H, E, I_e, I_d = 2048, 128, 768, 6144
+    assert dense.total - t.total == 2 * (H * E + E * 3 * H * I_e - 3 * H * I_d)  # layers 1 and 3

@@ -23,6 +23,8 @@ from spec_format.safetensors import NUMPY_DTYPES, HeaderError
 
 #: ``t2d`` is never read past this size (a 16M-token vocabulary stored as int64).
 MAX_T2D_BYTES = 128 * 1024 * 1024
+#: No vocabulary is larger; a config that says so is not weighed (the counts would not fit).
+MAX_VOCAB = 1 << 27
 
 
 @dataclass
@@ -73,6 +75,11 @@ def weigh(ckpt: Checkpoint, cover: Coverage, token_freq: Path) -> Coverage:
         raise InputError(
             f"{ckpt.location}: the verifier vocabulary size is unknown (no t2d, no "
             "transformer_layer_config.vocab_size); cannot index the token counts"
+        )
+    if cover.verifier_vocab > MAX_VOCAB:
+        raise InputError(
+            f"{ckpt.location}: a verifier vocabulary of {cover.verifier_vocab:,} tokens is not "
+            "plausible; fix transformer_layer_config.vocab_size (`specfmt validate` checks it)"
         )
     counts = load_token_counts(token_freq, cover.verifier_vocab)
     cover.token_freq = str(token_freq)

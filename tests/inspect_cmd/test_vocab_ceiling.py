@@ -159,3 +159,13 @@ def test_a_pt_file_that_is_not_token_counts(cli, draft, tmp_path):
     path.write_bytes(b"garbage")
     result = cli("inspect", draft, "--token-freq", path)
     assert result.exit_code == 3 and "torch.load(weights_only=True) refused it" in result.output
+
+
+def test_an_absurd_vocabulary_is_not_weighed(cli, tmp_path):
+    config = tiny_config("eagle3", {"draft_vocab_size": 256})
+    path = build_checkpoint(tmp_path / "full", config).path
+    config["transformer_layer_config"]["vocab_size"] = 10**12
+    (path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "c.json").write_text("[1, 2]")
+    result = cli("inspect", path, "--token-freq", tmp_path / "c.json")
+    assert result.exit_code == 3 and "is not plausible" in result.output

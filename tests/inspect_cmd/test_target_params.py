@@ -194,12 +194,17 @@ def test_remote_verifier_headers(tmp_path, monkeypatch):
         remote = target_params("hf://org/target")
         from spec_format.inspect.run import InspectOptions, run_inspect
 
-        report = run_inspect(InspectOptions("hf://org/draft", verifier="hf://org/target"))
+        freq = tmp_path / "counts.json"
+        freq.write_text(json.dumps(list(range(256))))
+        options = InspectOptions("hf://org/draft", verifier="hf://org/target", token_freq=freq)
+        report = run_inspect(options)
     local = target_params(built.path)
     assert remote.source == "header" and remote.per_token == local.per_token
     assert report.target.per_token == local.per_token
     assert report.checkpoint == "hf://org/draft"
-    assert report.draft.compute > 0
+    mine = run_inspect(InspectOptions(str(draft.path), token_freq=freq))
+    assert report.draft.compute == mine.draft.compute > 0
+    assert report.coverage.out_of_draft_mass == mine.coverage.out_of_draft_mass > 0  # t2d by range
 
 
 def test_dense_layers_of_a_sparse_schedule_use_the_dense_mlp(tmp_path):

@@ -3,9 +3,10 @@
 The catalog is the one place that lists the format versions, the ``speculators_model_type``
 values, how they group into families and what each type is made of (aux-id key and index
 convention, decoder families, default layer class per version, architectures, vocabulary
-maps, repeated-layer prefix, forward class, named features). Every list of types in the
-code and the tests is derived from here, so adding a type is an edit of the catalog (plus
-its schema, contract and forward module), not a hunt through modules.
+maps, repeated-layer prefix, forward class, named features, draft forward passes per
+speculative step). Every list of types in the code and the tests is derived from here, so
+adding a type is an edit of the catalog (plus its schema, contract and forward module), not
+a hunt through modules.
 
 Only the standard library is imported: the CLI reads the catalog at start-up.
 """
@@ -73,6 +74,9 @@ class TypeRecord:
     forward: str | None  # "module:Class" under spec_format.forward
     features: tuple[str, ...]  # named behaviours rules and code select types by
     fingerprint_keys: tuple[str, ...]  # fields every writer of the type emits (dating a file)
+    #: draft forward passes per speculative step: "per_token" (a chain: one per drafted
+    #: token) or "per_step" (one pass drafts them all); None for legacy types
+    draft_forwards: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,7 @@ def records() -> dict[str, TypeRecord]:
             forward=raw.get("forward"),
             features=tuple(raw.get("features", ())),
             fingerprint_keys=tuple(raw.get("fingerprint_keys", ())),
+            draft_forwards=raw.get("draft_forwards"),
         )
     return out
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import UsageError
-from spec_format.jsonload import json_int, load_json
+from spec_format.jsonload import json_int, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
@@ -115,16 +115,27 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
             f"--verifier {path}: no config.json there; pass the verifier's config.json or its directory"
         )
     # the same strict, bounded reader as every other JSON file (guarded numbers)
-    loaded = load_json(p, max_bytes=MAX_VERIFIER_CONFIG)
+    return _verifier_of(load_json(p, max_bytes=MAX_VERIFIER_CONFIG), p)
+
+
+def parse_verifier(data: bytes, path: str | os.PathLike[str]) -> VerifierInfo:
+    """The verifier view of the bytes of a ``config.json`` read elsewhere (``hf://``);
+    ``path`` names it in messages. A config that cannot be used is a :class:`UsageError`."""
+    if len(data) > MAX_VERIFIER_CONFIG:
+        raise UsageError(f"--verifier {path}: {len(data):,} bytes is too large for a config.json")
+    return _verifier_of(parse_json_bytes(data, Path(path)), path)
+
+
+def _verifier_of(loaded, path: str | os.PathLike[str]) -> VerifierInfo:
     fatal = next((pr for pr in loaded.problems if pr.fatal), None)
     if fatal is not None or not loaded.ok:
-        detail = fatal.message.removeprefix(f"{p}: ") if fatal else "could not be read"
+        detail = fatal.message.removeprefix(f"{path}: ") if fatal else "could not be read"
         if fatal is not None and fatal.kind == "not-object":
-            raise UsageError(f"--verifier {p}: the file is not a JSON object")
-        raise UsageError(f"--verifier {p}: not a readable JSON config ({detail})")
+            raise UsageError(f"--verifier {path}: the file is not a JSON object")
+        raise UsageError(f"--verifier {path}: not a readable JSON config ({detail})")
     doc = loaded.data
     if "speculators_model_type" in doc:
         raise UsageError(
-            f"--verifier {p}: this is a speculators draft config; pass the target model's config"
+            f"--verifier {path}: this is a speculators draft config; pass the target model's config"
         )
-    return verifier_view(doc, p)
+    return verifier_view(doc, Path(path))

@@ -15,6 +15,7 @@ GUIDE_ORDER = (
     "validate",
     "migrate",
     "forward",
+    "inspect",
     "ci",
     "editors",
     "schemas",

@@ -8,6 +8,7 @@ from spec_format import __version__
 from spec_format.cli.fix_cmd import fix_command
 from spec_format.cli.forward_cmd import forward_command
 from spec_format.cli.history_cmd import history_command
+from spec_format.cli.inspect_cmd import inspect_command
 from spec_format.cli.migrate_cmd import migrate_command
 from spec_format.cli.rules_cmd import explain_command, rules_command
 from spec_format.cli.schema_cmd import schema_app
@@ -45,6 +46,7 @@ app.command("migrate")(migrate_command)
 app.command("fix")(fix_command)
 app.command("history")(history_command)
 app.command("forward")(forward_command)
+app.command("inspect")(inspect_command)
 app.add_typer(schema_app, name="schema")
 
 

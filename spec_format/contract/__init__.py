@@ -26,10 +26,12 @@ from spec_format.contract.expr import UNKNOWN, ExpressionError, evaluate
 from spec_format.contract.loader import (
     Contract,
     ContractError,
+    RoleSpec,
     TensorSpec,
     available_types,
     has_contract,
     load_contract,
+    roles,
 )
 from spec_format.contract.symbols import Symbols, get_path, resolve_symbols
 
@@ -43,6 +45,7 @@ __all__ = [
     "ExpectedSet",
     "ExpectedTensor",
     "ExpressionError",
+    "RoleSpec",
     "ShapeMismatch",
     "Symbols",
     "TensorSpec",
@@ -54,5 +57,6 @@ __all__ = [
     "has_contract",
     "load_contract",
     "resolve_symbols",
+    "roles",
     "torch_dtype_name",
 ]

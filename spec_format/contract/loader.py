@@ -42,6 +42,16 @@ class SymbolSpec:
 
 
 @dataclass(frozen=True)
+class RoleSpec:
+    """What a tensor role means (``roles`` in ``symbols.json``)."""
+
+    name: str
+    group: str  # the part of the draft it belongs to ("decoder layers", "lm_head" ...)
+    compute: bool  # a draft step multiplies by it (false: a lookup table or an index map)
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class TensorSpec:
     """One entry of a contract, before loop expansion."""
 
@@ -51,7 +61,7 @@ class TensorSpec:
     loops: tuple[tuple[str, str | int, str | int], ...] = ()  # (var, start, stop)
     required_if: str | bool = True
     optional_if: str | bool = False
-    role: str | None = None
+    role: str | None = None  # a key of :func:`roles` (every contract entry names one)
     description: str = ""
 
     @property
@@ -87,6 +97,17 @@ def available_types() -> list[str]:
         for p in folder.iterdir()
         if p.name.endswith(".json") and p.name not in _NOT_TYPES
     )
+
+
+@cache
+def roles() -> dict[str, RoleSpec]:
+    """The tensor roles every contract entry chooses from, in the order of ``symbols.json``."""
+    table = _read(_SHARED).get("roles", {})
+    return {
+        name: RoleSpec(name, spec["group"], bool(spec["compute"]), spec.get("description", ""))
+        for name, spec in table.items()
+        if not name.startswith("$")
+    }
 
 
 def has_contract(model_type: str | None) -> bool:
@@ -184,7 +205,13 @@ def _check(contract: Contract) -> None:
         exprs.append(s.otherwise)
         if s.type not in ("dim", "count", "bool", "str"):
             raise ContractError(f"{contract.model_type}: symbol {s.name}: unknown type {s.type!r}")
+    known_roles = roles()
     for t in contract.tensors:
+        if t.role not in known_roles:
+            raise ContractError(
+                f"{contract.model_type}: {t.name}: role {t.role!r} is not one of "
+                f"{', '.join(known_roles)} (the roles table of {_SHARED})"
+            )
         if t.dtype not in contract.dtype_families:
             raise ContractError(
                 f"{contract.model_type}: {t.name}: unknown dtype family {t.dtype!r}"

@@ -479,6 +479,94 @@ def _write_weights(
     return files
 
 
+# ---------------------------------------------------------------------------------------
+# Verifiers
+
+
+def qwen3_8b_config() -> dict[str, Any]:
+    """The config.json values of Qwen/Qwen3-8B that fix its parameter count."""
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 4096,
+        "num_hidden_layers": 36,
+        "intermediate_size": 12288,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "tie_word_embeddings": False,
+        "attention_bias": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def verifier_tensors(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The tensor names and shapes a transformers ``save_pretrained`` of a Llama, Mistral,
+    Qwen3 or Qwen3-MoE causal LM writes (``model.`` prefix, per-expert MoE tensors).
+
+    Written out by name here, independently of ``specfmt inspect``'s config formula, so a
+    test can compare the two."""
+    H, L, V = config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]
+    nH = config["num_attention_heads"]
+    nKV = config.get("num_key_value_heads") or nH
+    hd = config.get("head_dim") or H // nH
+    qwen = config["model_type"] in ("qwen3", "qwen3_moe")
+    bias = bool(config.get("attention_bias"))
+    experts = config.get("num_experts") if config["model_type"] == "qwen3_moe" else None
+    out: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        out[p + "input_layernorm.weight"] = (H,)
+        out[p + "post_attention_layernorm.weight"] = (H,)
+        for name, rows in (("q", nH * hd), ("k", nKV * hd), ("v", nKV * hd)):
+            out[p + f"self_attn.{name}_proj.weight"] = (rows, H)
+            if bias:
+                out[p + f"self_attn.{name}_proj.bias"] = (rows,)
+        out[p + "self_attn.o_proj.weight"] = (H, nH * hd)
+        if bias:
+            out[p + "self_attn.o_proj.bias"] = (H,)
+        if qwen:
+            out[p + "self_attn.q_norm.weight"] = (hd,)
+            out[p + "self_attn.k_norm.weight"] = (hd,)
+        if experts:
+            I = config["moe_intermediate_size"]  # noqa: E741
+            out[p + "mlp.gate.weight"] = (experts, H)
+            for e in range(experts):
+                q = f"{p}mlp.experts.{e}."
+                out[q + "gate_proj.weight"] = (I, H)
+                out[q + "up_proj.weight"] = (I, H)
+                out[q + "down_proj.weight"] = (H, I)
+        else:
+            I = config["intermediate_size"]  # noqa: E741
+            out[p + "mlp.gate_proj.weight"] = (I, H)
+            out[p + "mlp.up_proj.weight"] = (I, H)
+            out[p + "mlp.down_proj.weight"] = (H, I)
+    out["model.norm.weight"] = (H,)
+    if not config.get("tie_word_embeddings"):
+        out["lm_head.weight"] = (V, H)
+    return out
+
+
+def build_verifier(
+    directory: str | os.PathLike[str],
+    config: Mapping[str, Any],
+    *,
+    dtype: str = "BF16",
+    shards: int | None = None,
+) -> BuiltCheckpoint:
+    """A verifier (target model) directory: its ``config.json`` and *sparse* safetensors
+    weights (holes: a 16 GB model costs nothing), sharded with an index when ``shards``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    shapes = verifier_tensors(config)
+    tensors = {name: TensorData(dtype, shape) for name, shape in shapes.items()}
+    files = _write_weights(directory, tensors, {"format": "pt"}, shards)
+    (directory / "config.json").write_text(json.dumps(dict(config), indent=2) + "\n")
+    built = {name: (dtype, shape) for name, shape in shapes.items()}
+    return BuiltCheckpoint(directory, dict(config), built, files)
+
+
 def config_value(config: Mapping[str, Any], path: str) -> Any:
     """Read a dotted path from a config (re-exported for tests)."""
     return get_path(config, path)

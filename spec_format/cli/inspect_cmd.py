@@ -1,0 +1,105 @@
+"""``specfmt inspect``: parse options, call spec_format.inspect.run_inspect, render, exit."""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+
+import typer
+
+from spec_format.cli.common import handle_errors, stdout
+from spec_format.errors import UsageError
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+def _floats(values: list[str] | None) -> tuple[float, ...]:
+    out = []
+    for value in values or []:
+        for part in value.split(","):
+            if part.strip():
+                try:
+                    out.append(float(part))
+                except ValueError:
+                    raise UsageError(f"--acceptance {part.strip()!r} is not a number") from None
+    return tuple(out)
+
+
+@handle_errors
+def inspect_command(
+    checkpoint: str = typer.Argument(
+        ...,
+        help="Draft checkpoint directory (or a file in it), or hf://ORG/NAME[@REV] "
+        "(header-only, needs the remote extra).",
+        show_default=False,
+    ),
+    verifier: str = typer.Option(
+        None,
+        "--verifier",
+        help="The target model: its config.json, its directory (with safetensors: counted "
+        "from the headers) or hf://ORG/NAME.",
+    ),
+    token_freq: Path = typer.Option(
+        None,
+        "--token-freq",
+        help="Token counts of your workload (speculators' token_freq.pt, a .npy array, or a "
+        "JSON list/map of counts): the acceptance ceiling of the draft vocabulary.",
+    ),
+    acceptance: list[str] = typer.Option(
+        None,
+        "--acceptance",
+        "-a",
+        help="Acceptance rates to evaluate (repeat or comma list; default 0.5 ... 0.9).",
+    ),
+    gamma: list[int] = typer.Option(
+        None, "--gamma", "-g", help="Also evaluate these speculative token counts (repeat)."
+    ),
+    cost_ratio: float = typer.Option(
+        None,
+        "--cost-ratio",
+        help="Use this draft/target cost ratio instead of the parameter proxy (e.g. measured).",
+    ),
+    output_format: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    plot: Path = typer.Option(
+        None, "--plot", help="Draw speedup vs acceptance to FILE.svg or FILE.png (plot extra)."
+    ),
+) -> None:
+    """What a draft costs against its target, the acceptance it needs to pay off, and the
+    ceiling its draft vocabulary puts on acceptance (header-only).
+
+    Exit codes: 0 reported, 2 usage error (bad option, unusable verifier, missing optional
+    dependency), 3 the checkpoint or the token counts could not be read.
+    """
+    from spec_format.inspect.plot import require_matplotlib, write_plot
+    from spec_format.inspect.render import render_text
+    from spec_format.inspect.run import InspectOptions, check_options, run_inspect
+
+    options = InspectOptions(
+        checkpoint=checkpoint,
+        verifier=verifier,
+        token_freq=token_freq,
+        acceptance=_floats(acceptance),
+        gammas=tuple(gamma or ()),
+        cost_ratio=cost_ratio,
+        plot=plot,
+    )
+    check_options(options)
+    if plot is not None:
+        require_matplotlib()  # before the work, not after it
+    report = run_inspect(options)
+    if plot is not None:
+        write_plot(report, plot)
+    out = stdout()
+    if output_format is Format.json:
+        doc = report.to_dict()
+        doc["plot"] = str(plot) if plot is not None else None
+        out.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        out.write(render_text(report) + "\n")
+        if plot is not None:
+            out.write(f"\nplot written to {plot}\n")
+    raise typer.Exit(0)

@@ -55,10 +55,19 @@ def test_rule_pages_carry_examples_and_reports(generated):
     assert "tests/fixtures/invalid/C001/" in page
 
 
-def test_consumer_defaults_table_comes_from_the_schemas(generated):
+def test_consumer_defaults_table_comes_from_the_reader_table(generated):
+    from spec_format import disputes, readers
+
     page = generated["docs/reference/consumer-defaults.md"]
-    row = next(line for line in page.splitlines() if "`norm_before_residual` | eagle3" in line)
-    assert row.endswith("| false | true |")  # speculators false, vLLM true
+    eagle3 = page[page.index("## eagle3") : page.index("## ", page.index("## eagle3") + 3)]
+    header = next(line for line in eagle3.splitlines() if line.startswith("| Field |"))
+    columns = [c.strip().strip("`") for c in header.split("|")[2:-1]]
+    assert columns == [r.id for r in disputes.covered()]
+    row = next(line for line in eagle3.splitlines() if line.startswith("| `norm_before_residual`"))
+    cells = dict(zip(columns, (c.strip() for c in row.split("|")[2:-1])))
+    assert cells["speculators==0.9.0"] == "`false`" and cells["vllm==0.33.0"] == "`true`"
+    for rid in readers.releases():
+        assert f"`{rid}`" in page  # every covered release is named
 
 
 def test_snippets_are_real_command_output(generated):

@@ -85,11 +85,10 @@ def test_bundles_validate_exactly_like_the_source(version, draft):
 
 
 def test_draft07_keeps_annotations_beside_refs():
-    """draft-07 ignores siblings of $ref, so defaults and reader notes move beside an allOf."""
+    """draft-07 ignores siblings of $ref, so defaults and descriptions move beside an allOf."""
     prop = export.bundle_type("0.9", "eagle3", "07")["properties"]["norm_before_residual"]
     assert prop["allOf"] == [{"$ref": "#/definitions/norm_before_residual"}]
     assert prop["default"] is False
-    assert prop["x-consumer-defaults"]["vllm"] is True
     assert prop["description"].startswith("EAGLE-3: apply hidden_norm")  # for editors
     root = export.bundle_root("0.9", "07")
     assert [b["then"] for b in root["allOf"]] == [

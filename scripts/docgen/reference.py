@@ -50,18 +50,9 @@ def _type_cell(doc: dict[str, Any], fd: FieldDoc) -> str:
 
 
 def _extras(fd: FieldDoc) -> str:
-    notes = []
-    cd = fd.node.get("x-consumer-defaults")
-    if cd:
-        notes.append(
-            "Readers when absent: "
-            + "; ".join(f"{k}: {_fmt_value(v)}" for k, v in cd.items())
-            + "."
-        )
-    since = fd.node.get("x-since")
-    if since:
-        notes.append("First honoured by: " + "; ".join(f"{k} {v}" for k, v in since.items()) + ".")
-    return (" " + " ".join(notes)) if notes else ""
+    """Nothing about readers here: what each reader release makes of a field is the reader
+    table's (the consumer-defaults page)."""
+    return ""
 
 
 def _fmt_value(v: Any) -> str:
@@ -303,64 +294,61 @@ def fields_matrix(cat: Catalogue) -> str:
 
 
 def consumer_defaults(cat: Catalogue) -> str:
-    rows: dict[tuple, dict[str, Any]] = {}
-    readers: dict[str, None] = {"speculators": None, "vllm": None}
-    since_rows: dict[tuple, dict[str, Any]] = {}
-    for (version, model_type), fields in cat.fields.items():
-        for fd in fields:
-            cd = fd.node.get("x-consumer-defaults")
-            if cd:
-                for k in cd:
-                    readers.setdefault(k, None)
-                key = (fd.path, _json(cd), _json(fd.default) if fd.default is not MISSING else "—")
-                row = rows.setdefault(
-                    key, {"cd": cd, "default": fd.default, "types": {}, "path": fd.path}
-                )
-                row["types"].setdefault(model_type, []).append(version)
-            since = fd.node.get("x-since")
-            if since:
-                key = (fd.path, _json(since))
-                row = since_rows.setdefault(key, {"since": since, "types": {}, "path": fd.path})
-                row["types"].setdefault(model_type, []).append(version)
-    names = {"speculators": "speculators", "vllm": "vLLM"}
+    """What every covered reader release reads for each field of each type, from the
+    reader table (schema/readers/), which the ``readers`` test group checks against the
+    executed releases."""
+    from spec_format import catalog, disputes
+
+    releases = disputes.covered()
     lines = [
-        BANNER.format(source="the x-consumer-defaults and x-since annotations in schema/"),
+        BANNER.format(source="the reader table in schema/readers/"),
         "# Consumer defaults",
         "",
-        "A config that leaves a key out relies on its reader's default, and readers do not "
-        "agree. The table lists every key whose absence speculators (which writes the files), "
-        "vLLM and other engines interpret differently, as recorded in the schemas "
-        "(`x-consumer-defaults`). *Schema default* is what `specfmt fix` and `specfmt migrate` "
-        "write. Rule [C001](../rules/C001.md) reports each absent key.",
+        "A config that leaves a key out, or writes `null` or `[]`, relies on its reader, and "
+        "readers do not agree. These tables are the reader table (`schema/readers/`): one file "
+        "per reader release, every row checked by running that release's own code (vLLM's "
+        "config reader from its wheel, each speculators release's config classes) in the "
+        "`readers` test group. Rules [C001](../rules/C001.md) (readers act differently), "
+        "[C005](../rules/C005.md) (a flag a release ignores), [C007](../rules/C007.md), "
+        "[C008](../rules/C008.md), [C011](../rules/C011.md), [C012](../rules/C012.md) and "
+        "[C013](../rules/C013.md) (what a release refuses), `specfmt fix` and `specfmt migrate` "
+        "read the same table.",
         "",
-        "| Key | Types (format versions) | Schema default | "
-        + " | ".join(names.get(r, r) for r in readers)
-        + " |",
-        "|---|---|---|" + "---|" * len(readers),
+        "Covered releases: " + ", ".join(f"`{r.id}`" for r in releases) + ". To add one, copy "
+        "the nearest release's file to `schema/readers/<reader>-<version>.json`, add its "
+        "environment recipe (`scripts/reader-envs.sh` for vLLM, `scripts/interop-envs.sh` for "
+        "speculators), and run `pytest -m readers tests/readers -k <version>` until every row "
+        "passes (`schema/readers/README.md`).",
+        "",
+        "Cells: what the release acts on when the field is absent (`null`: it treats the field "
+        "as unset); `ignored`: it never reads the field; `refuses`: loading fails; `-`: the "
+        "release does not serve the type.",
     ]
-    for (path, _, _), row in sorted(rows.items()):
-        types = "; ".join(
-            f"{t} ({ranges(vs, cat.versions_of(t))})" for t, vs in sorted(row["types"].items())
-        )
-        default = "—" if row["default"] is MISSING else f"`{_json(row['default'])}`"
-        cells = [_cell(_fmt_value(row["cd"][r])) if r in row["cd"] else "" for r in readers]
-        lines.append(f"| `{path}` | {types} | {default} | " + " | ".join(cells) + " |")
-    if since_rows:
+    for model_type in catalog.current_types():
+        serving = [r for r in releases if r.serves(model_type)]
+        names = sorted({n for r in serving for n in r.fields(model_type)})
+        if not names:
+            continue
         lines += [
             "",
-            "## Features old readers ignore",
+            f"## {model_type}",
             "",
-            "Keys that change the draft's computation but that readers before the listed "
-            "release or change silently ignore (`x-since`); rule [C005](../rules/C005.md) "
-            "reports them when set.",
-            "",
-            "| Key | Types (format versions) | First honoured by |",
-            "|---|---|---|",
+            "| Field | " + " | ".join(f"`{r.id}`" for r in releases) + " |",
+            "|---|" + "---|" * len(releases),
         ]
-        for (path, _), row in sorted(since_rows.items()):
-            types = "; ".join(
-                f"{t} ({ranges(vs, cat.versions_of(t))})" for t, vs in sorted(row["types"].items())
-            )
-            since = "; ".join(f"{k} {_linkify(str(v))}" for k, v in row["since"].items())
-            lines.append(f"| `{path}` | {types} | {_cell(since)} |")
+        for name in names:
+            cells = []
+            for r in releases:
+                row = r.row(model_type, name) if r.serves(model_type) else None
+                if not r.serves(model_type):
+                    cells.append("-")
+                elif row is None or row.get("ignored"):
+                    cells.append("ignored")
+                elif "rejects" in row.get("absent", {}):
+                    cells.append("refuses")
+                else:
+                    value = row.get("absent", {}).get("reads")
+                    scope = f" ({row['scope']})" if row.get("scope") else ""
+                    cells.append(f"`{_json(value)}`{scope}")
+            lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from docgen.rules import _linkify
 from docgen.schema_walk import (
     BANNER,
     MISSING,

@@ -146,7 +146,7 @@ def layer_kinds(config: dict[str, Any]) -> tuple[str, ...]:
     return ("sliding" if sliding else "full",) * n
 
 
-def _meaning(scope: str | None, value: Any, config: dict[str, Any]) -> Any:
+def meaning(scope: str | None, value: Any, config: dict[str, Any]) -> Any:
     """What a value does: itself, or for a causality switch the attention of each layer
     (layers outside the switch's scope attend over the whole block)."""
     if scope is None:
@@ -169,7 +169,7 @@ def view(
         return None
     reading = release.reading(model_type, name, config)
     meaning = None if reading.how in ("ignored", "rejected") else reading.value
-    return View(release.id, reading.value, reading.how, _meaning(row.get("scope"), meaning, config))
+    return View(release.id, reading.value, reading.how, meaning(row.get("scope"), meaning, config))
 
 
 def _counts(got: View | None) -> bool:

@@ -168,8 +168,8 @@ def view(
     if row is None:
         return None
     reading = release.reading(model_type, name, config)
-    meaning = None if reading.how in ("ignored", "rejected") else reading.value
-    return View(release.id, reading.value, reading.how, meaning(row.get("scope"), meaning, config))
+    acted = None if reading.how in ("ignored", "rejected") else reading.value
+    return View(release.id, reading.value, reading.how, meaning(row.get("scope"), acted, config))
 
 
 def _counts(got: View | None) -> bool:

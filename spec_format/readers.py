@@ -42,7 +42,8 @@ class Release:
         return f"{self.name}=={self.version}"
 
     def serves(self, model_type: str) -> bool:
-        return model_type in self.data["types"]["accepted"]
+        types = self.data["types"]
+        return model_type in types["accepted"] and model_type not in types.get("fails", {})
 
     def fields(self, model_type: str) -> dict[str, dict]:
         return self.data.get("models", {}).get(model_type, {}).get("fields", {})
@@ -83,7 +84,13 @@ class Release:
                 out.append((pointer, message))
         model_type = config.get("speculators_model_type")
         if not self.serves(model_type):
-            out.append(("/speculators_model_type", self.data["types"]["message"]))
+            types = self.data["types"]
+            out.append(
+                (
+                    "/speculators_model_type",
+                    types.get("fails", {}).get(model_type, types["message"]),
+                )
+            )
             return out
         verifier = self.data.get("verifier")
         if verifier:

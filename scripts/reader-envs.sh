@@ -61,8 +61,13 @@ for rel in "${releases[@]}"; do
   wheel="$(ls "$CACHE"/wheels/vllm-"$rel"-*.whl 2>/dev/null | head -1 || true)"
   if [[ -z "$wheel" ]]; then
     log "$rel: downloading the wheel (no dependencies)"
-    "$BASE/bin/pip" download -q --disable-pip-version-check --no-deps "vllm==$rel" \
-      -d "$CACHE/wheels" 2> >(grep -v "^WARNING: Location" >&2)
+    # no registry (offline machine): leave the release out; its tests skip (fail under CI=true)
+    if ! "$BASE/bin/pip" download -q --disable-pip-version-check --no-deps "vllm==$rel" \
+        -d "$CACHE/wheels" 2> >(grep -v "^WARNING: Location" >&2); then
+      log "$rel: cannot download the wheel; its reader tests will skip"
+      stamp "$rel FAILED download"
+      continue
+    fi
     wheel="$(ls "$CACHE"/wheels/vllm-"$rel"-*.whl | head -1)"
     stamp "$rel download $((SECONDS - start))s"
   fi
@@ -76,9 +81,13 @@ for rel in "${releases[@]}"; do
     t=$SECONDS
     rm -rf "$deps"
     # shellcheck disable=SC2046  # the recipe is a word list on purpose
-    "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --target "$deps" \
-      -c "$CACHE/constraints.txt" $(recipe "$rel") \
-      2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2)
+    if ! "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --target "$deps" \
+        -c "$CACHE/constraints.txt" $(recipe "$rel") \
+        2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2); then
+      log "$rel: cannot install its dependencies; its reader tests will skip"
+      stamp "$rel FAILED deps"
+      continue
+    fi
     # a dependency may drag in its own torch; the base venv's CPU copy must win
     rm -rf "$deps"/torch "$deps"/torch-*.dist-info "$deps"/nvidia* "$deps"/triton*
     recipe "$rel" >"$deps/.ok"

@@ -11,10 +11,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
-TABLE = Path(__file__).resolve().parent.parent / "schema" / "readers"
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
 # not starting or ending with "-" or ".", 96 characters at most
@@ -168,10 +167,16 @@ def _lookup(doc: Any, pointer: str) -> Any:
     return node
 
 
+def table_dir():
+    """The folder of reader files (``schema/readers``; in a wheel ``spec_format.schema``)."""
+    return resources.files("spec_format.schema").joinpath("readers")
+
+
 @cache
 def _load() -> dict[str, Release]:
     out = {}
-    for path in sorted(TABLE.glob("*-*.json")):
+    files = [p for p in table_dir().iterdir() if p.name.endswith(".json") and "-" in p.name]
+    for path in sorted(files, key=lambda p: p.name):
         data = json.loads(path.read_text(encoding="utf-8"))
         rel = Release(data["reader"], data["version"], data)
         out[rel.id] = rel

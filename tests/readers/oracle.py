@@ -117,7 +117,7 @@ def variant(config: dict, name: str, case: str, value=None) -> dict:
     return out
 
 
-def _dig(node, dotted: str):
+def dig(node, dotted: str):
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
             return None
@@ -130,7 +130,7 @@ def observed(rel: readers.Release, row: dict, name: str, answer: dict) -> tuple[
     if rel.name == "vllm":
         if not answer.get("accepted"):
             return "rejected", answer.get("error")
-        value = _dig(answer, row.get("into", f"draft.{name}"))
+        value = dig(answer, row.get("into", f"draft.{name}"))
         for step in row.get("transform", []):
             if step == "not" and value is not None:
                 value = not value

@@ -55,6 +55,10 @@ def _release(rid: str) -> readers.Release:
     return readers.release(*rid.split("=="))
 
 
+def _vllm():
+    return [r for r in readers.releases() if r.startswith("vllm==")]
+
+
 def _rows():
     for rid in readers.releases():
         rel = _release(rid)
@@ -69,6 +73,9 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
     for model_type in rel.data.get("models", {}):
         base = oracle.base_config(rel.id, model_type)
         out[("base", model_type)] = base
+        if "layer_model_type" in rel.data["models"][model_type]:
+            for value in (None, "mistral"):
+                out[("layer", model_type, repr(value))] = _layer_type(base, value)
         for name, row in rel.fields(model_type).items():
             for case, value in oracle.cases(row):
                 out[("row", model_type, name, case, repr(value))] = oracle.variant(
@@ -110,6 +117,14 @@ def _mixed_layers(config: dict) -> dict:
     count = layer.get("num_hidden_layers", 1)
     layer["layer_types"] = ["sliding_attention"] + ["full_attention"] * (count - 1)
     layer.setdefault("sliding_window", 2048)
+    return out
+
+
+def _layer_type(config: dict, value) -> dict:
+    out = copy.deepcopy(config)
+    out["transformer_layer_config"].pop("model_type", None)
+    if value is not None:
+        out["transformer_layer_config"]["model_type"] = value
     return out
 
 
@@ -220,6 +235,46 @@ def test_scope_per_layer(rid, model_type, name):
         )
 
 
+def _with(key: str):
+    for rid in _vllm():
+        rel = _release(rid)
+        for model_type, model in rel.data["models"].items():
+            for name, row in model.get("fields", {}).items():
+                if key in row:
+                    yield pytest.param(rid, model_type, name, id=f"{rid}-{model_type}-{name}")
+            if key in model:
+                yield pytest.param(rid, model_type, key, id=f"{rid}-{model_type}-{key}")
+
+
+@pytest.mark.parametrize(("rid", "model_type", "name"), list(_with("taps")))
+def test_target_layers_tapped(rid, model_type, name):
+    """The target layers vLLM taps are the aux ids plus the row's offset."""
+    rel = _release(rid)
+    row = rel.row(model_type, name)
+    for value in row["test_values"]:
+        answer = judged(rid)[("row", model_type, name, "given", repr(value))]
+        tapped = oracle.dig(answer, row["taps"]["into"])
+        assert tapped == [i + row["taps"]["offset"] for i in value], (
+            f"{_file(rel)}: {rid} {model_type}.{name}={value}: vLLM taps {tapped}"
+        )
+
+
+@pytest.mark.parametrize(("rid", "model_type", "name"), list(_with("layer_model_type")))
+def test_layer_model_type(rid, model_type, name):
+    """transformer_layer_config.model_type: absent is built as the table's default, other
+    values than `accepts` are refused with the table's message."""
+    rel = _release(rid)
+    base = oracle.base_config(rid, model_type)
+    for value in (None, "mistral"):
+        config = _layer_type(base, value)
+        _check_prediction(
+            rel,
+            f"{model_type} layer model_type {value!r}",
+            config,
+            judged(rid)[("layer", model_type, repr(value))],
+        )
+
+
 @pytest.mark.parametrize("rid", readers.releases())
 def test_types(rid):
     """A type the table serves is read; any other is refused (with a message the table has)."""
@@ -251,10 +306,6 @@ def _check_prediction(rel, where: str, config: dict, answer: dict) -> None:
     assert any(m in (text or "") for _, m in predicted), (
         f"{_file(rel)}: {rel.id} {where}: reader says {text!r}, table predicts {predicted}"
     )
-
-
-def _vllm():
-    return [r for r in readers.releases() if r.startswith("vllm==")]
 
 
 @pytest.mark.parametrize("rid", _vllm())

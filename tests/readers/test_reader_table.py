@@ -5,9 +5,10 @@ subprocess per reader release answers every config of the session (vLLM: vllm_pr
 speculators: tests/interop/probe.py). For each row, a realistic config of the type (a bundled
 example or a reconstructed release fixture) is written with the field absent, null, [] and
 the row's test values, and the release's reading must equal the table's ``reading()``; an
-ignored field must change nothing. For vLLM releases also: the accepted types, the verifier
-forms, the top-level keys and required keys, per-layer DFlash causality (``scope``), and
-``rejections()`` on every example and fixture config predicts exactly which ones it refuses.
+ignored field must change nothing. ``rejections()`` on every example and fixture config
+predicts exactly which ones a release refuses. For vLLM releases also: the speculative
+settings, the verifier forms, the top-level and required keys, the layer model types, the
+target layers tapped and per-layer DFlash causality (``scope``).
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
         base = oracle.base_config(rel.id, model_type) or _any_config(model_type)
         if base is not None:
             out[("type", model_type)] = base
+    for path in CORPUS:
+        out[("corpus", str(path.relative_to(ROOT)))] = oracle.load(path)
     if rel.name == "vllm":
         base = oracle.base_config(rel.id, "eagle3")
         for value in VERIFIERS:
@@ -100,8 +103,6 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
             out[("top", value)] = {**copy.deepcopy(base), "model_type": value}
         for pointer in rel.data.get("requires", {}):
             out[("requires", pointer)] = _without(base, pointer)
-        for path in CORPUS:
-            out[("corpus", str(path.relative_to(ROOT)))] = oracle.load(path)
     return out
 
 
@@ -351,8 +352,8 @@ def test_top_level_and_required_keys(rid):
 @pytest.mark.parametrize(
     "path", CORPUS, ids=[str(p.relative_to(ROOT)).replace("/config.json", "") for p in CORPUS]
 )
-@pytest.mark.parametrize("rid", _vllm())
-def test_rejections_predict_vllm(rid, path: Path):
+@pytest.mark.parametrize("rid", readers.releases())
+def test_rejections_predict(rid, path: Path):
     """rejections() says exactly which example and fixture configs the release refuses."""
     rel = _release(rid)
     answer = judged(rid)[("corpus", str(path.relative_to(ROOT)))]

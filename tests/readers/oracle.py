@@ -159,7 +159,7 @@ def main(argv: list[str]) -> None:
     for model_type in rel.data.get("models", {}):
         base = base_config(rel.id, model_type)
         for name, row in rel.fields(model_type).items():
-            for case, value in cases(row) + [("given", v) for v in row.get("try", [])]:
+            for case, value in cases(row):
                 keys.append((model_type, name, case, value))
                 configs.append(variant(base, name, case, value))
     for key, answer in zip(keys, run(rel, configs), strict=True):

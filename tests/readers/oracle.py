@@ -136,8 +136,8 @@ def observed(rel: readers.Release, row: dict, name: str, answer: dict) -> tuple[
                 value = not value
             elif step == "unset-if-empty" and not value:
                 value = None
-            elif step == "plus-one" and value is not None:
-                value = [v + 1 for v in value]
+            elif step == "truthy":  # the draft model code only tests the flag's truthiness
+                value = bool(value)
         return "read", value
     if not answer.get("ok"):
         return "rejected", answer.get("error")

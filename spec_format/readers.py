@@ -14,8 +14,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-#: the table's folder, read through the package so an installed wheel finds it too
-TABLE = resources.files("spec_format.schema") / "readers"
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
 # not starting or ending with "-" or ".", 96 characters at most
@@ -43,7 +41,8 @@ class Release:
         return f"{self.name}=={self.version}"
 
     def serves(self, model_type: str) -> bool:
-        return model_type in self.data["types"]["accepted"]
+        types = self.data["types"]
+        return model_type in types["accepted"] and model_type not in types.get("fails", {})
 
     def fields(self, model_type: str) -> dict[str, dict]:
         return self.data.get("models", {}).get(model_type, {}).get("fields", {})
@@ -84,7 +83,13 @@ class Release:
                 out.append((pointer, message))
         model_type = config.get("speculators_model_type")
         if not self.serves(model_type):
-            out.append(("/speculators_model_type", self.data["types"]["message"]))
+            types = self.data["types"]
+            out.append(
+                (
+                    "/speculators_model_type",
+                    types.get("fails", {}).get(model_type, types["message"]),
+                )
+            )
             return out
         verifier = self.data.get("verifier")
         if verifier:
@@ -162,12 +167,16 @@ def _lookup(doc: Any, pointer: str) -> Any:
     return node
 
 
+def table_dir():
+    """The folder of reader files (``schema/readers``; in a wheel ``spec_format.schema``)."""
+    return resources.files("spec_format.schema").joinpath("readers")
+
+
 @cache
 def _load() -> dict[str, Release]:
     out = {}
-    for path in sorted(TABLE.iterdir(), key=lambda p: p.name):
-        if not path.name.endswith(".json") or "-" not in path.name:
-            continue  # reader.schema.json, README.md
+    files = [p for p in table_dir().iterdir() if p.name.endswith(".json") and "-" in p.name]
+    for path in sorted(files, key=lambda p: p.name):
         data = json.loads(path.read_text(encoding="utf-8"))
         rel = Release(data["reader"], data["version"], data)
         out[rel.id] = rel

@@ -26,8 +26,7 @@ FORBIDDEN_KEYWORDS = {
 }
 
 
-#: schema/tensors holds the tensor contracts and their meta-schema, schema/defs the
-#: definitions shared by every version: neither is a format version
+#: only the format versions' folders (not tensors/, defs/ or readers/)
 VERSION_SCHEMAS = [
     p for p in SCHEMA_DIR.glob("*/*.schema.json") if p.parent.name in schemas.versions()
 ]

@@ -9,13 +9,14 @@ import pytest
 
 from spec_format import readers
 
-SCHEMA = json.loads((readers.TABLE / "reader.schema.json").read_text(encoding="utf-8"))
+TABLE = readers.table_dir()
+SCHEMA = json.loads(TABLE.joinpath("reader.schema.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("rid", readers.releases())
 def test_file_matches_schema(rid):
     name, version = rid.split("==")
-    path = readers.TABLE / f"{name}-{version}.json"
+    path = TABLE.joinpath(f"{name}-{version}.json")
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(path.read_text("utf-8")))
 
 

@@ -5,9 +5,10 @@ subprocess per reader release answers every config of the session (vLLM: vllm_pr
 speculators: tests/interop/probe.py). For each row, a realistic config of the type (a bundled
 example or a reconstructed release fixture) is written with the field absent, null, [] and
 the row's test values, and the release's reading must equal the table's ``reading()``; an
-ignored field must change nothing. For vLLM releases also: the accepted types, the verifier
-forms, the top-level keys and required keys, per-layer DFlash causality (``scope``), and
-``rejections()`` on every example and fixture config predicts exactly which ones it refuses.
+ignored field must change nothing. ``rejections()`` on every example and fixture config
+predicts exactly which ones a release refuses. For vLLM releases also: the speculative
+settings, the verifier forms, the top-level and required keys, the layer model types, the
+target layers tapped and per-layer DFlash causality (``scope``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def _release(rid: str) -> readers.Release:
     return readers.release(*rid.split("=="))
 
 
+def _vllm():
+    return [r for r in readers.releases() if r.startswith("vllm==")]
+
+
 def _rows():
     for rid in readers.releases():
         rel = _release(rid)
@@ -69,6 +74,9 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
     for model_type in rel.data.get("models", {}):
         base = oracle.base_config(rel.id, model_type)
         out[("base", model_type)] = base
+        if "layer_model_type" in rel.data["models"][model_type]:
+            for value in (None, "mistral"):
+                out[("layer", model_type, repr(value))] = _layer_type(base, value)
         for name, row in rel.fields(model_type).items():
             for case, value in oracle.cases(row):
                 out[("row", model_type, name, case, repr(value))] = oracle.variant(
@@ -83,6 +91,8 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
         base = oracle.base_config(rel.id, model_type) or _any_config(model_type)
         if base is not None:
             out[("type", model_type)] = base
+    for path in CORPUS:
+        out[("corpus", str(path.relative_to(ROOT)))] = oracle.load(path)
     if rel.name == "vllm":
         base = oracle.base_config(rel.id, "eagle3")
         for value in VERIFIERS:
@@ -93,8 +103,6 @@ def _requests(rel: readers.Release) -> dict[tuple, dict]:
             out[("top", value)] = {**copy.deepcopy(base), "model_type": value}
         for pointer in rel.data.get("requires", {}):
             out[("requires", pointer)] = _without(base, pointer)
-        for path in CORPUS:
-            out[("corpus", str(path.relative_to(ROOT)))] = oracle.load(path)
     return out
 
 
@@ -110,6 +118,14 @@ def _mixed_layers(config: dict) -> dict:
     count = layer.get("num_hidden_layers", 1)
     layer["layer_types"] = ["sliding_attention"] + ["full_attention"] * (count - 1)
     layer.setdefault("sliding_window", 2048)
+    return out
+
+
+def _layer_type(config: dict, value) -> dict:
+    out = copy.deepcopy(config)
+    out["transformer_layer_config"].pop("model_type", None)
+    if value is not None:
+        out["transformer_layer_config"]["model_type"] = value
     return out
 
 
@@ -220,6 +236,46 @@ def test_scope_per_layer(rid, model_type, name):
         )
 
 
+def _with(key: str):
+    for rid in _vllm():
+        rel = _release(rid)
+        for model_type, model in rel.data["models"].items():
+            for name, row in model.get("fields", {}).items():
+                if key in row:
+                    yield pytest.param(rid, model_type, name, id=f"{rid}-{model_type}-{name}")
+            if key in model:
+                yield pytest.param(rid, model_type, key, id=f"{rid}-{model_type}-{key}")
+
+
+@pytest.mark.parametrize(("rid", "model_type", "name"), list(_with("taps")))
+def test_target_layers_tapped(rid, model_type, name):
+    """The target layers vLLM taps are the aux ids plus the row's offset."""
+    rel = _release(rid)
+    row = rel.row(model_type, name)
+    for value in row["test_values"]:
+        answer = judged(rid)[("row", model_type, name, "given", repr(value))]
+        tapped = oracle.dig(answer, row["taps"]["into"])
+        assert tapped == [i + row["taps"]["offset"] for i in value], (
+            f"{_file(rel)}: {rid} {model_type}.{name}={value}: vLLM taps {tapped}"
+        )
+
+
+@pytest.mark.parametrize(("rid", "model_type", "name"), list(_with("layer_model_type")))
+def test_layer_model_type(rid, model_type, name):
+    """transformer_layer_config.model_type: absent is built as the table's default, other
+    values than `accepts` are refused with the table's message."""
+    rel = _release(rid)
+    base = oracle.base_config(rid, model_type)
+    for value in (None, "mistral"):
+        config = _layer_type(base, value)
+        _check_prediction(
+            rel,
+            f"{model_type} layer model_type {value!r}",
+            config,
+            judged(rid)[("layer", model_type, repr(value))],
+        )
+
+
 @pytest.mark.parametrize("rid", readers.releases())
 def test_types(rid):
     """A type the table serves is read; any other is refused (with a message the table has)."""
@@ -251,10 +307,6 @@ def _check_prediction(rel, where: str, config: dict, answer: dict) -> None:
     assert any(m in (text or "") for _, m in predicted), (
         f"{_file(rel)}: {rel.id} {where}: reader says {text!r}, table predicts {predicted}"
     )
-
-
-def _vllm():
-    return [r for r in readers.releases() if r.startswith("vllm==")]
 
 
 @pytest.mark.parametrize("rid", _vllm())
@@ -300,8 +352,8 @@ def test_top_level_and_required_keys(rid):
 @pytest.mark.parametrize(
     "path", CORPUS, ids=[str(p.relative_to(ROOT)).replace("/config.json", "") for p in CORPUS]
 )
-@pytest.mark.parametrize("rid", _vllm())
-def test_rejections_predict_vllm(rid, path: Path):
+@pytest.mark.parametrize("rid", readers.releases())
+def test_rejections_predict(rid, path: Path):
     """rejections() says exactly which example and fixture configs the release refuses."""
     rel = _release(rid)
     answer = judged(rid)[("corpus", str(path.relative_to(ROOT)))]

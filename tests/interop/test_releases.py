@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import catalog, versions
+from spec_format import catalog, disputes, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.rules.base import Profile
@@ -54,7 +54,7 @@ RELEASES = {
 #: transformers >= 4.56's dtype property)
 WRITABLE = tuple(t for t in catalog.records() if t not in ("independent", "mlp"))
 #: steps whose changes are explicit defaults or documented writer corrections
-EXPLICIT_STEPS = {"explicit", "era"}
+EXPLICIT_STEPS = {"explicit", "era", "readers"}
 
 
 def env(line: str) -> Path | None:
@@ -167,16 +167,42 @@ def test_migrated_config_means_the_same_to_the_target_release(judged, path, sour
         f"speculators {RELEASES[target]} cannot read the migrated config: {after['error']}"
     )
     fixed = {c.pointer for c in result.changes if c.step in EXPLICIT_STEPS}
-    problems = meaning_changes(before, after, result.document, fixed)
+    problems = meaning_changes(
+        before, after, result.document, fixed, scoped=_scoped(result, source, target)
+    )
     assert not problems, "\n".join(problems)
 
 
-def meaning_changes(before: dict, after: dict, migrated: dict, fixed: set[str]) -> list[str]:
+def _scoped(result, source: str, target: str) -> dict:
+    """key -> (meaning to the source release, meaning to the target release) for the fields
+    whose effect depends on the layer (the reader table's ``scope``): those are compared by
+    what they do in each draft layer, not by value."""
+    out = {}
+    model_type = result.document.get("speculators_model_type")
+    releases = (disputes.writer_of(source), disputes.writer_of(target))
+    if None in releases or not isinstance(model_type, str):
+        return out
+    for key in releases[1].fields(model_type):
+        views = (
+            disputes.view(releases[0], model_type, key, result.original),
+            disputes.view(releases[1], model_type, key, result.document),
+        )
+        if any(v is not None and isinstance(v.meaning, tuple) for v in views):
+            out[key] = tuple(v.meaning if v is not None else None for v in views)
+    return out
+
+
+def meaning_changes(
+    before: dict, after: dict, migrated: dict, fixed: set[str], scoped: dict | None = None
+) -> list[str]:
     out = []
     assert before["type"] == after["type"]
     shared = set(before["fields"]) & set(after["fields"])
+    for key, (was, now) in (scoped or {}).items():
+        if was is not None and now is not None and was != now:
+            out.append(f"{key}: the source runs the layers {was}, the target {now}")
     for key in sorted(shared - {"architectures"}):
-        if f"/{key}" in fixed:
+        if f"/{key}" in fixed or key in (scoped or {}):
             continue
         if before["fields"][key] != after["fields"][key]:
             out.append(

@@ -52,12 +52,15 @@ def upgrade(doc, ctx) -> StepOutput:
 def downgrade(doc, ctx) -> StepOutput:
     ed = Editor(doc, f"{TARGET}->{SOURCE}")
     refuse_type(ed, SOURCE)
+    # the flag governs sliding-window layers only: without them any value means what 0.5 does
+    inert = not uses_sliding_window(layer_config(ed))
     drop_field(
         ed,
         ("dflash",),
         "sliding_window_non_causal",
-        False,
-        "0.5 has no such field and masks causally",
+        ed.doc.get("sliding_window_non_causal") if inert else False,
+        "0.5 has no such field and masks sliding-window layers causally"
+        + ("; this draft has none, so the flag changed nothing" if inert else ""),
     )
     if ed.model_type == "dflash" and uses_sliding_window(layer_config(ed)):
         ed.problem(

@@ -158,7 +158,7 @@ class AnchorSamplingSupport(_ConsumerRule):
     name = "anchor-sampling-support"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = ("dflash",)
+    applies_to = catalog.with_feature("anchor-sampling-unsupported")
     references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:

@@ -52,12 +52,12 @@ class SlidingWindowIgnored(_RewriteRule):
     since = "0.6.0"
     severity = Severity.WARNING
     template = {
-        "dflash": (
+        "dflash-0.5": (
             "the draft's layers use sliding-window attention (transformer_layer_config."
             "layer_types / use_sliding_window), which the 0.5 DFlash model does not apply; "
             "it would run them with full attention"
         ),
-        "eagle": (
+        "eagle-0.6": (
             "the draft's layers use sliding-window attention (transformer_layer_config."
             "layer_types / use_sliding_window), which EAGLE models before 0.7 do not apply; "
             "0.6 would run them with full attention"

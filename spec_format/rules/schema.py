@@ -89,7 +89,7 @@ class ThirdPartyConfig(_SchemaRule):
             "speculators format; convert it with `speculators convert --algorithm dflash`, "
             "which also shifts target_layer_ids by +1"
         ),
-        "eagle3": (
+        "safeailab-eagle3": (
             "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
             "format; convert it with `speculators convert --algorithm eagle3`, and check its "
             "aux layer ids (eagle_config.eagle_aux_hidden_state_layer_ids)"

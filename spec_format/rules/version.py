@@ -126,7 +126,7 @@ class DSparkAnchorUnrecorded(_VersionRule):
     name = "dspark-anchor-unrecorded"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = ("dspark",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         why = eras.dspark_anchor_missing(ctx.config)
@@ -145,7 +145,7 @@ class DFlashTokensOffByOne(_VersionRule):
     name = "dflash-tokens-off-by-one"
     since = "0.5.0"
     severity = Severity.WARNING
-    applies_to = ("dflash",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         bug = eras.dflash_off_by_one(ctx.config)
@@ -166,7 +166,7 @@ class ConverterLostDecoderLayer(_VersionRule):
     name = "converter-lost-decoder-layer"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = ("eagle3",)
+    applies_to = (eras.BUG_TYPE[id],)
     references = ("vllm-project/speculators#1114", "vllm-project/speculators#358")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -181,7 +181,7 @@ class HiddenStatesOffByOne(_VersionRule):
     since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
-    applies_to = ("eagle3",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         yield from _problem_hits(ctx, self.id)

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Scaffold a new config rule: class, registry line, fixtures and docs page.
+"""Scaffold a new config rule: class, page text, registry line, fixtures and docs page.
 
     python scripts/new_rule.py X021 --name block-size-null --key block_size --type dflash
 
 Writes, for a rule of a config layer (X cross-field, C consumer, M version):
 
 * the rule class at the end of the layer's module (``spec_format/rules/<layer>.py``),
-  applying to the catalog family of ``--type``, status ``preview``, ``since`` the latest format release (``--since`` to say otherwise),
-  with a docstring in the four required sections and a working check that flags an
-  explicit ``null`` at ``--key``: replace it with the real condition;
+  applying to the catalog family of ``--type``, status ``preview``, ``since`` the latest
+  format release (``--since`` to say otherwise), with its one-line docstring and a working
+  check that flags an explicit ``null`` at ``--key``: replace it with the real condition;
+* its page text ``spec_format/rules/docs/<ID>.md`` in the four required sections;
 * its line in ``spec_format/rules/registry.py``, after the layer's last rule;
 * a failing fixture ``tests/fixtures/invalid/<ID>/<name>.json`` and a passing one
   ``tests/fixtures/valid/<ID>-<name>.json``, both from an example config of ``--type``;
@@ -34,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from spec_format import catalog, versions  # noqa: E402
 from spec_format.rules import registry  # noqa: E402
-from spec_format.rules.base import LAYER_PREFIX, Layer  # noqa: E402
+from spec_format.rules.base import DOC_FOLDER, LAYER_PREFIX, Layer  # noqa: E402
 
 SCAFFOLDED = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 USAGE_ERROR = 2
@@ -74,31 +75,39 @@ def _layer(rule_id: str) -> Layer:
     return layer
 
 
-def _class_source(args, cls: str, layer: Layer, value, since: str, family: str) -> str:
+def _page_text(args, value) -> str:
     failing = json.dumps({"speculators_model_type": args.type, args.key: None})
     passing = json.dumps({"speculators_model_type": args.type, args.key: value})
+    return f"""## What it checks
+`{args.key}` is not an explicit `null`.
+
+## Why it matters
+TODO: which reader breaks, and how (cite the report in `references`).
+
+## Example
+```json
+{failing}
+```
+
+## Use instead
+```json
+{passing}
+```
+"""
+
+
+def _write_page_text(args, value) -> Path:
+    path = ROOT / "spec_format" / "rules" / DOC_FOLDER / f"{args.id}.md"
+    path.write_text(_page_text(args, value), encoding="utf-8")
+    return path
+
+
+def _class_source(args, cls: str, layer: Layer, since: str, family: str) -> str:
     summary = args.summary or f"`{args.key}` is explicitly null."
     return f'''
 
 class {cls}({_base_class(layer)}):
-    """{summary}
-
-    ## What it checks
-    `{args.key}` is not an explicit `null`.
-
-    ## Why it matters
-    TODO: which reader breaks, and how (cite the report in `references`).
-
-    ## Example
-    ```json
-    {failing}
-    ```
-
-    ## Use instead
-    ```json
-    {passing}
-    ```
-    """
+    """{summary}"""
 
     id = "{args.id}"
     name = "{args.name}"
@@ -184,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         default="eagle3",
         help="an example config of this type makes the fixtures; the rule applies to its family",
     )
-    parser.add_argument("--summary", help="one-line statement of the rule (docstring)")
+    parser.add_argument("--summary", help="one-line statement of the rule (its docstring)")
     parser.add_argument("--since", help="format release it exists since (default: latest)")
     parser.add_argument("--no-generate", action="store_true", help="skip the docs page")
     args = parser.parse_args(argv)
@@ -204,13 +213,14 @@ def main(argv: list[str] | None = None) -> int:
         since = args.since or versions.release_of(versions.latest())
         cls = _camel(args.name)
         family = catalog.record(args.type).family
-        source_text = _class_source(args, cls, layer, example[args.key], since, family)
+        source_text = _class_source(args, cls, layer, since, family)
         module = _add_class(layer, source_text)
     except Refused as exc:
         print(f"new_rule.py: {exc}", file=sys.stderr)
         return USAGE_ERROR
     _add_registry_line(layer, cls)
-    written = [module, *_write_fixtures(args, example, source)]
+    written = [module, _write_page_text(args, example[args.key])]
+    written += _write_fixtures(args, example, source)
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     print("added the registry line in spec_format/rules/registry.py")
@@ -221,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         if done.returncode:
             return done.returncode
     print(
-        f"next: write the real check and docstring of {cls}, adjust the fixtures, run "
+        f"next: write the real check of {cls} and its page text, adjust the fixtures, run "
         "`python scripts/generate.py` and the tests (docs/development.md)"
     )
     return 0

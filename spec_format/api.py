@@ -7,50 +7,8 @@ Everything here is re-exported from the package, so user code reads::
     report = spec_format.validate(["path/to/checkpoint"])
     config = spec_format.load_config("path/to/checkpoint")
 
-The examples below run as tests from the repository root (``tests/test_api.py``).
-
-Validate checkpoint directories or config files; the report carries the findings and the
-exit code ``specfmt validate`` would use:
-
->>> import spec_format
->>> report = spec_format.validate(["examples/qwen3-8b-eagle3"])
->>> report.exit_code, report.ok
-(0, True)
->>> file_report = report.files[0]
->>> file_report.model_type
-'eagle3'
->>> all(isinstance(f, spec_format.Finding) for f in file_report.findings)
-True
-
-Options choose the profile, the format version and the rules; under the strict profile
-every warning is an error:
-
->>> strict = spec_format.ValidateOptions(profile=spec_format.Profile.STRICT)
->>> spec_format.validate(["examples/qwen3-8b-dflash"], strict).exit_code
-1
->>> only = spec_format.ValidateOptions(select=frozenset({"S101", "S102"}))
->>> spec_format.validate(["examples/qwen3-8b-eagle3"], only).files[0].findings
-[]
-
-A config already in memory is checked with ``validate_config``:
-
->>> broken = {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 4096}}
->>> sorted({f.rule for f in spec_format.validate_config(broken).findings if f.rule.startswith("S")})
-['S101']
->>> spec_format.validate_config({"speculators_model_type": "eagle-3"}).findings[0].message
-"unknown speculators_model_type 'eagle-3' (did you mean 'eagle3'?); known types: ..."
-
-``spec_format.migrate`` converts a config dict between format versions and records every
-change (see :mod:`spec_format.migration`):
-
->>> import json, pathlib
->>> from spec_format import MigrateOptions
->>> old = json.loads(pathlib.Path("examples/qwen3-8b-eagle3/config.json").read_text())
->>> result = spec_format.migrate(old, MigrateOptions(to="0.9"))
->>> result.detection.line, result.target, result.document["speculators_version"]
-('0.1', '0.9', '0.9.0')
->>> result.document["dtype"], "torch_dtype" in result.document
-('bfloat16', False)
+The guide (``docs/guide/python-api.md``) walks through it with examples that run as tests
+(``tests/test_api.py``), as do the examples of the functions here.
 """
 
 from __future__ import annotations
@@ -107,7 +65,8 @@ class ConfigInvalid(SpecfmtError):
 def model_class(format_version: str, model_type: str) -> type[BaseModel]:
     """The generated pydantic model of one type of one format version.
 
-    >>> model_class("0.9", "dflash").__name__
+    >>> found = validate(["examples/qwen3-8b-dflash"]).files[0]
+    >>> model_class(found.format_version, found.model_type).__name__
     'DFlashConfig'
     """
     from importlib import import_module
@@ -148,7 +107,9 @@ def load_config(
     (True, 4096)
     >>> config.speculators_config.proposal_methods[0].speculative_tokens
     3
-    >>> load_config({"speculators_model_type": "dflash", "block_size": "8"})
+    >>> import json, pathlib
+    >>> config = json.loads(pathlib.Path("examples/qwen3-8b-dflash/config.json").read_text())
+    >>> load_config({**config, "block_size": "8"})
     Traceback (most recent call last):
     ...
     spec_format.api.ConfigInvalid: config.json: S102 /block_size: '8' is not of type integer...

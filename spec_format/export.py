@@ -363,9 +363,11 @@ def bundle_type(
     """The self-contained schema of one type of one format version (``codegen``: see
     :func:`bundle_root`).
 
-    >>> schema = bundle_type("0.9", "eagle3")
-    >>> schema["$id"]
-    'https://specfmt.dev/schema/0.9/eagle3.schema.json'
+    >>> from spec_format import catalog
+    >>> model_type = catalog.current_types()[0]
+    >>> schema = bundle_type("0.9", model_type)
+    >>> schema["$id"] == f"https://specfmt.dev/schema/0.9/{model_type}.schema.json"
+    True
     >>> all(ref.startswith("#") for ref in iter_refs(schema))
     True
     """
@@ -402,9 +404,9 @@ def _generic_dispatch(node: Any, where: str) -> Any:
     property and one ``if``/``then`` per value.
 
     With ``oneOf`` a generic tool reports every branch's failure (or only the first
-    branch's): "must be 'eagle3'" for a config of another type. Here an unknown value gets
-    one message listing the known ones, and a known one is checked against its own schema
-    only. Validators that do not know OpenAPI's ``discriminator`` (strict Ajv) get none.
+    branch's): that the type must be the branch's, for a config of another type. Here an
+    unknown value gets one message listing the known ones, and a known one is checked
+    against its own schema only. Validators that do not know OpenAPI's ``discriminator`` (strict Ajv) get none.
     """
     if isinstance(node, list):
         return [_generic_dispatch(x, f"{where}/{i}") for i, x in enumerate(node)]
@@ -549,7 +551,7 @@ def dumps(schema: dict[str, Any]) -> str:
 class ExportedFile:
     path: str  # relative, with forward slashes: "0.9/eagle3.schema.json"
     version: str
-    name: str  # "eagle3" or the root's stem ("speculators")
+    name: str  # a type (the file's stem) or the root's stem ("speculators")
     draft: Draft
     schema: dict[str, Any]
 

@@ -623,7 +623,7 @@ def _third_party(config: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     if "dflash_config" in config or any("DFlash" in a for a in archs):
         return "z-lab-dflash", {}
     if any("Eagle3" in a and "ForCausalLM" in a for a in archs) or "eagle_config" in config:
-        return "eagle3", {"what": ", ".join(archs) or "eagle_config"}
+        return "safeailab-eagle3", {"what": ", ".join(archs) or "eagle_config"}
     if {"speculators_algorithm", "draft_model"} <= config.keys():
         return "pre-0.1", {}
     if any("Eagle" in a or "EAGLE" in a for a in archs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 
 import pytest
 from conftest import EXAMPLES, ROOT
@@ -22,6 +23,22 @@ def test_docstring_examples_run(module, monkeypatch):
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed"
+
+
+def test_guide_examples_run(monkeypatch):
+    """The ``pycon`` blocks of the Python API guide, one session, run from the root."""
+    monkeypatch.chdir(ROOT)
+    page = ROOT / "docs" / "guide" / "python-api.md"
+    blocks = re.findall(r"^```pycon\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
+    assert blocks, f"{page.name} has no examples"
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest("\n".join(blocks), {}, page.name, str(page), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted and result.failed == 0, (
+        f"{result.failed} of {result.attempted} examples failed"
+    )
 
 
 def test_public_names():

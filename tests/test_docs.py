@@ -94,8 +94,9 @@ def test_site_builds_strictly(tmp_path):
 
 
 def _fake_rule(doc: str, **attrs) -> type[Rule]:
-    namespace = {
-        "__doc__": doc,
+    namespace = {  # a rule made at run time carries its page text itself
+        "__doc__": doc.split("\n\n", 1)[0],
+        "doc": doc,
         "id": "X999",
         "name": "fake-rule",
         "layer": Layer.CROSS_FIELD,

@@ -55,6 +55,7 @@ def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
     assert 'id = "X099"' in module and "class VocabNull(_CrossFieldRule):" in module
     assert 'applies_to = catalog.family("chain")' in module  # no literal list of types
     assert "crossfield.VocabNull," in (copy / "spec_format/rules/registry.py").read_text()
+    assert "## Use instead" in (copy / "spec_format/rules/docs/X099.md").read_text()
     assert (copy / "tests/fixtures/invalid/X099/vocab-null.json").is_file()
     assert (copy / "tests/fixtures/valid/X099-vocab-null.json").is_file()
     assert "# X099 vocab-null" in (copy / "docs/rules/X099.md").read_text()

@@ -199,7 +199,7 @@ def test_rewrite_rules_fire_from_migrate_and_fix_and_explain_them():
     )
     r003 = [p for p in result.problems if p.rule == "R003"]
     assert r003 and r003[0].code == "sliding-window-ignored"
-    assert r003[0].message == registry.BY_ID["R003"].render("dflash")
+    assert r003[0].message == registry.BY_ID["R003"].render("dflash-0.5")
     assert r003[0].to_dict()["rule"] == "R003"
     # every problem migrate reports names a registered rule that explain shows
     for p in result.problems:

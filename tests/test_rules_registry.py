@@ -1,8 +1,11 @@
-"""The rule registry: stable, unique ids; complete metadata; docs in fixed sections."""
+"""The rule registry: stable, unique ids; complete metadata; page texts in fixed sections."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
+from conftest import ROOT
 
 from spec_format.report import Severity
 from spec_format.rules import registry
@@ -32,14 +35,39 @@ def test_rule_metadata(rule):
     assert rule.source_file.endswith(".py") and rule.source_line > 0
 
 
-def test_a_rule_without_docs_sections_is_rejected_at_import():
-    with pytest.raises(TypeError, match="docstring needs the sections"):
+def test_docstrings_are_one_statement_and_every_page_text_has_its_rule():
+    for rule in registry.RULES:
+        assert "\n\n" not in inspect.cleandoc(rule.__doc__), (
+            f"{rule.id}: the docstring is the one-line statement; the sections go in "
+            f"spec_format/rules/docs/{rule.id}.md"
+        )
+    pages = {p.stem for p in (ROOT / "spec_format" / "rules" / "docs").glob("*.md")}
+    assert pages == set(registry.BY_ID), "a page text without a rule, or a rule without one"
 
-        class Undocumented(Rule):  # noqa: F841
-            """Says nothing useful."""
 
-            id = "X999"
-            name = "undocumented"
+def test_a_rule_without_a_page_text_is_refused_when_documented():
+    class Undocumented(Rule):
+        """Says nothing useful."""
+
+        id = "X999"
+        name = "undocumented"
+        layer = Layer.CROSS_FIELD
+        severity = Severity.ERROR
+        since = "0.1.0"
+
+        def check(self, ctx):
+            return ()
+
+    with pytest.raises(TypeError, match="no page text: write spec_format/rules/docs/X999.md"):
+        Undocumented.summary()
+
+
+def test_a_rule_without_a_docstring_is_rejected_at_import():
+    with pytest.raises(TypeError, match="no docstring"):
+
+        class Unsaid(Rule):  # noqa: F841
+            id = "X998"
+            name = "unsaid"
             layer = Layer.CROSS_FIELD
             severity = Severity.ERROR
             since = "0.1.0"
@@ -52,17 +80,7 @@ def test_a_rule_id_must_match_its_layer():
     with pytest.raises(TypeError, match="must be CNNN"):
 
         class Misfiled(Rule):  # noqa: F841
-            """X.
-
-            ## What it checks
-            x
-            ## Why it matters
-            x
-            ## Example
-            x
-            ## Use instead
-            x
-            """
+            """X."""
 
             id = "X998"
             name = "misfiled"

@@ -52,6 +52,24 @@ def test_wheel_contains_every_schema_and_package(installed):
         rel = init.relative_to(ROOT).as_posix()
         assert rel in names, f"{rel}: add the package to pyproject's packages list"
     assert "spec_format/cli/app.py" in names and "spec_format/models/v0_9.py" in names
+    for page in ROOT.joinpath("spec_format", "rules", "docs").glob("*.md"):
+        rel = page.relative_to(ROOT).as_posix()
+        assert rel in names, f"{rel}: the rule page texts are package data"
+
+
+def test_installed_explain_prints_the_page_text(installed, tmp_path):
+    env_dir, _ = installed
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run(
+        [str(env_dir / "bin" / "specfmt"), "explain", "--json", "X001"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    page = (ROOT / "spec_format" / "rules" / "docs" / "X001.md").read_text(encoding="utf-8")
+    assert json.loads(proc.stdout)["explanation"].endswith(page.strip())
 
 
 def test_installed_cli_runs_outside_the_source_tree(installed, tmp_path):

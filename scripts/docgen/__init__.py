@@ -5,7 +5,8 @@ Writes, from the catalog, the exported schemas, the rule registry and the comman
 * ``docs/reference/``: an index of format versions, one page per version and per type
   (every field with type, default, constraints, description and the versions it exists
   in), the field x version matrix, the consumer-defaults table and the CLI reference;
-* ``docs/rules/``: one page per rule id from its docstring and metadata, and an index;
+* ``docs/rules/``: one page per rule id from its page text
+  (``spec_format/rules/docs/ID.md``), docstring and metadata, and an index;
 * ``generated/docs/snippets/``: real command output that the hand-written guide includes
   (``--8<-- "name.txt"``), so examples in the guide are what the CLI prints today;
 * ``generated/docs/nav.yml``: the site navigation (``mkdocs.yml`` inherits it), so new
@@ -15,9 +16,9 @@ Like ruff's docs generator it also *checks* what it documents, and stops with a 
 problems instead of writing pages that lie:
 
 * rule metadata names only known types and format versions;
-* JSON examples in rule docstrings parse, and their keys are fields some format version
+* JSON examples in rule page texts parse, and their keys are fields some format version
   defines (a failing example may also use keys its own text names);
-* every ``specfmt ...`` command line in the hand-written pages and in rule docstrings names
+* every ``specfmt ...`` command line in the hand-written pages and in rule page texts names
   a command and options that exist. Commands that this build does not have yet (their
   work has not landed) are listed in ``PENDING_COMMANDS`` and skipped; once they exist
   they are checked like the rest.

@@ -137,7 +137,7 @@ def check_cli_mentions(root: Path) -> list[str]:
         for p in sorted((root / "docs").rglob("*.md"))
         if p.relative_to(root / "docs").parts[0] not in ("reference", "rules")
     ]
-    sources += [(f"rule {r.id} docstring", r.doc) for r in registry.RULES]
+    sources += [(f"spec_format/rules/docs/{r.id}.md", r.doc) for r in registry.RULES]
     for where, text in sources:
         for line in _command_lines(text):
             line = re.split(r"\s(?:\||>|&&|\|\||#)\s?", line)[0]

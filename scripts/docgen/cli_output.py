@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import doctest
 import json
 import os
 import re
@@ -93,7 +92,6 @@ def snippets(root: Path) -> dict[str, str]:
         out["fix-example.txt"] = _console(
             ["fix", "--dry-run", "drafts/llama-eagle3"], Path(tmp), expect=(0,)
         )
-    out["api-docstring.txt"] = _api_examples()
     out["publish-table.md"] = _publish_table()
     from spec_format import export
 
@@ -117,20 +115,6 @@ def _publish_table() -> str:
     for folder, names in by_folder.items():
         lines.append(f"| `{folder}/` | `{base}{folder}/` | {', '.join(names)} |")
     return "\n".join(lines) + "\n"
-
-
-def _api_examples() -> str:
-    from spec_format import api
-
-    parser = doctest.DocTestParser()
-    lines = []
-    for example in parser.get_examples(api.__doc__ or ""):
-        source = example.source.rstrip("\n").splitlines()
-        lines.append(">>> " + source[0])
-        lines += ["... " + s for s in source[1:]]
-        if example.want:
-            lines.append(example.want.rstrip("\n"))
-    return "```pycon\n" + "\n".join(lines) + "\n```\n"
 
 
 def cli_page() -> str:

@@ -1,4 +1,5 @@
-"""Rule pages from docstrings and registry metadata, and the rules index."""
+"""Rule pages from their page texts (spec_format/rules/docs/ID.md), docstrings and registry
+metadata, and the rules index."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from docgen.schema_walk import BANNER, _cell
 from spec_format.rules import registry
-from spec_format.rules.base import LAYER_PREFIX, Layer, Rule
+from spec_format.rules.base import DOC_FOLDER, LAYER_PREFIX, Layer, Rule
 
 GITHUB_REF = re.compile(r"\b([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)\b")
 
@@ -37,6 +38,11 @@ def _rel_source(root: Path, rule: type[Rule]) -> str:
         return Path(rule.source_file).name
 
 
+def doc_file(rule: type[Rule]) -> str:
+    """Where the rule's page text lives, relative to the repository root."""
+    return f"spec_format/rules/{DOC_FOLDER}/{rule.id}.md"
+
+
 def rule_page(root: Path, rule: type[Rule]) -> str:
     severities = {
         "current": rule.severity.value,
@@ -45,7 +51,7 @@ def rule_page(root: Path, rule: type[Rule]) -> str:
     }
     requires = ", ".join(sorted(rule.requires)) or "the config only"
     lines = [
-        BANNER.format(source=f"the docstring of {rule.__name__} in {_rel_source(root, rule)}"),
+        BANNER.format(source=f"{doc_file(rule)} and {rule.__name__} in {_rel_source(root, rule)}"),
         f"# {rule.id} {rule.name}",
         "",
         rule.summary(),
@@ -60,7 +66,8 @@ def rule_page(root: Path, rule: type[Rule]) -> str:
         f"| Needs | {requires} |",
         f"| Status | {rule.status.value} |",
         f"| Since | format {rule.since} |",
-        f"| Source | `{_rel_source(root, rule)}` (`{rule.__name__}`) |",
+        f"| Source | `{_rel_source(root, rule)}` (`{rule.__name__}`); page text "
+        f"`{doc_file(rule)}` |",
         "",
         f"`specfmt explain {rule.id}` prints this page; `--ignore {rule.id}` turns the rule off.",
         "",

@@ -31,6 +31,9 @@ from spec_format.migration.records import Editor, Problem, StepOutput, get
 
 FIXUP_STEP = "era"
 VERIFIER_ARCHS = "/speculators_config/verifier/architectures"
+#: the type whose writers made each known mistake, by the rule that reports it (the rules
+#: in spec_format/rules/version.py apply to these types)
+BUG_TYPE = {"M005": "dspark", "M006": "dflash", "M007": "eagle3", "M008": "eagle3"}
 
 
 def _declared(doc: dict[str, Any]) -> versions.ParsedVersion | None:
@@ -50,7 +53,7 @@ def _greedy_tokens(doc: dict[str, Any]) -> tuple[int | None, Any]:
 # -- fixups -------------------------------------------------------------------------------------
 def dflash_off_by_one(doc: dict[str, Any]) -> tuple[int, int, int] | None:
     """(method index, written, right) when a DFlash file carries the dev46-dev71 bug."""
-    if doc.get("speculators_model_type") != "dflash" or "sample_from_anchor" in doc:
+    if doc.get("speculators_model_type") != BUG_TYPE["M006"] or "sample_from_anchor" in doc:
         return None
     if not versions.in_range(_declared(doc), "0.5.0.dev46", "0.5.0.dev71"):
         return None
@@ -63,7 +66,7 @@ def dflash_off_by_one(doc: dict[str, Any]) -> tuple[int, int, int] | None:
 
 def dspark_anchor_missing(doc: dict[str, Any]) -> str | None:
     """Why a dspark file without ``sample_from_anchor`` means false, or None."""
-    if doc.get("speculators_model_type") != "dspark" or "sample_from_anchor" in doc:
+    if doc.get("speculators_model_type") != BUG_TYPE["M005"] or "sample_from_anchor" in doc:
         return None
     declared = _declared(doc)
     if versions.in_range(declared, "0.7.0.dev42", "0.7.0.dev81"):
@@ -152,7 +155,7 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
     elif _v03_hardcoded_llama(doc) and get(doc, VERIFIER_ARCHS) == ["LlamaForCausalLM"]:
         out.append(Problem.of("R001", pointer=VERIFIER_ARCHS))
     if (
-        model_type == "eagle3"
+        model_type == BUG_TYPE["M007"]
         and "Eagle3Speculator" in archs
         and (
             versions.in_range(declared, "0.2.0.dev20", "0.4.0.post999")
@@ -172,7 +175,7 @@ def problems(doc: dict[str, Any]) -> list[Problem]:
         )
     aux = doc.get("eagle_aux_hidden_state_layer_ids")
     if (
-        model_type == "eagle3"
+        model_type == BUG_TYPE["M008"]
         and "Eagle3DraftModel" in archs
         and aux is None
         and versions.in_range(declared, "0.3.0.dev37", "0.5.0.dev16")

@@ -1,8 +1,9 @@
 """The rule base class, the check context and validation profiles.
 
 A rule is one unit: a stable id, a kebab-case name, a layer, a severity, the model types
-and format versions it applies to, a check, and a docstring in fixed sections that becomes
-its documentation page (``specfmt explain ID``, ``docs/rules/ID.md``). Rules do not know
+and format versions it applies to, a check, a one-line docstring and its page text in fixed
+sections, ``spec_format/rules/docs/ID.md``, which become its documentation page
+(``specfmt explain ID``, ``docs/rules/ID.md``). Rules do not know
 about profiles or output formats: they yield :class:`Hit` objects and the engine turns
 them into :class:`~spec_format.report.Finding` objects.
 """
@@ -10,11 +11,13 @@ them into :class:`~spec_format.report.Finding` objects.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,8 +25,10 @@ from packaging.specifiers import SpecifierSet
 
 from spec_format.report import Finding, Severity, cap_per_rule
 
-#: Sections every rule docstring must have, in this order (extra sections may follow).
+#: Sections every rule page text must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
+#: where a rule's page text lives inside the package: ``docs/<ID>.md`` beside this module
+DOC_FOLDER = "docs"
 
 _ID_RE = re.compile(r"^[A-Z][0-9]{3}$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -126,6 +131,39 @@ class Context:
         return [m for m in methods if isinstance(m, dict)]
 
 
+class RuleDoc:
+    """``Rule.doc``: the rule's docstring (its one-line statement), a blank line and its page
+    text, ``spec_format/rules/docs/<ID>.md`` (read through importlib.resources, so an
+    installed wheel works; read on first use, so importing the rules reads no page). A rule
+    class may set ``doc`` itself instead (a rule made at run time, as the tests do)."""
+
+    def __get__(self, instance: object, owner: type[Rule]) -> str:
+        if owner.__dict__.get("abstract", False) or not hasattr(owner, "id"):
+            return ""  # the base classes have no page
+        return _page_of(owner)
+
+
+@functools.cache
+def _page_of(rule: type[Rule]) -> str:
+    summary = inspect.cleandoc(rule.__doc__ or "").strip()
+    name = f"{DOC_FOLDER}/{rule.id}.md"
+    try:
+        text = (resources.files(__package__) / DOC_FOLDER / f"{rule.id}.md").read_text("utf-8")
+    except FileNotFoundError:
+        raise TypeError(
+            f"rule {rule.id} ({rule.__name__}): no page text: write spec_format/rules/{name} "
+            "(scripts/new_rule.py scaffolds one)"
+        ) from None
+    positions = [text.find(f"## {s}") for s in DOC_SECTIONS]
+    if any(p < 0 for p in positions) or positions != sorted(positions):
+        raise TypeError(
+            f"rule {rule.id} ({rule.__name__}): spec_format/rules/{name} needs the sections "
+            + ", ".join(f"'## {s}'" for s in DOC_SECTIONS)
+            + " in this order"
+        )
+    return f"{summary}\n\n{text.strip()}"
+
+
 class Rule:
     """Base class of every rule. Subclasses set the class attributes and ``check``."""
 
@@ -155,8 +193,10 @@ class Rule:
     #: several wordings, chosen by the ``variant`` parameter); see :meth:`render`
     template: ClassVar[str | dict[str, str]] = ""
 
+    #: the one-line docstring and the page text, read on first use (see :class:`RuleDoc`)
+    doc: ClassVar[str] = RuleDoc()  # type: ignore[assignment]
+
     # filled by __init_subclass__
-    doc: ClassVar[str] = ""
     source_file: ClassVar[str] = ""
     source_line: ClassVar[int] = 0
 
@@ -178,19 +218,14 @@ class Rule:
             )
         if not _NAME_RE.match(cls.name):
             raise TypeError(f"rule {cls.__name__}: name {cls.name!r} must be kebab-case")
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        positions = [doc.find(f"## {s}") for s in DOC_SECTIONS]
-        if any(p < 0 for p in positions) or positions != sorted(positions):
+        if not (cls.__doc__ or "").strip():
             raise TypeError(
-                f"rule {cls.id} ({cls.__name__}): docstring needs the sections "
-                + ", ".join(f"'## {s}'" for s in DOC_SECTIONS)
-                + " in this order"
+                f"rule {cls.id} ({cls.__name__}): no docstring (its one-line statement)"
             )
         if not cls.engine_emitted and cls.check is Rule.check:
             raise TypeError(f"rule {cls.id}: no check() and not engine_emitted")
         if cls.engine_emitted and not cls.template:
             raise TypeError(f"rule {cls.id}: an engine-emitted rule words its findings (template)")
-        cls.doc = doc
         # where the class statement is (for "view source" links); inspect.getsourcelines
         # would re-read and tokenize the module for every rule, which costs start-up time
         frame = sys._getframe(1)
@@ -203,7 +238,7 @@ class Rule:
     # -- metadata helpers ---------------------------------------------------------------
     @classmethod
     def summary(cls) -> str:
-        """First paragraph of the docstring: a one-line statement of the rule."""
+        """The docstring: a one-line statement of the rule."""
         return cls.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
 
     @classmethod

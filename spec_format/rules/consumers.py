@@ -22,29 +22,7 @@ class _ConsumerRule(Rule):
 
 
 class LayerModelTypeMissing(_ConsumerRule):
-    """`transformer_layer_config.model_type` is missing.
-
-    ## What it checks
-    The layer config names its decoder family.
-
-    ## Why it matters
-    Without it each reader picks its own class: speculators 0.7 and later build Qwen3 layers
-    for EAGLE-3, older releases Llama layers, vLLM assumes llama, and mtp defaults to
-    Qwen2. A Qwen3 draft read as Llama fails on `k_norm` weights; the reverse drops them.
-
-    ## Example
-    ```json
-    {"transformer_layer_config": {"hidden_size": 4096, "num_hidden_layers": 1}}
-    ```
-
-    ## Use instead
-    ```json
-    {"transformer_layer_config": {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 1}}
-    ```
-
-    ## References
-    vllm-project/speculators#620, vllm-project/vllm#43132
-    """
+    """`transformer_layer_config.model_type` is missing."""
 
     id = "C002"
     name = "layer-model-type-missing"
@@ -72,26 +50,7 @@ _PROPOSAL_KEYS = ("proposal_type", "speculative_tokens", "verifier_accept_k", "a
 
 class NestedKeyDropped(_ConsumerRule):
     """`speculators_config`, its `verifier` or a proposal method carries a key that
-    speculators silently drops.
-
-    ## What it checks
-    Nested objects hold only the keys their classes declare.
-
-    ## Why it matters
-    Unlike the top level (which keeps unknown keys), these nested models ignore extra keys:
-    the value is lost on load and gone after the next save, so a setting placed there
-    never takes effect.
-
-    ## Example
-    ```json
-    {"speculators_config": {"block_size": 8, "algorithm": "dflash"}}
-    ```
-
-    ## Use instead
-    ```json
-    {"block_size": 8, "speculators_config": {"algorithm": "dflash"}}
-    ```
-    """
+    speculators silently drops."""
 
     id = "C003"
     name = "nested-key-dropped"
@@ -124,28 +83,7 @@ class NestedKeyDropped(_ConsumerRule):
 
 
 class AuxLayerCountNotThree(_ConsumerRule):
-    """An EAGLE-3 draft taps a number of verifier layers other than three.
-
-    ## What it checks
-    eagle3/peagle: `len(eagle_aux_hidden_state_layer_ids) == 3`.
-
-    ## Why it matters
-    vLLM before #54598 (and several other engines) sized `fc` for exactly three aux layers
-    and fail to load (`4096x16384` vs `4096x12288`) or, where weights load loosely, run a
-    wrong projection.
-
-    ## Example
-    ```json
-    {"eagle_aux_hidden_state_layer_ids": [2, 46, 91, 93]}
-    ```
-
-    ## Use instead
-    Nothing to change in the file if the draft was trained with four layers: serve it with
-    vLLM including #54598, and check other engines before deploying.
-
-    ## References
-    vllm-project/vllm#54526, vllm-project/vllm#54598, verl-project/verl-SpeCo#6
-    """
+    """An EAGLE-3 draft taps a number of verifier layers other than three."""
 
     id = "C004"
     name = "aux-layer-count-not-three"
@@ -170,27 +108,7 @@ _OLD_ARCH_RELEASES = (
 
 
 class VerifierArchitecturesEmpty(_ConsumerRule):
-    """`speculators_config.verifier.architectures` is empty.
-
-    ## What it checks
-    The verifier block lists the verifier's architectures.
-
-    ## Why it matters
-    Readers use it to check that a draft is paired with a compatible target; drafts trained
-    with speculators 0.4-0.6 wrote `[]` because the draft's own layer config was read
-    instead of the verifier's.
-
-    ## Example
-    ```json
-    {"verifier": {"name_or_path": "google/gemma-4-31B-it", "architectures": []}}
-    ```
-
-    ## Use instead
-    ```json
-    {"verifier": {"name_or_path": "google/gemma-4-31B-it", "architectures": ["Gemma4ForConditionalGeneration"]}}
-    ```
-    `specfmt migrate --verifier DIR` fills it from the verifier's config.json.
-    """
+    """`speculators_config.verifier.architectures` is empty."""
 
     id = "C006"
     name = "verifier-architectures-empty"
@@ -213,25 +131,7 @@ _LOCAL_PATH = re.compile(r"^(/|\./|\.\./|~|[A-Za-z]:\\|s3://|gs://|file://)")
 
 
 class ObsoleteKey(_ConsumerRule):
-    """The config carries a key that no current reader uses.
-
-    ## What it checks
-    Serialization noise (`has_no_defaults_at_init`, `base_model_ep_plan`) and removed
-    training-only fields (`max_anchors`, `num_depths`, `down_sample_ratio`,
-    `down_sample_ratio_min`).
-
-    ## Why it matters
-    Harmless to load, but they say the file was written by an older release whose other
-    defaults may also differ; `specfmt migrate` drops them and reports why.
-
-    ## Example
-    ```json
-    {"has_no_defaults_at_init": false, "base_model_ep_plan": null}
-    ```
-
-    ## Use instead
-    Remove them, or run `specfmt migrate`.
-    """
+    """The config carries a key that no current reader uses."""
 
     id = "C009"
     name = "obsolete-key"
@@ -252,34 +152,13 @@ class ObsoleteKey(_ConsumerRule):
 
 
 class AnchorSamplingSupport(_ConsumerRule):
-    """A DFlash draft samples from the anchor position, which most readers do not support.
-
-    ## What it checks
-    dflash: `sample_from_anchor` is not true.
-
-    ## Why it matters
-    With anchor sampling, K draft tokens use K query positions instead of K + 1, a different
-    query geometry; vLLM loads the flag only since #48639 and supports true for DFlash only
-    with #54154 (open when this rule was written).
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "sample_from_anchor": true, "block_size": 8}
-    ```
-
-    ## Use instead
-    Serve with a reader that supports anchor sampling for DFlash, or keep the trained layout
-    and check acceptance after deploying.
-
-    ## References
-    vllm-project/vllm#48639, vllm-project/vllm#54154
-    """
+    """A DFlash draft samples from the anchor position, which most readers do not support."""
 
     id = "C010"
     name = "anchor-sampling-support"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = ("dflash",)
+    applies_to = catalog.with_feature("anchor-sampling-unsupported")
     references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:

@@ -18,28 +18,7 @@ class _CrossFieldRule(Rule):
 
 
 class DefaultProposalMethodUnknown(_CrossFieldRule):
-    """`default_proposal_method` names no entry of `proposal_methods`.
-
-    ## What it checks
-    `speculators_config.default_proposal_method` equals the `proposal_type` of one entry in
-    `speculators_config.proposal_methods`.
-
-    ## Why it matters
-    speculators 0.6 and later refuse to load such a config (`check_default_proposal_method`).
-
-    ## Example
-    ```json
-    {"speculators_config": {"default_proposal_method": "tree", "proposal_methods": [{"proposal_type": "greedy"}]}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_config": {"default_proposal_method": "greedy", "proposal_methods": [{"proposal_type": "greedy"}]}}
-    ```
-
-    ## References
-    vllm-project/speculators#562
-    """
+    """`default_proposal_method` names no entry of `proposal_methods`."""
 
     id = "X001"
     name = "default-proposal-method-unknown"
@@ -59,27 +38,7 @@ class DefaultProposalMethodUnknown(_CrossFieldRule):
 
 
 class NormFlagsExclusive(_CrossFieldRule):
-    """`norm_before_fc` and `fc_norm` are both true.
-
-    ## What it checks
-    At most one of the two EAGLE-3 input normalisations is enabled.
-
-    ## Why it matters
-    They are alternatives (one norm over the concatenation vs one per aux layer); speculators
-    0.7 and later refuse the combination, and the weights can only match one of them.
-
-    ## Example
-    ```json
-    {"norm_before_fc": true, "fc_norm": true}
-    ```
-
-    ## Use instead
-    ```json
-    {"norm_before_fc": true, "fc_norm": false}
-    ```
-    Keep the one whose weights the checkpoint holds (`input_norm.weight` for
-    norm_before_fc, `fc_norm.N.weight` for fc_norm).
-    """
+    """`norm_before_fc` and `fc_norm` are both true."""
 
     id = "X002"
     name = "norm-flags-exclusive"
@@ -99,34 +58,7 @@ class NormFlagsExclusive(_CrossFieldRule):
 
 class SpeculativeTokensBlockMismatch(_CrossFieldRule):
     """For block drafts, `speculative_tokens` does not match `block_size` and
-    `sample_from_anchor`.
-
-    ## What it checks
-    DFlash family: `proposal_methods[0].speculative_tokens == block_size - 1`, or
-    `== block_size` when `sample_from_anchor` is true.
-
-    ## Why it matters
-    vLLM drafts `speculative_tokens` positions with the query geometry of `block_size`; a
-    mismatch loads fine and collapses acceptance (4.4 % instead of 34.7 % in one DSpark
-    report). DFlash checkpoints written by speculators 0.5.0.dev46-dev71 carry an
-    off-by-one `block_size`.
-
-    ## Example
-    ```json
-    {"block_size": 8, "sample_from_anchor": false,
-     "speculators_config": {"proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 8}]}}
-    ```
-
-    ## Use instead
-    ```json
-    {"block_size": 8, "sample_from_anchor": false,
-     "speculators_config": {"proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 7}]}}
-    ```
-    `specfmt migrate` fixes the known off-by-one releases.
-
-    ## References
-    vllm-project/vllm#41834, vllm-project/vllm#50012, vllm-project/vllm#54154
-    """
+    `sample_from_anchor`."""
 
     id = "X003"
     name = "speculative-tokens-block-mismatch"
@@ -155,29 +87,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
 
 
 class DraftVocabExceedsVerifierVocab(_CrossFieldRule):
-    """`draft_vocab_size` is larger than the verifier vocabulary.
-
-    ## What it checks
-    `draft_vocab_size <= transformer_layer_config.vocab_size`.
-
-    ## Why it matters
-    The draft vocabulary is a subset of the verifier's: `t2d` has one entry per verifier
-    token and exactly `draft_vocab_size` of them true. A larger draft vocab usually means
-    the two sizes were swapped (vocab_size must be the verifier's, not the draft's).
-
-    ## Example
-    ```json
-    {"draft_vocab_size": 151936, "transformer_layer_config": {"vocab_size": 32000}}
-    ```
-
-    ## Use instead
-    ```json
-    {"draft_vocab_size": 32000, "transformer_layer_config": {"vocab_size": 151936}}
-    ```
-
-    ## References
-    vllm-project/speculators#188
-    """
+    """`draft_vocab_size` is larger than the verifier vocabulary."""
 
     id = "X004"
     name = "draft-vocab-exceeds-verifier-vocab"
@@ -198,32 +108,7 @@ class DraftVocabExceedsVerifierVocab(_CrossFieldRule):
 
 
 class AuxLayerIdsRequired(_CrossFieldRule):
-    """Aux layer ids are missing or empty where engines require them.
-
-    ## What it checks
-    DFlash family: `aux_hidden_state_layer_ids` is a non-empty list. EAGLE family:
-    `eagle_aux_hidden_state_layer_ids`, when present, is not an empty list (absent or null
-    is reported by C001).
-
-    ## Why it matters
-    vLLM reads the DFlash ids unconditionally and speculators sizes `fc` from them. An empty
-    list makes EAGLE readers fall back to a guessed default without a word; one guessed
-    default cost 1.2 % acceptance instead of 58.9 %.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "aux_hidden_state_layer_ids": null}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "dflash", "aux_hidden_state_layer_ids": [2, 10, 18, 26, 34]}
-    ```
-    (the ids the draft was trained with).
-
-    ## References
-    vllm-project/vllm#50170, sgl-project/sglang#37475, z-lab/dflash#157
-    """
+    """Aux layer ids are missing or empty where engines require them."""
 
     id = "X005"
     name = "aux-layer-ids-required"
@@ -252,29 +137,7 @@ class AuxLayerIdsRequired(_CrossFieldRule):
 
 
 class AuxLayerIdInvalid(_CrossFieldRule):
-    """A DFlash-family aux layer id is 0.
-
-    ## What it checks
-    DFlash family: every aux layer id is at least 1 (negative ids are caught by the schema).
-
-    ## Why it matters
-    vLLM shifts DFlash ids by one (`target_layer_ids = [i - 1 ...]`), so id 0 becomes -1,
-    which Python indexing silently wraps to the verifier's last layer.
-
-    ## Example
-    ```json
-    {"aux_hidden_state_layer_ids": [0, 9, 17, 25, 33]}
-    ```
-
-    ## Use instead
-    ```json
-    {"aux_hidden_state_layer_ids": [1, 10, 18, 26, 34]}
-    ```
-    z-lab `target_layer_ids` must be shifted by +1 when converted.
-
-    ## References
-    vllm-project/vllm#40727, vllm-project/vllm#42704, NVIDIA/Model-Optimizer#2149
-    """
+    """A DFlash-family aux layer id is 0."""
 
     id = "X006"
     name = "aux-layer-id-invalid"
@@ -303,29 +166,7 @@ class AuxLayerIdInvalid(_CrossFieldRule):
 
 
 class AuxLayerIdsDuplicate(_CrossFieldRule):
-    """The same verifier layer is listed twice among the aux layer ids.
-
-    ## What it checks
-    Aux layer ids are unique.
-
-    ## Why it matters
-    Duplicate taps waste fc capacity and usually come from a broken id generator
-    (`build_target_layer_ids(4, 4)` gave `[1, 1, 1, 1]`); the draft was almost certainly
-    not trained that way.
-
-    ## Example
-    ```json
-    {"aux_hidden_state_layer_ids": [1, 1, 1, 1]}
-    ```
-
-    ## Use instead
-    ```json
-    {"aux_hidden_state_layer_ids": [1, 12, 23, 34]}
-    ```
-
-    ## References
-    NVIDIA/Model-Optimizer#1271
-    """
+    """The same verifier layer is listed twice among the aux layer ids."""
 
     id = "X007"
     name = "aux-layer-ids-duplicate"
@@ -352,27 +193,7 @@ class AuxLayerIdsDuplicate(_CrossFieldRule):
 
 
 class AuxLayerIdsUnordered(_CrossFieldRule):
-    """Aux layer ids are not in ascending order.
-
-    ## What it checks
-    Aux layer ids ascend.
-
-    ## Why it matters
-    The order of the ids is the order of the blocks of `fc`'s input; every producer writes
-    them ascending. A shuffled list is either a hand edit (and then fc's blocks no longer
-    match) or a draft trained in an unusual order that other tools may re-sort.
-
-    ## Example
-    ```json
-    {"eagle_aux_hidden_state_layer_ids": [34, 2, 18]}
-    ```
-
-    ## Use instead
-    ```json
-    {"eagle_aux_hidden_state_layer_ids": [2, 18, 34]}
-    ```
-    Only if the draft was trained in that order; otherwise keep the trained order.
-    """
+    """Aux layer ids are not in ascending order."""
 
     id = "X008"
     name = "aux-layer-ids-unordered"
@@ -395,31 +216,7 @@ class AuxLayerIdsUnordered(_CrossFieldRule):
 
 class LayerModelTypeUnsupported(_CrossFieldRule):
     """`transformer_layer_config.model_type` names a decoder family the type's readers
-    cannot build.
-
-    ## What it checks
-    eagle3/peagle: `llama` or `qwen3`. mtp: `qwen3`, `qwen3_next`, `qwen3_5_text` or
-    `qwen3_5_moe_text`. DFlash family: any value is accepted (speculators always builds
-    Qwen3-style layers), noted when it is not `qwen3`.
-
-    ## Why it matters
-    vLLM raises `Unsupported model_type ... for Eagle3 speculator` and speculators a
-    KeyError; a DFlash config saying `llama` still holds Qwen3 `q_norm`/`k_norm` weights,
-    which confuses tools that trust the field.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"model_type": "mistral"}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"model_type": "llama"}}
-    ```
-
-    ## References
-    vllm-project/vllm#43132, vllm-project/vllm#44322
-    """
+    cannot build."""
 
     id = "X009"
     name = "layer-model-type-unsupported"
@@ -442,26 +239,7 @@ class LayerModelTypeUnsupported(_CrossFieldRule):
 
 
 class DFlashLayerModelTypeIgnored(_CrossFieldRule):
-    """A DFlash-family config names a layer model_type other than qwen3.
-
-    ## What it checks
-    DFlash family: `transformer_layer_config.model_type` is `qwen3`.
-
-    ## Why it matters
-    speculators builds Qwen3-style layers (with `q_norm`/`k_norm`) for every DFlash-family
-    draft whatever this field says; the published gemma-4-31B DFlash says `llama` and holds
-    Qwen3 weights. Tools that trust the field build the wrong layer.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "transformer_layer_config": {"model_type": "llama"}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "dflash", "transformer_layer_config": {"model_type": "qwen3"}}
-    ```
-    """
+    """A DFlash-family config names a layer model_type other than qwen3."""
 
     id = "X010"
     name = "dflash-layer-model-type-ignored"
@@ -482,25 +260,7 @@ class DFlashLayerModelTypeIgnored(_CrossFieldRule):
 
 
 class MtpNextnLayers(_CrossFieldRule):
-    """An MTP config declares more than one prediction layer.
-
-    ## What it checks
-    mtp: `num_nextn_predict_layers == 1`.
-
-    ## Why it matters
-    speculators refuses anything else ("MTP currently supports 1 layer"); vLLM would build
-    that many heads and find no weights for them.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "mtp", "num_nextn_predict_layers": 2}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "mtp", "num_nextn_predict_layers": 1}
-    ```
-    """
+    """An MTP config declares more than one prediction layer."""
 
     id = "X011"
     name = "mtp-nextn-layers"
@@ -518,29 +278,7 @@ class MtpNextnLayers(_CrossFieldRule):
 
 
 class DtypeConflict(_CrossFieldRule):
-    """`dtype` and `torch_dtype` are both present with different values.
-
-    ## What it checks
-    At most one of the two spellings, or both equal.
-
-    ## Why it matters
-    transformers renamed `torch_dtype` to `dtype` in 4.56; with two different values it
-    refuses the config, and older readers only see `torch_dtype`.
-
-    ## Example
-    ```json
-    {"dtype": "bfloat16", "torch_dtype": "float32"}
-    ```
-
-    ## Use instead
-    ```json
-    {"dtype": "bfloat16"}
-    ```
-    (`torch_dtype` when the target reader uses transformers <= 4.55.)
-
-    ## References
-    huggingface/transformers#40808, vllm-project/vllm#28542
-    """
+    """`dtype` and `torch_dtype` are both present with different values."""
 
     id = "X012"
     name = "dtype-conflict"
@@ -559,27 +297,7 @@ class DtypeConflict(_CrossFieldRule):
 
 
 class MaskTokenIdRequired(_CrossFieldRule):
-    """`mask_token_id` is missing or null for a type whose readers require it.
-
-    ## What it checks
-    DFlash family and peagle: `mask_token_id` is an integer.
-
-    ## Why it matters
-    vLLM reads `config_dict["mask_token_id"]` unconditionally for these types; the draft
-    cannot be served without it.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "mask_token_id": null}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "dflash", "mask_token_id": 151669}
-    ```
-    (the mask token the draft was trained with, usually a reserved token of the verifier's
-    tokenizer).
-    """
+    """`mask_token_id` is missing or null for a type whose readers require it."""
 
     id = "X013"
     name = "mask-token-id-required"
@@ -599,25 +317,7 @@ class MaskTokenIdRequired(_CrossFieldRule):
 
 
 class MaskTokenOutOfVocab(_CrossFieldRule):
-    """`mask_token_id` is not a token of the verifier vocabulary.
-
-    ## What it checks
-    `mask_token_id < transformer_layer_config.vocab_size`.
-
-    ## Why it matters
-    The mask token is embedded with the verifier's embedding table; an id past its end
-    fails at the first draft step (or reads garbage on engines that do not bounds-check).
-
-    ## Example
-    ```json
-    {"mask_token_id": 151936, "transformer_layer_config": {"vocab_size": 151936}}
-    ```
-
-    ## Use instead
-    ```json
-    {"mask_token_id": 151669, "transformer_layer_config": {"vocab_size": 151936}}
-    ```
-    """
+    """`mask_token_id` is not a token of the verifier vocabulary."""
 
     id = "X014"
     name = "mask-token-out-of-vocab"
@@ -636,27 +336,7 @@ class MaskTokenOutOfVocab(_CrossFieldRule):
 
 
 class LayerTypesLength(_CrossFieldRule):
-    """`layer_types` does not have one entry per layer, or a sliding layer has no window.
-
-    ## What it checks
-    `len(transformer_layer_config.layer_types) == num_hidden_layers`, and
-    `sliding_window` is set when any layer is `sliding_attention`.
-
-    ## Why it matters
-    transformers refuses a length mismatch in recent versions and indexes past the end in
-    older ones; a sliding layer without a window silently becomes full attention.
-
-    ## Example
-    ```json
-    {"transformer_layer_config": {"num_hidden_layers": 5, "layer_types": ["full_attention"]}}
-    ```
-
-    ## Use instead
-    ```json
-    {"transformer_layer_config": {"num_hidden_layers": 5,
-      "layer_types": ["full_attention", "full_attention", "full_attention", "full_attention", "full_attention"]}}
-    ```
-    """
+    """`layer_types` does not have one entry per layer, or a sliding layer has no window."""
 
     id = "X015"
     name = "layer-types-length"
@@ -686,27 +366,7 @@ class LayerTypesLength(_CrossFieldRule):
 
 
 class AttentionHeadsInconsistent(_CrossFieldRule):
-    """Head counts and sizes do not fit together.
-
-    ## What it checks
-    `num_key_value_heads` divides `num_attention_heads`; without `head_dim`,
-    `hidden_size` is divisible by `num_attention_heads`.
-
-    ## Why it matters
-    Grouped-query attention needs whole groups; the implied head_dim must be an integer.
-    Engines fail while building the layer, after the GPU was allocated.
-
-    ## Example
-    ```json
-    {"transformer_layer_config": {"num_attention_heads": 32, "num_key_value_heads": 6}}
-    ```
-
-    ## Use instead
-    ```json
-    {"transformer_layer_config": {"num_attention_heads": 32, "num_key_value_heads": 8}}
-    ```
-    (copy the head settings from the verifier's config).
-    """
+    """Head counts and sizes do not fit together."""
 
     id = "X016"
     name = "attention-heads-inconsistent"
@@ -732,29 +392,7 @@ class AttentionHeadsInconsistent(_CrossFieldRule):
 
 
 class RopeSpellingsDisagree(_CrossFieldRule):
-    """The transformers-4 and transformers-5 RoPE spellings are both present and disagree.
-
-    ## What it checks
-    When `rope_theta`/`rope_scaling` sit beside `rope_parameters`, the base and the scaling
-    type agree.
-
-    ## Why it matters
-    transformers 4 readers (speculators 0.1-0.4) read `rope_theta`/`rope_scaling`,
-    transformers 5 readers read `rope_parameters`: two values mean two engines run two
-    different drafts from one file.
-
-    ## Example
-    ```json
-    {"transformer_layer_config": {"rope_theta": 10000.0, "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}}
-    ```
-
-    ## Use instead
-    Keep one spelling (`specfmt migrate` writes the one of the target release), with the
-    value the draft was trained with.
-
-    ## References
-    huggingface/transformers#41250, pytorch/executorch#20149
-    """
+    """The transformers-4 and transformers-5 RoPE spellings are both present and disagree."""
 
     id = "X017"
     name = "rope-spellings-disagree"
@@ -786,26 +424,7 @@ class RopeSpellingsDisagree(_CrossFieldRule):
 
 
 class AlgorithmMismatch(_CrossFieldRule):
-    """`speculators_config.algorithm` differs from `speculators_model_type`.
-
-    ## What it checks
-    The two names agree.
-
-    ## Why it matters
-    Every producer writes the same name in both places; a different algorithm is a sign of
-    a hand-edited or half-converted config (vLLM picks its method from
-    `speculators_model_type`).
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "speculators_config": {"algorithm": "eagle3"}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "dflash", "speculators_config": {"algorithm": "dflash"}}
-    ```
-    """
+    """`speculators_config.algorithm` differs from `speculators_model_type`."""
 
     id = "X018"
     name = "algorithm-mismatch"
@@ -823,26 +442,7 @@ class AlgorithmMismatch(_CrossFieldRule):
 
 
 class LossyAcceptance(_CrossFieldRule):
-    """The proposal accepts tokens other than the verifier's choice.
-
-    ## What it checks
-    `verifier_accept_k == 1` and `accept_tolerance == 0` in every proposal method.
-
-    ## Why it matters
-    Speculative decoding is only lossless when a draft token is accepted exactly when the
-    verifier agrees; top-k acceptance changes the model's output distribution.
-
-    ## Example
-    ```json
-    {"proposal_type": "greedy", "speculative_tokens": 3, "verifier_accept_k": 5, "accept_tolerance": 2.0}
-    ```
-
-    ## Use instead
-    ```json
-    {"proposal_type": "greedy", "speculative_tokens": 3, "verifier_accept_k": 1, "accept_tolerance": 0.0}
-    ```
-    Unless a lossy setting is intended and documented.
-    """
+    """The proposal accepts tokens other than the verifier's choice."""
 
     id = "X019"
     name = "lossy-acceptance"
@@ -868,25 +468,7 @@ class LossyAcceptance(_CrossFieldRule):
 
 
 class ConvGroupSizeDividesHidden(_CrossFieldRule):
-    """DFlash2: `conv_group_size` does not divide `hidden_size`.
-
-    ## What it checks
-    `hidden_size % conv_group_size == 0`.
-
-    ## Why it matters
-    Each dynamic kernel is shared by `conv_group_size` channels; the kernel projection has
-    `hidden_size / conv_group_size` rows and cannot be built otherwise.
-
-    ## Example
-    ```json
-    {"conv_group_size": 24, "transformer_layer_config": {"hidden_size": 4096}}
-    ```
-
-    ## Use instead
-    ```json
-    {"conv_group_size": 16, "transformer_layer_config": {"hidden_size": 4096}}
-    ```
-    """
+    """DFlash2: `conv_group_size` does not divide `hidden_size`."""
 
     id = "X020"
     name = "conv-group-size-divides-hidden"

@@ -45,39 +45,7 @@ def _fix_hint(ctx: Context) -> str:
 
 
 class ReadersDisagree(_ReaderRule):
-    """The writer and an engine read a field differently.
-
-    ## What it checks
-    For every field of the reader table, the value the writer (the speculators release of
-    the file's format version) reads and the value each engine reads (`--engine`, or the
-    newest covered release of each engine) mean the same: the same value, or for DFlash
-    `sliding_window_non_causal` the same attention in every draft layer.
-
-    ## Why it matters
-    The checkpoint loads everywhere and runs a different draft in each engine; only the
-    acceptance rate shows it. vLLM reads an absent eagle3 `norm_before_residual` as true
-    (speculators: false), an absent DSpark `sample_from_anchor` as false (speculators:
-    true), and `sliding_window_non_causal: false` as causal attention in every layer
-    (speculators: only in sliding-window layers).
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_version": "0.9.0"}
-    ```
-    (no `norm_before_residual`).
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_version": "0.9.0", "norm_before_residual": false}
-    ```
-    with the value the draft was trained with; `specfmt fix --engine vllm==0.33.0` writes the
-    value under which every named engine reads what the writer meant, and names the fields
-    no value can reconcile.
-
-    ## References
-    vllm-project/vllm#50170, lightseekorg/tokenspeed#526, vllm-project/speculators#760,
-    sgl-project/sglang-jax#1619
-    """
+    """The writer and an engine read a field differently."""
 
     id = "C001"
     name = "implicit-default-disagreement"
@@ -121,31 +89,7 @@ class ReadersDisagree(_ReaderRule):
 
 
 class VerifierNotAHubId(_ReaderRule):
-    """`verifier.name_or_path` is not a model repository id that engines accept.
-
-    ## What it checks
-    The verifier is named by a Hugging Face id (`Qwen/Qwen3-8B`), not `null`, a local
-    path (`/models/...`, `./x`) or an object-store URL (`s3://...`), for the engines the
-    reader table says refuse such names.
-
-    ## Why it matters
-    vLLM 0.33 refuses to serve the draft ("Speculators verifier must name a remote model
-    repository"); speculators loads the verifier (config and embeddings) from this name,
-    so on another machine a path fails or picks up whatever is there.
-
-    ## Example
-    ```json
-    {"speculators_config": {"verifier": {"name_or_path": "/model/from_s3", "architectures": ["Qwen3MoeForCausalLM"]}}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_config": {"verifier": {"name_or_path": "Qwen/Qwen3-30B-A3B", "architectures": ["Qwen3MoeForCausalLM"]}}}
-    ```
-
-    ## References
-    vllm-project/speculators#1065
-    """
+    """`verifier.name_or_path` is not a model repository id that engines accept."""
 
     id = "C007"
     name = "verifier-path-not-portable"
@@ -166,26 +110,7 @@ class VerifierNotAHubId(_ReaderRule):
 
 
 class TopLevelKeyRefused(_ReaderRule):
-    """The config has a top-level key an engine refuses (`model_type`).
-
-    ## What it checks
-    No top-level key that a reader release refuses: a `model_type` at the top level (it
-    belongs in `transformer_layer_config`).
-
-    ## Why it matters
-    vLLM takes a top-level `model_type` for a plain model of that type and does not read
-    the file as a speculators draft; speculators releases up to 0.4 fail to load it.
-
-    ## Example
-    ```json
-    {"model_type": "llama", "speculators_model_type": "eagle3"}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"model_type": "llama"}}
-    ```
-    """
+    """The config has a top-level key an engine refuses (`model_type`)."""
 
     id = "C008"
     name = "top-level-model-type"
@@ -206,24 +131,7 @@ class TopLevelKeyRefused(_ReaderRule):
 
 
 class TypeNotServed(_ReaderRule):
-    """An engine does not serve this `speculators_model_type`.
-
-    ## What it checks
-    The type is one the assumed engines read (the reader table's accepted types).
-
-    ## Why it matters
-    vLLM 0.33 serves eagle3, peagle, dflash, dflash2 and dspark only: an mtp or xpress
-    draft fails there with "Expected one of ...", and older releases know fewer types.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "xpress"}
-    ```
-
-    ## Use instead
-    Nothing to change in the file: serve the draft with a reader that knows the type, or
-    check with `specfmt validate --engine NAME==VERSION` against the engine you deploy.
-    """
+    """An engine does not serve this `speculators_model_type`."""
 
     id = "C011"
     name = "type-needs-recent-reader"
@@ -241,26 +149,7 @@ class TypeNotServed(_ReaderRule):
 
 
 class EngineRejects(_ReaderRule):
-    """A named engine refuses the config.
-
-    ## What it checks
-    For each engine named with `--engine NAME==VERSION`, nothing the reader table says that
-    release refuses: an unserved type, a verifier that is not a repository id, a top-level
-    `model_type`, a missing key it indexes, a value it cannot build.
-
-    ## Why it matters
-    The draft would fail to load in the engine it is deployed with; better to know before
-    a GPU is allocated.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "mtp"}
-    ```
-    checked with `--engine vllm==0.33.0`.
-
-    ## Use instead
-    A config the engine reads, or an engine release that reads this one.
-    """
+    """A named engine refuses the config."""
 
     id = "C012"
     name = "engine-rejects"
@@ -273,26 +162,7 @@ class EngineRejects(_ReaderRule):
 
 
 class AssumedEngineRejects(_ReaderRule):
-    """An assumed engine refuses the config for a reason no other rule names.
-
-    ## What it checks
-    Without `--engine`, the newest covered release of each engine: keys it indexes
-    (`mask_token_id`, `aux_hidden_state_layer_ids`, ...), values it cannot build.
-
-    ## Why it matters
-    The draft fails to load there; name your engine with `--engine` to make it an error, or
-    to check a release that reads the file.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "peagle", "transformer_layer_config": {"model_type": "mistral"}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "peagle", "transformer_layer_config": {"model_type": "llama"}}
-    ```
-    """
+    """An assumed engine refuses the config for a reason no other rule names."""
 
     id = "C013"
     name = "assumed-engine-rejects"
@@ -305,28 +175,7 @@ class AssumedEngineRejects(_ReaderRule):
 
 
 class FeatureIgnoredByOldReaders(_ReaderRule):
-    """A flag is enabled that some reader releases ignore without a warning.
-
-    ## What it checks
-    For every field set to true, the covered reader releases that serve the type but never
-    read the field (the reader table's `ignored` rows) are named.
-
-    ## Why it matters
-    Such a release loads the draft, runs it without the feature, and acceptance degrades
-    with no error (gpt-oss drafts with norm_before_fc; Eagle 3.1 drafts with
-    fc_norm/norm_output; P-EAGLE's fc_norm in vLLM).
-
-    ## Example
-    ```json
-    {"speculators_model_type": "peagle", "fc_norm": true}
-    ```
-
-    ## Use instead
-    Keep the flag; serve with a release that reads it (see the message).
-
-    ## References
-    vllm-project/vllm#38111, vllm-project/vllm#46488
-    """
+    """A flag is enabled that some reader releases ignore without a warning."""
 
     id = "C005"
     name = "feature-ignored-by-old-readers"

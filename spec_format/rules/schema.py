@@ -29,28 +29,7 @@ class _SchemaRule(Rule):
 
 
 class MissingModelType(_SchemaRule):
-    """`speculators_model_type` is missing: the file is not a speculators config.
-
-    ## What it checks
-    The top-level key `speculators_model_type` exists and is a string.
-
-    ## Why it matters
-    It is the only discriminator: speculators refuses to load without it
-    (`from_pretrained` raises NotImplementedError, `from_dict` ValueError) and vLLM does
-    not recognise the directory as a speculators draft.
-
-    ## Example
-    ```json
-    {"speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_config": {"algorithm": "eagle3"}, "draft_vocab_size": 32000}
-    ```
-    If the file came from another project (SafeAILab EAGLE, z-lab DFlash), convert it with
-    `speculators convert` first.
-    """
+    """`speculators_model_type` is missing: the file is not a speculators config."""
 
     id = "S001"
     name = "missing-model-type"
@@ -69,25 +48,7 @@ class MissingModelType(_SchemaRule):
 
 
 class UnknownModelType(_SchemaRule):
-    """`speculators_model_type` names no type that any speculators release knows.
-
-    ## What it checks
-    The value is one of the known types (eagle3, peagle, dflash, dflash2, dspark, xpress,
-    mtp, and the retired eagle, independent, mlp).
-
-    ## Why it matters
-    Every release fails hard on an unknown type.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle-3"}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3"}
-    ```
-    """
+    """`speculators_model_type` names no type that any speculators release knows."""
 
     id = "S002"
     name = "unknown-model-type"
@@ -96,24 +57,7 @@ class UnknownModelType(_SchemaRule):
 
 
 class RetiredModelType(_SchemaRule):
-    """The config uses a type that current releases dropped (`eagle`, `independent`, `mlp`).
-
-    ## What it checks
-    The type still exists in the format version being validated.
-
-    ## Why it matters
-    `eagle` (EAGLE-1/HASS) was un-registered in speculators 0.5 and deleted in 0.7;
-    `independent` and `mlp` were removed in 0.5. Current readers refuse these configs.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle", "transformer_layer_architecture": "LlamaDecoderLayer"}
-    ```
-
-    ## Use instead
-    Validate it as what it is (`--format-version 0.4`), or retrain/convert the draft to a
-    current type. `specfmt migrate` explains what can and cannot be carried over.
-    """
+    """The config uses a type that current releases dropped (`eagle`, `independent`, `mlp`)."""
 
     id = "S003"
     name = "retired-model-type"
@@ -134,25 +78,7 @@ class RetiredModelType(_SchemaRule):
 
 
 class ThirdPartyConfig(_SchemaRule):
-    """The file is a draft config from another project, not the speculators format.
-
-    ## What it checks
-    Recognises SafeAILab/NVIDIA EAGLE-3 configs (`LlamaForCausalLMEagle3`), z-lab DFlash
-    configs (`dflash_config`), EAGLE-3.1 configs with `eagle_config`, and EAGLE-1 configs.
-
-    ## Why it matters
-    These load in other engines under other rules (other layer-index conventions); served
-    as speculators drafts they are rejected or, worse, mis-read.
-
-    ## Example
-    ```json
-    {"architectures": ["LlamaForCausalLMEagle3"], "draft_vocab_size": 32000}
-    ```
-
-    ## Use instead
-    Convert with `speculators convert --algorithm eagle3` (or `dflash`), which writes the
-    speculators format and shifts layer ids where conventions differ.
-    """
+    """The file is a draft config from another project, not the speculators format."""
 
     id = "S004"
     name = "third-party-config"
@@ -163,7 +89,7 @@ class ThirdPartyConfig(_SchemaRule):
             "speculators format; convert it with `speculators convert --algorithm dflash`, "
             "which also shifts target_layer_ids by +1"
         ),
-        "eagle3": (
+        "safeailab-eagle3": (
             "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
             "format; convert it with `speculators convert --algorithm eagle3`, and check its "
             "aux layer ids (eagle_config.eagle_aux_hidden_state_layer_ids)"
@@ -180,20 +106,7 @@ class ThirdPartyConfig(_SchemaRule):
 
 
 class TypeNotInVersion(_SchemaRule):
-    """The type did not exist yet in the requested format version.
-
-    ## What it checks
-    With `--format-version V`, the config's type is one that release V knows.
-
-    ## Why it matters
-    That release fails hard on the type, so a checkpoint promised to work with it will not.
-
-    ## Example
-    A `dspark` config validated with `--format-version 0.6` (dspark arrived in 0.7).
-
-    ## Use instead
-    Serve it with a release that knows the type, or pick a version that has it.
-    """
+    """The type did not exist yet in the requested format version."""
 
     id = "S005"
     name = "type-not-in-version"
@@ -205,26 +118,7 @@ class TypeNotInVersion(_SchemaRule):
 
 
 class RequiredPropertyMissing(_SchemaRule):
-    """A property that readers require is missing.
-
-    ## What it checks
-    The JSON Schema `required` keyword: for example `speculators_config`,
-    `transformer_layer_config`, `speculators_config.proposal_methods`,
-    `speculators_config.verifier.name_or_path`, `transformer_layer_config.hidden_size`.
-
-    ## Why it matters
-    vLLM reads `proposal_methods[0].speculative_tokens` and `verifier.name_or_path`
-    unconditionally; decoder fields that are missing silently take the Hugging Face class
-    defaults (a Llama default hidden size of 4096, for example).
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 4096}}
-    ```
-
-    ## Use instead
-    Add the missing key with the value the draft was trained with.
-    """
+    """A property that readers require is missing."""
 
     id = "S101"
     name = "required-property-missing"
@@ -233,25 +127,7 @@ class RequiredPropertyMissing(_SchemaRule):
 
 
 class WrongType(_SchemaRule):
-    """A value has the wrong JSON type.
-
-    ## What it checks
-    The JSON Schema `type` keyword.
-
-    ## Why it matters
-    A string where a number belongs (`"block_size": "8"`) is accepted by some readers and
-    rejected by others, and breaks arithmetic on it.
-
-    ## Example
-    ```json
-    {"block_size": "8"}
-    ```
-
-    ## Use instead
-    ```json
-    {"block_size": 8}
-    ```
-    """
+    """A value has the wrong JSON type."""
 
     id = "S102"
     name = "wrong-type"
@@ -260,26 +136,7 @@ class WrongType(_SchemaRule):
 
 
 class ValueOutOfRange(_SchemaRule):
-    """A value violates a bound: minimum, maximum, length or item count.
-
-    ## What it checks
-    The JSON Schema keywords `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
-    `minLength`, `maxLength`, `minItems`, `maxItems`, `uniqueItems` and `pattern`.
-
-    ## Why it matters
-    `speculative_tokens: 0`, `block_size: 0`, negative layer ids or an empty
-    `proposal_methods` load without error in some releases and break serving.
-
-    ## Example
-    ```json
-    {"speculators_config": {"proposal_methods": []}}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_config": {"proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 3}]}}
-    ```
-    """
+    """A value violates a bound: minimum, maximum, length or item count."""
 
     id = "S103"
     name = "value-out-of-range"
@@ -296,26 +153,7 @@ class ValueOutOfRange(_SchemaRule):
 
 
 class ValueNotAllowed(_SchemaRule):
-    """A value is not one of the allowed constants.
-
-    ## What it checks
-    The JSON Schema keywords `const` and `enum` (for example `proposal_type` must be
-    `greedy`; `markov_head_type` one of vanilla, gated, rnn).
-
-    ## Why it matters
-    speculators' pydantic models reject these values; older releases accepted other
-    proposal types that no current reader knows.
-
-    ## Example
-    ```json
-    {"markov_head_type": "lstm"}
-    ```
-
-    ## Use instead
-    ```json
-    {"markov_head_type": "rnn"}
-    ```
-    """
+    """A value is not one of the allowed constants."""
 
     id = "S104"
     name = "value-not-allowed"
@@ -327,25 +165,7 @@ class ValueNotAllowed(_SchemaRule):
 
 
 class SchemaViolation(_SchemaRule):
-    """The value matches none of the shapes the schema allows.
-
-    ## What it checks
-    Every other JSON Schema keyword (`anyOf`, `oneOf`, `not`, ...). The message gives the
-    best-matching reason.
-
-    ## Why it matters
-    The value cannot be read the way the format defines it.
-
-    ## Example
-    ```json
-    {"transformer_layer_config": {"rope_parameters": 10000}}
-    ```
-
-    ## Use instead
-    ```json
-    {"transformer_layer_config": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}}
-    ```
-    """
+    """The value matches none of the shapes the schema allows."""
 
     id = "S105"
     name = "schema-violation"

@@ -38,27 +38,7 @@ class _VerifierRule(Rule):
 
 
 class VerifierHiddenSizeMismatch(_VerifierRule):
-    """The draft expects verifier hidden states of another width than the verifier has.
-
-    ## What it checks
-    `target_hidden_size` (or, when it is null, the draft's `hidden_size`) equals the
-    verifier's `hidden_size` (read from `text_config` for multimodal verifiers).
-
-    ## Why it matters
-    The draft's `fc` consumes the verifier's hidden states; with another width vLLM fails
-    with a shape assertion at the first step (`hidden_states.shape[-1] ==
-    input_embeds.shape[-1]`) or the draft is simply built for another model.
-
-    ## Example
-    A Llama-3.3-70B EAGLE-3 draft (`hidden_size: 8192`) paired with Llama-3.1-8B
-    (`hidden_size: 4096`).
-
-    ## Use instead
-    Pair the draft with the verifier it was trained for (`speculators_config.verifier`).
-
-    ## References
-    vllm-project/vllm#18906, vllm-project/vllm#38073
-    """
+    """The draft expects verifier hidden states of another width than the verifier has."""
 
     id = "V001"
     name = "verifier-hidden-size-mismatch"
@@ -87,25 +67,7 @@ class VerifierHiddenSizeMismatch(_VerifierRule):
 
 
 class VerifierVocabMismatch(_VerifierRule):
-    """The draft's `vocab_size` is not the verifier's vocabulary size.
-
-    ## What it checks
-    `transformer_layer_config.vocab_size` equals the verifier's `vocab_size`.
-
-    ## Why it matters
-    `vocab_size` is the verifier vocabulary: the length of `t2d` and the rows of
-    `embed_tokens`. vLLM relies on it being the target's; a draft vocabulary written there
-    (an old speculators bug) or another tokenizer's size means the token ids do not match.
-
-    ## Example
-    `"vocab_size": 32000` (the draft vocabulary) for a Llama-3.1 verifier with 128256 tokens.
-
-    ## Use instead
-    `"vocab_size": 128256` (and `draft_vocab_size: 32000` at the top level).
-
-    ## References
-    vllm-project/speculators#188
-    """
+    """The draft's `vocab_size` is not the verifier's vocabulary size."""
 
     id = "V002"
     name = "verifier-vocab-mismatch"
@@ -134,26 +96,7 @@ def _aux_ids(ctx: Context) -> tuple[str, list[int]] | None:
 
 
 class AuxLayerBeyondVerifier(_VerifierRule):
-    """An aux layer id is larger than the verifier's number of layers.
-
-    ## What it checks
-    Every aux layer id is at most the verifier's `num_hidden_layers`. Id `k` is the hidden
-    state entering verifier layer `k` (EAGLE-3; id `num_hidden_layers` is the final output);
-    DFlash-family ids are shifted down by one in vLLM, with the same upper bound.
-
-    ## Why it matters
-    The engine cannot capture a layer the verifier does not have: loading fails, or (with
-    negative-index wrapping in some implementations) another layer is read silently.
-
-    ## Example
-    `eagle_aux_hidden_state_layer_ids: [2, 40, 77]` against a 36-layer Qwen3-8B.
-
-    ## Use instead
-    The ids the draft was trained with, for the verifier it was trained with.
-
-    ## References
-    NVIDIA/Model-Optimizer#2149, sgl-project/sglang#25454
-    """
+    """An aux layer id is larger than the verifier's number of layers."""
 
     id = "V003"
     name = "aux-layer-beyond-verifier"
@@ -178,23 +121,7 @@ class AuxLayerBeyondVerifier(_VerifierRule):
 
 
 class AuxLayerIsFinalOutput(_VerifierRule):
-    """An aux layer id equals the verifier's number of layers (its final output).
-
-    ## What it checks
-    No aux layer id equals the verifier's `num_hidden_layers`.
-
-    ## Why it matters
-    Id `num_hidden_layers` is the output of the last layer, which the speculators training
-    pipeline reserves for the loss target and which not every vLLM model implementation can
-    capture; the speculators DFlash converter drops such an id. Accepted by some engines,
-    refused or silently remapped by others.
-
-    ## Example
-    `aux_hidden_state_layer_ids: [1, 17, 29, 47, 60]` with a 60-layer verifier.
-
-    ## Use instead
-    Ids below `num_hidden_layers`, e.g. the default `[2, n // 2, n - 3]`.
-    """
+    """An aux layer id equals the verifier's number of layers (its final output)."""
 
     id = "V004"
     name = "aux-layer-is-final-output"
@@ -227,24 +154,7 @@ def _head_dim(cfg: dict[str, Any]) -> int | None:
 
 
 class VerifierAttentionMismatch(_VerifierRule):
-    """Attention settings the draft copies from its verifier differ from the verifier's.
-
-    ## What it checks
-    `num_attention_heads`, `num_key_value_heads`, `head_dim` and `rms_norm_eps` of
-    `transformer_layer_config` equal the verifier's (when both sides state them). The
-    speculators training script copies them from the verifier.
-
-    ## Why it matters
-    The draft still loads (these shape the draft's own layers), so a difference is a strong
-    sign that the draft was built for another verifier, or that a hand-written config
-    guessed a value (a `head_dim` left to `hidden_size / heads` on a model where it is not).
-
-    ## Example
-    `num_key_value_heads: 32` in the draft, 8 in the Qwen3-8B verifier.
-
-    ## Use instead
-    Copy these fields from the verifier the draft was trained with.
-    """
+    """Attention settings the draft copies from its verifier differ from the verifier's."""
 
     id = "V005"
     name = "verifier-attention-mismatch"
@@ -286,25 +196,7 @@ def rope_settings(cfg: dict[str, Any]) -> tuple[float | None, str]:
 
 
 class VerifierRopeMismatch(_VerifierRule):
-    """The draft's RoPE settings differ from the verifier's.
-
-    ## What it checks
-    The rope theta and rope type of `transformer_layer_config` (`rope_theta`/`rope_scaling`
-    or transformers 5 `rope_parameters`) equal the verifier's.
-
-    ## Why it matters
-    Drafts attend over the verifier's positions; a different theta rotates them differently.
-    Training configs of speculators 0.3-0.5 carry theta 10000 while their verifiers use
-    500000 or 1e6 *and were trained that way*: this is a warning to confirm, not to "fix"
-    blindly.
-
-    ## Example
-    Draft `rope_theta: 10000.0`, Qwen3 verifier `rope_theta: 1000000`.
-
-    ## Use instead
-    Keep the value the draft was trained with; when writing a new config, copy the
-    verifier's rope settings.
-    """
+    """The draft's RoPE settings differ from the verifier's."""
 
     id = "V006"
     name = "verifier-rope-mismatch"
@@ -340,24 +232,7 @@ def _rope_pointer(ctx: Context) -> str:
 
 
 class VerifierArchitectureMismatch(_VerifierRule):
-    """The draft names other verifier architectures than the verifier has.
-
-    ## What it checks
-    `speculators_config.verifier.architectures`, when not empty, shares an entry with the
-    verifier's `architectures`. (An empty list is C006's to report.)
-
-    ## Why it matters
-    The list is how a reader checks that a draft is paired with a compatible target; a
-    different architecture usually means the wrong verifier.
-
-    ## Example
-    `["LlamaForCausalLM"]` in the draft, `["Qwen3ForCausalLM"]` in the verifier. Drafts
-    trained with speculators 0.3.0 wrote `LlamaForCausalLM` whatever the verifier was, so
-    the legacy profile only warns.
-
-    ## Use instead
-    The verifier's own `architectures`; `specfmt migrate --verifier DIR` writes them.
-    """
+    """The draft names other verifier architectures than the verifier has."""
 
     id = "V007"
     name = "verifier-architecture-mismatch"

@@ -34,28 +34,7 @@ def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
 
 
 class VersionStringInvalid(_VersionRule):
-    """`speculators_version` is not a version a speculators build writes.
-
-    ## What it checks
-    The string parses as PEP 440 (`X.Y.Z`, `X.Y.Z.W`, `X.Y.0.devN`, `X.Y.0aN`) and names a
-    known format line (0.1 ... 0.9).
-
-    ## Why it matters
-    The version says which defaults were in force when the file was written; tools that
-    migrate or explain a config read it. A string like `"1"` (seen in an engine's test
-    fixture) says nothing, so the format is inferred from the keys instead.
-
-    ## Example
-    ```json
-    {"speculators_version": "1"}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_version": "0.9.0"}
-    ```
-    `specfmt migrate` writes the version of the format it produces.
-    """
+    """`speculators_version` is not a version a speculators build writes."""
 
     id = "M001"
     name = "version-string-invalid"
@@ -77,26 +56,7 @@ class VersionStringInvalid(_VersionRule):
 
 
 class VersionMissing(_VersionRule):
-    """`speculators_version` is absent, so the format version is inferred from the keys.
-
-    ## What it checks
-    The config carries `speculators_version`.
-
-    ## Why it matters
-    Every release writes it; a hand-written or stripped config without it leaves readers
-    guessing which release's defaults apply. specfmt infers the version from which keys are
-    present and labels it *inferred* in its reports.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "draft_vocab_size": 32000}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "draft_vocab_size": 32000, "speculators_version": "0.9.0"}
-    ```
-    """
+    """`speculators_version` is absent, so the format version is inferred from the keys."""
 
     id = "M002"
     name = "version-missing"
@@ -116,29 +76,7 @@ class VersionMissing(_VersionRule):
 
 
 class VersionDisagreesWithKeys(_VersionRule):
-    """The declared `speculators_version` does not match the keys the file has.
-
-    ## What it checks
-    The release line named by `speculators_version` is one whose writer produces the keys
-    present (and, for files a release wrote, absent) in the config.
-
-    ## Why it matters
-    speculators stamps the version once and never updates it: a file loaded and saved again
-    by a newer release keeps the old string next to the new release's keys (and a hand edit
-    can do the opposite). Tools that trust the string apply the wrong defaults; specfmt uses
-    the version the keys allow and reports both.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_version": "0.4.0", "fc_norm": false, "norm_output": false}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_version": "0.7.0", "fc_norm": false, "norm_output": false}
-    ```
-    `specfmt migrate --to 0.7` re-stamps the file.
-    """
+    """The declared `speculators_version` does not match the keys the file has."""
 
     id = "M003"
     name = "version-disagrees-with-keys"
@@ -163,23 +101,7 @@ class VersionDisagreesWithKeys(_VersionRule):
 
 
 class OlderFormat(_VersionRule):
-    """The config is in an older format version than the latest.
-
-    ## What it checks
-    The detected format version is the latest one specfmt knows.
-
-    ## Why it matters
-    Older formats lack fields current readers use, and some defaults changed meaning
-    between releases. `specfmt migrate` converts step by step and lists every change.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "speculators_version": "0.2.0"}
-    ```
-
-    ## Use instead
-    Run `specfmt migrate config.json --in-place` (add `--dry-run` to see the diff first).
-    """
+    """The config is in an older format version than the latest."""
 
     id = "M004"
     name = "older-format"
@@ -198,34 +120,13 @@ class OlderFormat(_VersionRule):
 
 
 class DSparkAnchorUnrecorded(_VersionRule):
-    """A DSpark config has no `sample_from_anchor`; its writer meant false, readers assume true.
-
-    ## What it checks
-    `dspark` configs carry `sample_from_anchor`.
-
-    ## Why it matters
-    Builds 0.7.0.dev42-dev81 wrote DSpark drafts before the field existed; those drafts were
-    trained with the anchor as bonus token (`speculative_tokens = block_size - 1`). The field
-    added in 0.7.0.dev82 defaults to **true** for dspark, so every current reader drafts
-    with the wrong block layout.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dspark", "speculators_version": "0.7.0.dev60", "block_size": 8}
-    ```
-
-    ## Use instead
-    ```json
-    {"speculators_model_type": "dspark", "speculators_version": "0.7.0.dev60", "block_size": 8, "sample_from_anchor": false}
-    ```
-    `specfmt fix` and `specfmt migrate` write it.
-    """
+    """A DSpark config has no `sample_from_anchor`; its writer meant false, readers assume true."""
 
     id = "M005"
     name = "dspark-anchor-unrecorded"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = ("dspark",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         why = eras.dspark_anchor_missing(ctx.config)
@@ -238,32 +139,13 @@ class DSparkAnchorUnrecorded(_VersionRule):
 
 
 class DFlashTokensOffByOne(_VersionRule):
-    """A DFlash config from 0.5.0.dev46-dev71 sets `speculative_tokens` to `block_size`.
-
-    ## What it checks
-    DFlash files written by the builds with the off-by-one (0.5.0.dev46 ... dev71) have
-    `speculative_tokens = block_size - 1`.
-
-    ## Why it matters
-    Those builds wrote `block_size`; the anchor is the verifier's bonus token, so only
-    `block_size - 1` positions are drafted. Readers that take `speculative_tokens` at its
-    word ask the draft for one token it never learned.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "dflash", "speculators_version": "0.5.0.dev60", "block_size": 16,
-     "speculators_config": {"proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 16}]}}
-    ```
-
-    ## Use instead
-    `"speculative_tokens": 15`; `specfmt migrate` corrects it.
-    """
+    """A DFlash config from 0.5.0.dev46-dev71 sets `speculative_tokens` to `block_size`."""
 
     id = "M006"
     name = "dflash-tokens-off-by-one"
     since = "0.5.0"
     severity = Severity.WARNING
-    applies_to = ("dflash",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         bug = eras.dflash_off_by_one(ctx.config)
@@ -278,32 +160,13 @@ class DFlashTokensOffByOne(_VersionRule):
 
 
 class ConverterLostDecoderLayer(_VersionRule):
-    """An EAGLE-3 conversion from a release whose converter dropped the decoder layer.
-
-    ## What it checks
-    EAGLE-3 converter output (`architectures: ["Eagle3Speculator"]`) stamped 0.2.0.dev20 ...
-    0.4.0 or 0.5.0.dev1 ... dev13.
-
-    ## Why it matters
-    Those converters lost the `midlayer.*` -> `layers.0.*` rename: checkpoints converted from
-    SafeAILab/NVIDIA EAGLE-3 weights have a randomly initialised decoder layer and an
-    acceptance rate near zero. The config looks fine; only re-converting repairs it.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "architectures": ["Eagle3Speculator"], "speculators_version": "0.3.0"}
-    ```
-
-    ## Use instead
-    Re-convert the original checkpoint with speculators >= 0.4.0.1, then check that
-    `layers.0.self_attn.*` in model.safetensors are not random (`specfmt validate --deep`).
-    """
+    """An EAGLE-3 conversion from a release whose converter dropped the decoder layer."""
 
     id = "M007"
     name = "converter-lost-decoder-layer"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = ("eagle3",)
+    applies_to = (eras.BUG_TYPE[id],)
     references = ("vllm-project/speculators#1114", "vllm-project/speculators#358")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -311,32 +174,14 @@ class ConverterLostDecoderLayer(_VersionRule):
 
 
 class HiddenStatesOffByOne(_VersionRule):
-    """An EAGLE-3 draft trained on hidden states captured one layer late (0.3-0.4 data).
-
-    ## What it checks
-    Trained EAGLE-3 drafts (`architectures: ["Eagle3DraftModel"]`) stamped 0.3.0.dev37 ...
-    0.5.0.dev16 with no explicit aux layer ids.
-
-    ## Why it matters
-    The 0.3-0.4 data generation captured the output of layer L where readers feed the state
-    entering layer L, so the draft learned from features one layer later than it is served
-    with. Nothing in the config records it; acceptance is lower than it should be.
-
-    ## Example
-    ```json
-    {"speculators_model_type": "eagle3", "architectures": ["Eagle3DraftModel"], "speculators_version": "0.4.0", "eagle_aux_hidden_state_layer_ids": null}
-    ```
-
-    ## Use instead
-    Re-train on data generated with speculators >= 0.5, or measure acceptance before serving.
-    """
+    """An EAGLE-3 draft trained on hidden states captured one layer late (0.3-0.4 data)."""
 
     id = "M008"
     name = "hidden-states-off-by-one"
     since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
-    applies_to = ("eagle3",)
+    applies_to = (eras.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         yield from _problem_hits(ctx, self.id)

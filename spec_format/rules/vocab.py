@@ -120,27 +120,7 @@ class _VocabRule(Rule):
 
 
 class T2dCountMismatch(_VocabRule):
-    """`t2d` does not select exactly `draft_vocab_size` tokens.
-
-    ## What it checks
-    (`--deep`) The number of true entries in `t2d` equals `draft_vocab_size`.
-
-    ## Why it matters
-    `t2d` selects the verifier-head rows that make the draft head; the library checks
-    `t2d.sum() == draft_vocab_size` only when the maps are passed in explicitly, not when they
-    come from the checkpoint. A mask that selects another number of tokens makes the draft's
-    logits and the verifier's disagree about which token each row is.
-
-    ## Example
-    `t2d` with 1746 true entries and `draft_vocab_size: 32000`.
-
-    ## Use instead
-    Rebuild the maps from the token frequencies of the training data, keeping exactly
-    `draft_vocab_size` tokens.
-
-    ## References
-    SafeAILab/EAGLE#248
-    """
+    """`t2d` does not select exactly `draft_vocab_size` tokens."""
 
     id = "D001"
     name = "t2d-count-mismatch"
@@ -169,25 +149,7 @@ def _targets(maps: VocabMaps):
 
 
 class D2tOutOfRange(_VocabRule):
-    """A draft token maps to a verifier token id outside the verifier vocabulary.
-
-    ## What it checks
-    (`--deep`) For every draft id `i`, `i + d2t[i]` lies in `[0, vocab_size)`.
-
-    ## Why it matters
-    Engines turn draft ids into verifier ids with exactly this sum; an id outside the
-    vocabulary crashes the sampler or, wrapped by negative indexing, proposes an unrelated
-    token. The library does not check it.
-
-    ## Example
-    `d2t[0] = -1` (draft id 0 -> verifier id -1).
-
-    ## Use instead
-    `d2t = selected_ids - arange(draft_vocab_size)` with `selected_ids` sorted verifier ids.
-
-    ## References
-    mobilint/mblt-model-zoo#110
-    """
+    """A draft token maps to a verifier token id outside the verifier vocabulary."""
 
     id = "D002"
     name = "d2t-out-of-range"
@@ -215,23 +177,7 @@ class D2tOutOfRange(_VocabRule):
 
 
 class D2tNotIncreasing(_VocabRule):
-    """`i + d2t[i]` is not strictly increasing.
-
-    ## What it checks
-    (`--deep`) The verifier ids of draft ids 0, 1, 2, ... are strictly increasing (so
-    `d2t` is non-decreasing and no two draft ids share a verifier id).
-
-    ## Why it matters
-    The library builds the draft vocabulary from the selected verifier ids in ascending order,
-    and the draft head's rows follow that order. Two draft ids mapping to one verifier token,
-    or an unsorted map, mean the head's rows and the map disagree.
-
-    ## Example
-    `d2t = [0, 0, -1, ...]`: draft ids 1 and 2 both map to verifier id 1.
-
-    ## Use instead
-    Sort the selected verifier ids before computing `d2t`.
-    """
+    """`i + d2t[i]` is not strictly increasing."""
 
     id = "D003"
     name = "d2t-not-increasing"
@@ -257,23 +203,7 @@ class D2tNotIncreasing(_VocabRule):
 
 
 class D2tT2dInconsistent(_VocabRule):
-    """`d2t` and `t2d` describe different token selections.
-
-    ## What it checks
-    (`--deep`) The positions of `t2d`'s true entries are exactly `i + d2t[i]` for every
-    draft id `i`.
-
-    ## Why it matters
-    The library slices the verifier head with `t2d`, vLLM maps proposals back with `d2t`: if
-    they disagree, the draft's logit for row `i` is trained for one token and served as
-    another. The library checks neither against the other.
-
-    ## Example
-    `t2d` rebuilt from new data while `d2t` is still the one from the old run.
-
-    ## Use instead
-    Build both from the same selected ids: `t2d[ids] = True`, `d2t = ids - arange(D)`.
-    """
+    """`d2t` and `t2d` describe different token selections."""
 
     id = "D004"
     name = "d2t-t2d-inconsistent"
@@ -374,26 +304,7 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
 
 
 class NonFiniteWeights(_VocabRule):
-    """A weight tensor holds NaN or Inf values.
-
-    ## What it checks
-    (`--scan-weights`) Every floating-point tensor is finite. The tensors are streamed in
-    fixed-size chunks, so memory does not grow with the checkpoint.
-
-    ## Why it matters
-    The speculators library initialises `embed_tokens`, `lm_head` and `verifier_lm_head` to
-    NaN so that unloaded weights are easy to spot, and saves whatever it holds: a draft saved
-    before its verifier weights were loaded carries NaN heads, loads everywhere, and proposes
-    garbage. NaN from a diverged run looks the same.
-
-    ## Example
-    `lm_head.weight` entirely NaN because `verifier.name_or_path` was null when the draft was
-    saved.
-
-    ## Use instead
-    Load the verifier weights (`load_verifier_weights()`) before saving, or re-export from a
-    healthy training checkpoint.
-    """
+    """A weight tensor holds NaN or Inf values."""
 
     id = "D010"
     name = "non-finite-weights"

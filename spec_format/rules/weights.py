@@ -191,30 +191,7 @@ class _WeightsRule(Rule):
 
 
 class MissingTensor(_WeightsRule):
-    """A tensor the config calls for is not in the checkpoint.
-
-    ## What it checks
-    Every tensor the type's contract requires for this config (given its flags:
-    `norm_before_fc`, `fc_norm`, Qwen3 `q_norm`/`k_norm`, `attention_bias`, the DSpark heads,
-    ...) is in the safetensors header. The vocabulary maps and whole missing layers have
-    their own rules (W008, W010).
-
-    ## Why it matters
-    The speculators library loads with `strict=False`: a missing tensor is silently
-    initialised at random (or left NaN), the draft loads, and acceptance collapses. A lost
-    `midlayer -> layers.0` rename in a converter gave acceptance 0 this way.
-
-    ## Example
-    An EAGLE-3 checkpoint without `layers.0.self_attn.o_proj.weight`.
-
-    ## Use instead
-    Export the checkpoint again from the trained model, or fix the converter's key mapping.
-    If the tensor is missing because a flag is wrong (e.g. `model_type: qwen3` on a Llama
-    draft), fix the config.
-
-    ## References
-    vllm-project/speculators#1114, vllm-project/vllm#43132
-    """
+    """A tensor the config calls for is not in the checkpoint."""
 
     id = "W001"
     name = "missing-tensor"
@@ -254,30 +231,7 @@ def _missing_message(ctx: Context, t) -> str:
 
 
 class UnexpectedTensor(_WeightsRule):
-    """The checkpoint holds a tensor that the format (for this config) does not have.
-
-    ## What it checks
-    Every tensor in the header is one the type's contract declares for this config. A tensor
-    that only exists under a flag (`fc_norm.0.weight` without `fc_norm`, `input_norm.weight`
-    without `norm_before_fc`, `q_norm` on a Llama draft) is reported with that flag.
-
-    ## Why it matters
-    vLLM refuses unexpected tensors at load time; the speculators library ignores them
-    silently. Either way, an unexpected tensor usually means the config and the weights
-    disagree about the architecture (a flag is off, or the names come from another tool).
-
-    ## Example
-    `fc_norm.0.weight`, `fc_norm.1.weight`, `fc_norm.2.weight` in a checkpoint whose config
-    says `"fc_norm": false`.
-
-    ## Use instead
-    Set the flag the tensors belong to (`"fc_norm": true`), or remove the tensors. Tensors
-    named `midlayer.*` come from the original EAGLE-3 code: convert the checkpoint with
-    `speculators convert --algorithm eagle3`.
-
-    ## References
-    vllm-project/speculators#1114
-    """
+    """The checkpoint holds a tensor that the format (for this config) does not have."""
 
     id = "W002"
     name = "unexpected-tensor"
@@ -337,28 +291,7 @@ def _unexpected_message(ctx: Context, name: str) -> str:
 
 
 class VocabMapMissing(_WeightsRule):
-    """`draft_vocab_size` is smaller than the verifier vocabulary but `t2d`/`d2t` are missing.
-
-    ## What it checks
-    When `draft_vocab_size < transformer_layer_config.vocab_size`, the checkpoint holds both
-    `d2t` (int64, one entry per draft token) and `t2d` (bool, one entry per verifier token).
-
-    ## Why it matters
-    Without `d2t`, vLLM keeps an all-zero `draft_id_to_target_id`: draft token *i* is read as
-    verifier token *i*, every proposal is a wrong token, and acceptance collapses without an
-    error. DSpark refuses to load instead.
-
-    ## Example
-    A Qwen3-8B EAGLE-3 draft with `draft_vocab_size: 32000` whose vocabulary mapping was saved
-    to a side file (`d2t.npy`) instead of `model.safetensors`.
-
-    ## Use instead
-    Store the mapping in the checkpoint: `d2t = selected_ids - arange(D)` (int64) and
-    `t2d[selected_ids] = True` (bool), as `speculators` builds them.
-
-    ## References
-    NVIDIA-NeMo/Automodel#2447, pytorch/executorch#20149
-    """
+    """`draft_vocab_size` is smaller than the verifier vocabulary but `t2d`/`d2t` are missing."""
 
     id = "W008"
     name = "vocab-map-missing"
@@ -386,27 +319,7 @@ class VocabMapMissing(_WeightsRule):
 
 
 class LayerCountMismatch(_WeightsRule):
-    """The number of decoder layers in the weights differs from `num_hidden_layers`.
-
-    ## What it checks
-    The layer indices in the tensor names (`layers.N.*`, or `mtp_layers.N.*` for MTP) are
-    exactly `0 .. num_hidden_layers - 1` (`num_nextn_predict_layers` for MTP).
-
-    ## Why it matters
-    Readers build as many layers as the config says. Extra layers in the weights are dropped
-    silently by lenient loaders (a legacy converter hard-coded one layer and lost
-    `layers.1.*`); missing layers are initialised at random.
-
-    ## Example
-    `transformer_layer_config.num_hidden_layers: 1` with tensors `layers.0.*` and `layers.1.*`.
-
-    ## Use instead
-    Set `num_hidden_layers` to the number of layers the draft was trained with, or export
-    every layer.
-
-    ## References
-    vllm-project/speculators#812
-    """
+    """The number of decoder layers in the weights differs from `num_hidden_layers`."""
 
     id = "W010"
     name = "layer-count-mismatch"
@@ -441,25 +354,7 @@ class LayerCountMismatch(_WeightsRule):
 
 
 class TensorShapeMismatch(_WeightsRule):
-    """A tensor's shape does not follow from the config.
-
-    ## What it checks
-    Each tensor's shape equals its contract shape evaluated with the config's symbols
-    (`H` hidden_size, `I` intermediate_size, `nH`/`nKV` heads, `hd` head_dim, ...). The
-    shapes with a history of field failures have their own rules (W004-W007, W009).
-
-    ## Why it matters
-    A shape mismatch is a load failure in vLLM and in speculators; when the config is the
-    wrong side (a `head_dim` left to its default, an `intermediate_size` from another model)
-    the error message names weights, not the config field to fix.
-
-    ## Example
-    `layers.0.mlp.gate_proj.weight` of shape `[14336, 4096]` with `intermediate_size: 12288`.
-
-    ## Use instead
-    Copy the draft's real dimensions into `transformer_layer_config` (or re-export the
-    weights for the config).
-    """
+    """A tensor's shape does not follow from the config."""
 
     id = "W003"
     name = "tensor-shape-mismatch"
@@ -500,27 +395,7 @@ def _role_mismatch(ctx: Context, role: str):
 
 
 class FcWidthMismatch(_WeightsRule):
-    """`fc.weight` does not have `A x Ht` input columns for the declared aux layers.
-
-    ## What it checks
-    `fc.weight` is `[H, A * Ht]`: `A` is the number of aux layer ids (3 when an EAGLE-3 list
-    is null), `Ht` is `target_hidden_size` or `hidden_size`.
-
-    ## Why it matters
-    The aux layer list decides how many verifier hidden states the engine concatenates. A
-    draft trained on 4 aux layers with a config listing 3 (or none) fails to load in vLLM
-    (`size mismatch ... 4096x16384 vs 4096x12288`), or with another reader is fed the wrong
-    layers.
-
-    ## Example
-    `fc.weight` `[4096, 16384]` (4 x 4096) with `eagle_aux_hidden_state_layer_ids: [2, 18, 33]`.
-
-    ## Use instead
-    List every aux layer the draft was trained on, e.g. `[2, 18, 33, 35]`.
-
-    ## References
-    vllm-project/vllm#54526, verl-project/verl-SpeCo#6, sgl-project/sglang#8163
-    """
+    """`fc.weight` does not have `A x Ht` input columns for the declared aux layers."""
 
     id = "W004"
     name = "fc-width-mismatch"
@@ -577,26 +452,7 @@ class FcWidthMismatch(_WeightsRule):
 
 
 class LmHeadRowsMismatch(_WeightsRule):
-    """`lm_head.weight` does not have `draft_vocab_size` rows.
-
-    ## What it checks
-    `lm_head.weight` is `[D, H]` with `D = draft_vocab_size`.
-
-    ## Why it matters
-    A head with the verifier's full vocabulary in a reduced-vocabulary draft (or the other
-    way round) fails to load, or (after `tie_weights()` replaced the head) produces logits
-    over the wrong token ids.
-
-    ## Example
-    `lm_head.weight` `[128256, 4096]` with `draft_vocab_size: 32000`.
-
-    ## Use instead
-    Export the draft's own head (`D` rows, the verifier head's rows selected by `t2d`), or set
-    `draft_vocab_size` to what the head was trained with.
-
-    ## References
-    SafeAILab/EAGLE#249, vllm-project/speculators#74
-    """
+    """`lm_head.weight` does not have `draft_vocab_size` rows."""
 
     id = "W005"
     name = "lm-head-rows-mismatch"
@@ -627,26 +483,7 @@ class LmHeadRowsMismatch(_WeightsRule):
 
 
 class EmbedRowsMismatch(_WeightsRule):
-    """`embed_tokens.weight` does not have one row per verifier token.
-
-    ## What it checks
-    `embed_tokens.weight` is `[V, H]` with `V = transformer_layer_config.vocab_size`.
-
-    ## Why it matters
-    Drafts embed verifier token ids (the accepted tokens), so the table must cover the full
-    verifier vocabulary; a table sized to the draft vocabulary indexes out of range on the
-    first token id above it.
-
-    ## Example
-    `embed_tokens.weight` `[32000, 4096]` in a Qwen3 draft with `vocab_size: 151936`.
-
-    ## Use instead
-    Export the verifier's embedding (or drop the tensor and let the engine share the
-    verifier's).
-
-    ## References
-    vllm-project/vllm#18906
-    """
+    """`embed_tokens.weight` does not have one row per verifier token."""
 
     id = "W006"
     name = "embed-rows-mismatch"
@@ -666,25 +503,7 @@ class EmbedRowsMismatch(_WeightsRule):
 
 
 class VocabMapLengthMismatch(_WeightsRule):
-    """`t2d` is not `[vocab_size]` or `d2t` is not `[draft_vocab_size]`.
-
-    ## What it checks
-    `t2d` has one entry per verifier token (`V`), `d2t` one per draft token (`D`).
-
-    ## Why it matters
-    The speculators library refuses mismatched maps at load; vLLM indexes `d2t` with draft
-    ids, so a short map crashes and a long one maps to the wrong tokens. Mappings cached from
-    an earlier run with another `draft_vocab_size` are the usual cause.
-
-    ## Example
-    `d2t` `[6054]` with `draft_vocab_size: 32000`.
-
-    ## Use instead
-    Rebuild the maps for the current vocabulary sizes (delete cached `t2d.npy`/`d2t.npy`).
-
-    ## References
-    sgl-project/SpecForge#76, vllm-project/speculators#1081
-    """
+    """`t2d` is not `[vocab_size]` or `d2t` is not `[draft_vocab_size]`."""
 
     id = "W007"
     name = "vocab-map-length-mismatch"
@@ -706,25 +525,7 @@ class VocabMapLengthMismatch(_WeightsRule):
 
 
 class FirstLayerInputWidth(_WeightsRule):
-    """EAGLE-3 `layers.0` q/k/v projections do not take `2 x hidden_size` inputs.
-
-    ## What it checks
-    EAGLE-3 and P-EAGLE: `layers.0.self_attn.{q,k,v}_proj.weight` are `[heads x head_dim, 2H]`;
-    the first layer attends over `cat(embeddings, hidden)`.
-
-    ## Why it matters
-    A first layer with `H` inputs is a plain decoder layer: the checkpoint was exported
-    without the EAGLE-3 patch, or `hidden_size` in the config is not the draft's (then every
-    other check is off too).
-
-    ## Example
-    `layers.0.self_attn.q_proj.weight` `[4096, 4096]` with `hidden_size: 4096` (expected
-    `[4096, 8192]`).
-
-    ## Use instead
-    Export the EAGLE-3 model itself (speculators `Eagle3DraftModel`), and keep `hidden_size`
-    at the draft's width.
-    """
+    """EAGLE-3 `layers.0` q/k/v projections do not take `2 x hidden_size` inputs."""
 
     id = "W009"
     name = "first-layer-input-width"
@@ -758,23 +559,7 @@ class FirstLayerInputWidth(_WeightsRule):
 
 class DtypeFamilyMismatch(_WeightsRule):
     """A tensor is stored in the wrong kind of dtype (`t2d` not bool, `d2t` not int64, a
-    weight stored as integers).
-
-    ## What it checks
-    `t2d` is `BOOL`, `d2t` is `I64`, and every weight is a floating-point dtype.
-
-    ## Why it matters
-    The maps are used as a boolean mask and as integer offsets; the speculators library
-    accepts a float `t2d` silently, other readers index with it and fail or select the wrong
-    rows. Integer weights mean a quantised export without its scales.
-
-    ## Example
-    `t2d` stored as `F32` (0.0/1.0) after `model.to(torch.float32)` was applied to a plain
-    dict of tensors.
-
-    ## Use instead
-    Save `t2d.bool()` and `d2t.long()`; keep weights in bf16/fp16/fp32.
-    """
+    weight stored as integers)."""
 
     id = "W011"
     name = "dtype-family-mismatch"
@@ -820,25 +605,7 @@ def _float_dtypes(ctx: Context) -> Counter:
 
 
 class MixedFloatDtypes(_WeightsRule):
-    """The weights mix float dtypes (some bf16, some fp32, ...).
-
-    ## What it checks
-    All floating-point weights share one dtype.
-
-    ## Why it matters
-    Engines load every weight into one dtype; a mix usually means part of the checkpoint was
-    written by another step (a converter, a manual patch) and may not match the rest. An fp16
-    draft paired with a bf16 target has been seen to collapse acceptance.
-
-    ## Example
-    Every tensor `BF16` except `fc.weight` in `F32`.
-
-    ## Use instead
-    Cast the whole state dict to one dtype before saving (`model.to(torch.bfloat16)`).
-
-    ## References
-    InternLM/lmdeploy#4991
-    """
+    """The weights mix float dtypes (some bf16, some fp32, ...)."""
 
     id = "W012"
     name = "mixed-float-dtypes"
@@ -863,23 +630,7 @@ class MixedFloatDtypes(_WeightsRule):
 
 
 class DtypeConfigMismatch(_WeightsRule):
-    """The config's `torch_dtype`/`dtype` is not the dtype the weights are stored in.
-
-    ## What it checks
-    The float dtype most weights use equals the config's `torch_dtype` (or `dtype`, the
-    transformers 5 spelling).
-
-    ## Why it matters
-    Engines with `dtype="auto"` take the dtype from the config and cast the weights: an fp32
-    checkpoint labelled bf16 silently loses precision, a bf16 one labelled fp32 doubles the
-    draft's memory.
-
-    ## Example
-    `"torch_dtype": "float32"` with every weight stored as `BF16`.
-
-    ## Use instead
-    Write the dtype the weights are stored in: `"torch_dtype": "bfloat16"`.
-    """
+    """The config's `torch_dtype`/`dtype` is not the dtype the weights are stored in."""
 
     id = "W013"
     name = "dtype-config-mismatch"
@@ -917,25 +668,7 @@ class DtypeConfigMismatch(_WeightsRule):
 
 
 class VerifierTensorsInCheckpoint(_WeightsRule):
-    """The checkpoint holds training-only `verifier_*` tensors.
-
-    ## What it checks
-    No tensor name starts with `verifier_` (`verifier_norm.weight`, `verifier_lm_head.weight`).
-
-    ## Why it matters
-    These are the verifier's norm and head, used only for the training loss. The speculators
-    library never saves them and ignores them at load, but vLLM has no such module and fails
-    to load the draft.
-
-    ## Example
-    `verifier_lm_head.weight` `[32000, 4096]` in a checkpoint saved from a raw state dict.
-
-    ## Use instead
-    Save with `save_pretrained`, or drop the keys before saving.
-
-    ## Consumers affected
-    vLLM (load error); speculators (ignored).
-    """
+    """The checkpoint holds training-only `verifier_*` tensors."""
 
     id = "W020"
     name = "verifier-tensors-in-checkpoint"
@@ -954,26 +687,7 @@ class VerifierTensorsInCheckpoint(_WeightsRule):
 
 
 class Qwen3OProjBias(_WeightsRule):
-    """A Qwen3-layer EAGLE-3 draft stores an `o_proj` bias, which vLLM cannot load.
-
-    ## What it checks
-    EAGLE-3 and P-EAGLE drafts with `model_type: qwen3` have no `self_attn.o_proj.bias`.
-
-    ## Why it matters
-    Hugging Face Qwen3 gives `o_proj` a bias when `attention_bias` is true, so speculators
-    trains and saves one; vLLM's Qwen3 attention never has an `o_proj` bias and refuses the
-    checkpoint.
-
-    ## Example
-    `"attention_bias": true` in a `qwen3` `transformer_layer_config`, with
-    `layers.0.self_attn.o_proj.bias` in the weights.
-
-    ## Use instead
-    Train Qwen3 drafts with `attention_bias: false`, or use Llama layers if the biases matter.
-
-    ## Consumers affected
-    vLLM (load error); speculators (loads).
-    """
+    """A Qwen3-layer EAGLE-3 draft stores an `o_proj` bias, which vLLM cannot load."""
 
     id = "W021"
     name = "qwen3-o-proj-bias"
@@ -995,26 +709,7 @@ class Qwen3OProjBias(_WeightsRule):
 
 
 class DFlashMaskHidden(_WeightsRule):
-    """A DFlash-family checkpoint stores `mask_hidden`, which vLLM refuses.
-
-    ## What it checks
-    DFlash, DFlash2, DSpark and XPress checkpoints hold no `mask_hidden` tensor (that tensor
-    belongs to P-EAGLE).
-
-    ## Why it matters
-    vLLM's DFlash model asserts on unexpected keys and fails to load; the speculators library
-    loads it and ignores it. It usually means a P-EAGLE training script's state dict was
-    saved as DFlash.
-
-    ## Example
-    `mask_hidden` `[1, 1, 12288]` in a `dflash` checkpoint.
-
-    ## Use instead
-    Remove `mask_hidden` (DFlash uses `mask_token_id` embeddings instead).
-
-    ## Consumers affected
-    vLLM (load error); speculators (ignored).
-    """
+    """A DFlash-family checkpoint stores `mask_hidden`, which vLLM refuses."""
 
     id = "W022"
     name = "dflash-mask-hidden"
@@ -1033,25 +728,7 @@ class DFlashMaskHidden(_WeightsRule):
 
 
 class DSparkMarkovHeadVariant(_WeightsRule):
-    """A DSpark checkpoint uses the `gated` or `rnn` Markov head, which vLLM cannot build.
-
-    ## What it checks
-    DSpark checkpoints hold no `markov_head.gate_proj.*` or `markov_head.joint_proj.*`.
-
-    ## Why it matters
-    vLLM's DSpark model builds only the vanilla Markov head; the extra tensors are unexpected
-    keys and the load fails. The speculators library trains and loads all three variants.
-
-    ## Example
-    `"markov_head_type": "gated"` with `markov_head.gate_proj.weight` in the weights.
-
-    ## Use instead
-    Serve gated/rnn DSpark drafts with the speculators runtime, or train a vanilla head for
-    vLLM.
-
-    ## Consumers affected
-    vLLM (load error); speculators (loads).
-    """
+    """A DSpark checkpoint uses the `gated` or `rnn` Markov head, which vLLM cannot build."""
 
     id = "W023"
     name = "dspark-markov-head-variant"

@@ -64,6 +64,9 @@ def downgrade(doc, ctx) -> StepOutput:
     )
     if ed.model_type == "dflash" and uses_sliding_window(layer_config(ed)):
         ed.problem(
-            "R003", pointer="/transformer_layer_config/layer_types", lossy=True, variant="dflash"
+            "R003",
+            pointer="/transformer_layer_config/layer_types",
+            lossy=True,
+            variant="dflash-0.5",
         )
     return ed.output()

@@ -108,7 +108,7 @@ def downgrade(doc, ctx) -> StepOutput:
         )
     if ed.model_type in EAGLE3_FAMILY and uses_sliding_window(layer_config(ed)):
         ed.problem(
-            "R003", pointer="/transformer_layer_config/layer_types", lossy=True, variant="eagle"
+            "R003", pointer="/transformer_layer_config/layer_types", lossy=True, variant="eagle-0.6"
         )
     return ed.output()
 

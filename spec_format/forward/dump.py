@@ -11,19 +11,16 @@ tolerance, e.g. between float32 and bfloat16), which is reported but not a misma
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
-import stat
 from pathlib import Path
 
 import torch
 from safetensors.torch import save
 
-from spec_format.errors import InputError, UsageError
+from spec_format.errors import InputError
 from spec_format.forward.draft import DraftOutput
 from spec_format.forward.inputs import open_regular
 from spec_format.forward.result import Comparison
+from spec_format.outfile import write_output
 
 # (logits, chosen verifier ids, chosen draft ids) of the step-0 rows and of the chain
 _GROUPS = (
@@ -51,77 +48,9 @@ def dump_tensors(out: DraftOutput) -> dict[str, torch.Tensor]:
 
 
 def write_dump(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> None:
+    """Through the one output writer: a regular file (or a link to one) is replaced
+    atomically, /dev/null or a FIFO is written through, a missing directory is exit 2."""
     write_output(path, save(tensors, metadata=metadata))
-
-
-def write_output(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` the way ``spec_format.outfile.write_output`` (being built on
-    the ``hostile`` branch) does, in small: an absent name or a regular file (or a link to
-    one) is replaced atomically (a temporary file in the same directory, fsynced, with the
-    old file's mode, renamed over it); anything else there (``/dev/null``, ``/dev/stdout``,
-    a FIFO) is written through as a shell redirect would, never replaced. Swap this for
-    the shared writer once it is merged: same call."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc})") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"--dump {path} is a directory; name the file to write")
-    try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            _write_through(path, data)
-            return
-        target = Path(os.path.realpath(path)) if os.path.islink(path) else path
-        if not target.parent.is_dir():
-            raise UsageError(
-                f"--dump {path}: the directory {target.parent} does not exist; create it first"
-            )
-        _replace(target, data, st)
-    except OSError as exc:
-        what = "the old file is unchanged" if st is not None else "nothing was written"
-        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc}); {what}") from None
-
-
-def _write_through(path: Path, data: bytes) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)  # no O_CREAT: the thing exists
-        try:
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise InputError(f"--dump {path}: cannot write ({exc.strerror or exc})") from None
-
-
-def _replace(target: Path, data: bytes, st: os.stat_result | None) -> None:
-    tmp = target.parent / f".specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            _write_all(fd, data)
-            if st is not None:
-                mode = stat.S_IMODE(st.st_mode)
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
-            os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _read(path: Path, ours: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | list[int] | None]:

@@ -234,7 +234,7 @@ def test_dump_onto_a_full_disk_leaves_the_old_file(tmp_path):
     (out / "dump.safetensors").write_bytes(b"old")
     case = [str(path), "--tokens", "16", "--dump", str(out / "dump.safetensors")]
     ((code, output),) = _limited({"RLIMIT_FSIZE": 2048}, [case])
-    assert code == 3 and "the old file is unchanged" in output, output
+    assert code == 3 and "the original is unchanged" in output, output
     assert (out / "dump.safetensors").read_bytes() == b"old"
     assert [p.name for p in out.iterdir()] == ["dump.safetensors"]  # no temporary file left
 

@@ -320,6 +320,7 @@ def resolve(checked: CheckedConfig) -> DraftSpec:
     effective[TLC] = layer_effective
     D, A, Ht = _resolve_vocab_and_aux(model_type, algo, layer, notes)
     _check_algorithm_fields(model_type, algo, layer, D)
+    _reader_notes(model_type, config, version, notes)
     _train_serve_notes(model_type, config, algo, layer, A, notes)
 
     speculative_tokens = None
@@ -605,6 +606,31 @@ def _check_algorithm_fields(
             raise CheckpointError("conv_kernel_size cannot exceed block_size")
 
 
+def _reader_notes(model_type: str, config: dict[str, Any], version: str, notes: list[str]) -> None:
+    """What the reader table says the engines read differently from the writer (the forward
+    follows the writer), and the flags they ignore."""
+    from spec_format import disputes
+
+    writer = disputes.writer_of(version)
+    if writer is None:
+        return
+    engines = disputes.assumed_engines()
+    for d in disputes.disputes(config, model_type, writer, engines):
+        notes.append(f"{d.field}: {d.describe()}; this forward follows {writer.id}")
+    for key, value in config.items():
+        if value is not True:
+            continue
+        ignoring = [
+            e.id
+            for e in engines
+            if e.serves(model_type)
+            and e.row(model_type, key) is not None
+            and e.reading(model_type, key, config).how == "ignored"
+        ]
+        if ignoring:
+            notes.append(f"{key} is true: {', '.join(ignoring)} never read it (used here)")
+
+
 def _train_serve_notes(
     model_type: str,
     config: dict[str, Any],
@@ -614,12 +640,6 @@ def _train_serve_notes(
     notes: list[str],
 ) -> None:
     """Differences between speculators' training model (followed here) and vLLM."""
-    if model_type in CHAIN and "norm_before_residual" not in config:
-        serve = "False" if model_type in PARALLEL else "True"
-        notes.append(
-            f"norm_before_residual is absent: training uses False (used here), vLLM "
-            f"reads {serve}; write it explicitly"
-        )
     if model_type in CHAIN and layer.model_type == "llama" and A != 3:
         notes.append(
             f"{A} aux hidden states: vLLM's llama EAGLE-3 path assumes 3 unless "
@@ -637,18 +657,9 @@ def _train_serve_notes(
         )
     if model_type in CHAIN and layer.model_type == "qwen3" and layer.attention_bias:
         notes.append("attention_bias with qwen3 layers: vLLM's Qwen3 o_proj has no bias")
-    if model_type in PARALLEL and algo["fc_norm"]:
-        notes.append(f"fc_norm on {model_type}: vLLM's P-EAGLE config update does not forward it")
     if model_type in PARALLEL and algo["norm_output"]:
         notes.append("norm_output has no effect on P-EAGLE (single parallel pass)")
     if model_type in BLOCK:
-        full = [i for i, t in enumerate(layer.layer_types) if t == "full_attention"]
-        if full and not algo["sliding_window_non_causal"]:
-            notes.append(
-                "full-attention layers are bidirectional inside the block (training); vLLM "
-                "versions that map sliding_window_non_causal=false to a global causal flag "
-                "run them causally"
-            )
         if "sliding_attention" in layer.layer_types:
             notes.append(
                 "sliding-window context is measured from the anchor (training); vLLM "

@@ -25,7 +25,6 @@ from spec_format import readers
 from spec_format.errors import UsageError
 
 WRITER = "speculators"
-_ABSENT = object()
 
 
 # -- which readers ------------------------------------------------------------------------
@@ -55,6 +54,7 @@ def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
     return tuple(out.values())
 
 
+@cache
 def writer_of(line: str) -> readers.Release | None:
     """The speculators release that writes (and reads back) format ``line``."""
     found = [r for r in readers.releases() if r.startswith(f"{WRITER}==")]
@@ -91,11 +91,6 @@ class View:
     value: Any  # what the reader acts on, in the field's own terms
     how: str  # "given", "absent", "null", "empty", "ignored", "rejected"
     meaning: Any
-
-    def describe(self) -> str:
-        if self.how == "ignored":
-            return f"{self.reader} ignores it"
-        return f"{self.reader} reads {show(self.value)}"
 
 
 def describe(views: Iterable[View], suffix: str = "") -> str:

@@ -101,8 +101,9 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
 
 
 def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> None:
-    """Write the writer's default of every absent field some covered reader reads
-    differently when it is absent."""
+    """Write every absent field some covered reader release reads differently when it is
+    absent, with the value under which they all read what the writer does (the writer's
+    default); a field no value reconciles is left to the engines' pass to report."""
     serving = [r for r in disputes.covered() if r is not writer and r.serves(model_type)]
     bare = dict(ed.doc)
     for key in writer.fields(model_type):
@@ -119,9 +120,10 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
             and v.how not in ("rejected", "ignored")
             and v.meaning != meant.meaning
         ]
-        if others:
+        done = disputes.reconcile(bare, model_type, key, meant, [writer, *serving])
+        if others and done.ok:
             why = f"{writer.id} default; " + disputes.describe(others, " when absent")
-            ed.set(pointer(key), node["default"], why)
+            ed.set(pointer(key), done.value, why)
 
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:

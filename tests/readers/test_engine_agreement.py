@@ -15,6 +15,7 @@ Run with ``pytest -m readers`` (environments: scripts/interop-envs.sh, scripts/r
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -61,12 +62,38 @@ def _fixed() -> list[tuple[Path, dict, set[str], str]]:
     return out
 
 
+def _raw() -> dict[str, dict]:
+    out = {}
+    for path in CORPUS:
+        config = oracle.load(path)
+        if isinstance(config.get("speculators_model_type"), str):
+            out[str(path)] = config
+    return out
+
+
 @cache
-def _answers(rid: str, key: tuple[str, ...]) -> dict[str, dict]:
-    rel = readers.release(*rid.split("=="))
-    docs = {p: doc for p, doc, _, _ in _fixed() if str(p) in key}
-    answers = oracle.run(rel, list(docs.values()))
-    return dict(zip((str(p) for p in docs), answers, strict=True))
+def _executed() -> dict[str, dict[str, dict]]:
+    """release id -> request key -> the executed release's answer. Each release's probe runs
+    once for both tests (the engine on the raw and the fixed configs, each writer on the
+    fixed configs of its format version), two at a time."""
+    engine = readers.release(*ENGINE.split("=="))
+    jobs: dict[str, dict[str, dict]] = {engine.id: {f"raw:{p}": c for p, c in _raw().items()}}
+    for path, doc, _, line in _fixed():
+        writer = disputes.writer_of(line)
+        if writer is None or not engine.serves(doc["speculators_model_type"]):
+            continue
+        jobs[engine.id][f"fixed:{path}"] = doc
+        jobs.setdefault(writer.id, {})[f"fixed:{path}"] = doc
+    for rid in jobs:
+        _need(readers.release(*rid.split("==")))
+
+    def run(rid: str) -> tuple[str, dict[str, dict]]:
+        keys, docs = zip(*jobs[rid].items(), strict=True)
+        answers = oracle.run(readers.release(*rid.split("==")), list(docs))
+        return rid, dict(zip(keys, answers, strict=True))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(run, jobs))
 
 
 def test_fix_leaves_no_disagreement_the_executed_readers_see():
@@ -80,16 +107,14 @@ def test_fix_leaves_no_disagreement_the_executed_readers_see():
             continue
         by_writer.setdefault(writer.id, []).append((path, doc, named))
     assert by_writer, "no config of the corpus is served by the engine"
+    executed = _executed()
     failures = []
     for wid, items in sorted(by_writer.items()):
         writer = readers.release(*wid.split("=="))
-        _need(writer)
-        key = tuple(str(p) for p, _, _ in items)
-        got_engine = _answers(engine.id, key)
-        got_writer = _answers(writer.id, key)
         for path, doc, named in items:
             model_type = doc["speculators_model_type"]
-            a_engine, a_writer = got_engine[str(path)], got_writer[str(path)]
+            a_engine = executed[engine.id][f"fixed:{path}"]
+            a_writer = executed[writer.id][f"fixed:{path}"]
             for name, row in engine.fields(model_type).items():
                 w_row = writer.row(model_type, name)
                 if row.get("ignored") or w_row is None or w_row.get("ignored"):
@@ -115,12 +140,8 @@ def test_fix_leaves_no_disagreement_the_executed_readers_see():
 def test_validate_engine_errors_exactly_where_the_engine_refuses():
     engine = readers.release(*ENGINE.split("=="))
     _need(engine)
-    docs = {}
-    for path in CORPUS:
-        config = oracle.load(path)
-        if isinstance(config.get("speculators_model_type"), str):
-            docs[str(path)] = config
-    answers = dict(zip(docs, oracle.run(engine, list(docs.values())), strict=True))
+    docs = _raw()
+    answers = {p: _executed()[engine.id][f"raw:{p}"] for p in docs}
     wrong = []
     for path, config in docs.items():
         report = validate_config(config, ValidateOptions(engines=(ENGINE,)), name=path)

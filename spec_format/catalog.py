@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from spec_format.errors import UsageError
 
 
-@dataclass(frozen=True)
-class VersionEntry:
+class VersionEntry(NamedTuple):
     """One format version (a speculators release line) as the catalog lists it."""
 
     version: str  # "0.9"
@@ -34,16 +32,14 @@ class VersionEntry:
     transformers: str  # major transformers version its writer used ("4" or "5")
 
 
-@dataclass(frozen=True)
-class RetiredType:
+class RetiredType(NamedTuple):
     name: str
     last_version: str
     what: str
     note: str
 
 
-@dataclass(frozen=True)
-class RepeatedLayers:
+class RepeatedLayers(NamedTuple):
     """How a type's repeated decoder layers are named and counted."""
 
     prefix: str  # tensor name prefix: "layers" -> layers.0.*, layers.1.*
@@ -51,8 +47,7 @@ class RepeatedLayers:
     count: str  # dotted config field that holds the count
 
 
-@dataclass(frozen=True)
-class TypeRecord:
+class TypeRecord(NamedTuple):
     """Everything the tool knows about one ``speculators_model_type`` beyond its schema."""
 
     name: str
@@ -79,8 +74,7 @@ class TypeRecord:
     draft_forwards: str | None = None
 
 
-@dataclass(frozen=True)
-class NoiseKey:
+class NoiseKey(NamedTuple):
     """A key some writers serialize by accident; no reader uses it."""
 
     name: str

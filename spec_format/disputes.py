@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from spec_format import readers
 from spec_format.errors import UsageError
@@ -83,8 +82,7 @@ def assumed_engines() -> tuple[readers.Release, ...]:
 
 
 # -- meanings -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """One reader's reading of one field."""
 
     reader: str  # "vllm==0.33.0"
@@ -174,8 +172,7 @@ def _counts(got: View | None) -> bool:
 
 
 # -- disputes -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Dispute:
+class Dispute(NamedTuple):
     field: str
     meant: View  # the writer's reading
     others: tuple[View, ...]  # readers whose meaning differs
@@ -221,8 +218,7 @@ def disputes(
     return out
 
 
-@dataclass(frozen=True)
-class Reconciliation:
+class Reconciliation(NamedTuple):
     field: str
     ok: bool
     value: Any = None  # what to write, when ok
@@ -258,8 +254,7 @@ def _agrees(release, model_type, name, config, meant: View) -> bool:
     return not _counts(got) or got.meaning == meant.meaning
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(NamedTuple):
     engine: readers.Release
     pointer: str
     message: str  # the engine's own words

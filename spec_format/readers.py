@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
@@ -22,19 +21,17 @@ _HUB_ID = re.compile(rf"^(?:{_HUB_NAME}/)?{_HUB_NAME}$")
 _MISSING = object()
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """What a reader behaves as if the field held (in the config field's own terms)."""
 
     value: Any
     how: str  # one of HOWS: which case of the row decided the value
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     name: str
     version: str
-    data: dict = field(repr=False, compare=False)
+    data: dict
 
     @property
     def id(self) -> str:

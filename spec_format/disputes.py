@@ -185,12 +185,22 @@ class Dispute(NamedTuple):
         return describe((self.meant, *self.others))
 
 
-def _fields(model_type: str, releases: Sequence[readers.Release]) -> list[str]:
-    seen: dict[str, None] = {}
-    for release in releases:
-        for name in release.fields(model_type):
-            seen.setdefault(name, None)
-    return list(seen)
+_CASES = ("absent", "null", "empty", "given_rejects", "ignored", "scope")
+_CONTESTED: dict[tuple[str, str, str], tuple[str, ...]] = {}
+
+
+def _contested(writer: readers.Release, engine: readers.Release, model_type: str):
+    """Fields whose rows differ between the two releases in some case: only those can ever
+    be read differently (rows equal in every case read every config the same)."""
+    key = (writer.id, engine.id, model_type)
+    if key not in _CONTESTED:
+        mine, theirs = writer.fields(model_type), engine.fields(model_type)
+        _CONTESTED[key] = tuple(
+            name
+            for name, row in mine.items()
+            if name in theirs and any(row.get(c) != theirs[name].get(c) for c in _CASES)
+        )
+    return _CONTESTED[key]
 
 
 def disputes(
@@ -200,9 +210,37 @@ def disputes(
     engines: Sequence[readers.Release],
 ) -> list[Dispute]:
     """Fields on which an engine that serves the type means something else than the writer."""
-    out = []
     serving = [e for e in engines if e.serves(model_type)]
-    for name in _fields(model_type, [writer, *serving]):
+    contested: dict[str, list[readers.Release]] = {}
+    for e in serving:
+        for name in _contested(writer, e, model_type):
+            contested.setdefault(name, []).append(e)
+    # the readings depend only on the fields the rows name (a refusal may name another
+    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
+    # that agree on those share one answer
+    names = (*contested, *writer.fields(model_type))
+    key = (
+        writer.id,
+        tuple(e.id for e in serving),
+        model_type,
+        tuple(repr(config.get(n, _UNSET)) for n in names),
+        layer_kinds(config),
+    )
+    if key in _DISPUTES:
+        return list(_DISPUTES[key])
+    if len(_DISPUTES) > 4096:
+        _DISPUTES.clear()
+    _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
+    return list(found)
+
+
+_UNSET = object()
+_DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
+
+
+def _disputes(config, model_type, writer, contested) -> tuple[Dispute, ...]:
+    out = []
+    for name, others in contested.items():
         meant = view(writer, model_type, name, config)
         if not _counts(meant):
             continue
@@ -210,12 +248,12 @@ def disputes(
         # value of the field changes what it does
         differ = [
             got
-            for e in serving
+            for e in others
             if _counts(got := view(e, model_type, name, config)) and got.meaning != meant.meaning
         ]
         if differ:
             out.append(Dispute(name, meant, tuple(differ)))
-    return out
+    return tuple(out)
 
 
 class Reconciliation(NamedTuple):

@@ -11,6 +11,7 @@ as a warning instead of an error.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 
 from spec_format import catalog, disputes
 from spec_format.report import Severity
@@ -20,6 +21,18 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _ReaderRule(Rule):
     abstract = True
     layer = Layer.CONSUMER
+
+
+@cache
+def _ignoring(model_type: str) -> dict[str, list[str]]:
+    """field -> the covered releases that serve the type but never read the field."""
+    out: dict[str, list[str]] = {}
+    for r in disputes.covered():
+        if r.serves(model_type):
+            for key, row in r.fields(model_type).items():
+                if row.get("ignored"):
+                    out.setdefault(key, []).append(r.id)
+    return out
 
 
 def named_engines(ctx: Context) -> tuple:
@@ -35,8 +48,10 @@ def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     """Refusals of one kind by the assumed engines (none when engines are named: C012)."""
     if named_engines(ctx):
         return []
-    found = disputes.rejections(ctx.config, disputes.assumed_engines())
-    return [r for r in found if r.kind == kind]
+    key = "_assumed_refusals"  # four rules share one look, once per config
+    if key not in ctx.options:
+        ctx.options[key] = disputes.rejections(ctx.config, disputes.assumed_engines())
+    return [r for r in ctx.options[key] if r.kind == kind]
 
 
 def _fix_hint(ctx: Context) -> str:
@@ -184,18 +199,8 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        covered = disputes.covered()
-        for key, value in ctx.config.items():
-            if value is not True:
-                continue
-            ignoring = [
-                r.id
-                for r in covered
-                if r.serves(ctx.model_type)
-                and r.row(ctx.model_type, key) is not None
-                and r.reading(ctx.model_type, key, ctx.config).how == "ignored"
-            ]
-            if ignoring:
+        for key, ignoring in _ignoring(ctx.model_type).items():
+            if ctx.config.get(key) is True:
                 yield Hit(
                     f"{key} is true, but {', '.join(ignoring)} never read it and run the draft "
                     "without it; serve with a release that reads it",

@@ -106,24 +106,14 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
     default); a field no value reconciles is left to the engines' pass to report."""
     serving = [r for r in disputes.covered() if r is not writer and r.serves(model_type)]
     bare = dict(ed.doc)
-    for key in writer.fields(model_type):
-        node = schemas.resolve(line, model_type, (key,))
-        if key in ed.doc or not node or "default" not in node:
+    for d in disputes.disputes(bare, model_type, writer, serving):
+        node = schemas.resolve(line, model_type, (d.field,))
+        if d.field in bare or not node or "default" not in node:
             continue
-        meant = disputes.view(writer, model_type, key, bare)
-        if meant is None or meant.how in ("rejected", "ignored"):
-            continue
-        others = [
-            v
-            for r in serving
-            if (v := disputes.view(r, model_type, key, bare)) is not None
-            and v.how not in ("rejected", "ignored")
-            and v.meaning != meant.meaning
-        ]
-        done = disputes.reconcile(bare, model_type, key, meant, [writer, *serving])
-        if others and done.ok:
-            why = f"{writer.id} default; " + disputes.describe(others, " when absent")
-            ed.set(pointer(key), done.value, why)
+        done = disputes.reconcile(bare, model_type, d.field, d.meant, [writer, *serving])
+        if done.ok:
+            why = f"{writer.id} default; " + disputes.describe(d.others, " when absent")
+            ed.set(pointer(d.field), done.value, why)
 
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:

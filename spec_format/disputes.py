@@ -171,6 +171,23 @@ def _counts(got: View | None) -> bool:
     return got is not None and got.how not in ("rejected", "ignored")
 
 
+_IGNORED: dict[tuple[str, tuple[str, ...]], dict[str, list[str]]] = {}
+
+
+def ignored_fields(model_type: str, releases: Sequence[readers.Release]) -> dict[str, list[str]]:
+    """field -> the releases (of ``releases``) that serve the type but never read it."""
+    key = (model_type, tuple(r.id for r in releases))
+    if key not in _IGNORED:
+        out: dict[str, list[str]] = {}
+        for r in releases:
+            if r.serves(model_type):
+                for name, row in r.fields(model_type).items():
+                    if row.get("ignored"):
+                        out.setdefault(name, []).append(r.id)
+        _IGNORED[key] = out
+    return _IGNORED[key]
+
+
 # -- disputes -----------------------------------------------------------------------------
 class Dispute(NamedTuple):
     field: str

@@ -617,17 +617,8 @@ def _reader_notes(model_type: str, config: dict[str, Any], version: str, notes: 
     engines = disputes.assumed_engines()
     for d in disputes.disputes(config, model_type, writer, engines):
         notes.append(f"{d.field}: {d.describe()}; this forward follows {writer.id}")
-    for key, value in config.items():
-        if value is not True:
-            continue
-        ignoring = [
-            e.id
-            for e in engines
-            if e.serves(model_type)
-            and e.row(model_type, key) is not None
-            and e.reading(model_type, key, config).how == "ignored"
-        ]
-        if ignoring:
+    for key, ignoring in disputes.ignored_fields(model_type, engines).items():
+        if config.get(key) is True:
             notes.append(f"{key} is true: {', '.join(ignoring)} never read it (used here)")
 
 

@@ -11,7 +11,6 @@ as a warning instead of an error.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
 
 from spec_format import catalog, disputes
 from spec_format.report import Severity
@@ -21,18 +20,6 @@ from spec_format.rules.base import Context, Hit, Layer, Rule
 class _ReaderRule(Rule):
     abstract = True
     layer = Layer.CONSUMER
-
-
-@cache
-def _ignoring(model_type: str) -> dict[str, list[str]]:
-    """field -> the covered releases that serve the type but never read the field."""
-    out: dict[str, list[str]] = {}
-    for r in disputes.covered():
-        if r.serves(model_type):
-            for key, row in r.fields(model_type).items():
-                if row.get("ignored"):
-                    out.setdefault(key, []).append(r.id)
-    return out
 
 
 def named_engines(ctx: Context) -> tuple:
@@ -199,7 +186,7 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, ignoring in _ignoring(ctx.model_type).items():
+        for key, ignoring in disputes.ignored_fields(ctx.model_type, disputes.covered()).items():
             if ctx.config.get(key) is True:
                 yield Hit(
                     f"{key} is true, but {', '.join(ignoring)} never read it and run the draft "

@@ -37,8 +37,15 @@ def config_path(path: str | Path) -> Path:
 
 
 def read_config(path: str | Path) -> ConfigFile:
-    p = config_path(path)
-    loaded = load_json(p)
+    """The config at ``path`` (a file, its directory, or ``-`` for standard input)."""
+    from spec_format import stdin
+
+    if stdin.is_stdin(path):
+        p = Path(stdin.NAME)
+        loaded = stdin.load_json()
+    else:
+        p = config_path(path)
+        loaded = load_json(p)
     fatal = [pr for pr in loaded.problems if pr.fatal]
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None

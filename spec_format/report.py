@@ -201,6 +201,22 @@ class Report:
         )
         return ": ".join([parts[0], ", ".join(parts[1:])])
 
+    def statistics(self) -> list[dict]:
+        """Findings counted per rule code, most frequent first (``--statistics``); the
+        severity is the worst one the rule was reported with."""
+        rows: dict[str, dict] = {}
+        for f in (f for fr in self.files for f in fr.findings):
+            row = rows.setdefault(
+                f.rule, {"code": f.rule, "name": f.name, "count": 0, "s": f.severity}
+            )
+            row["count"] += 1
+            if f.severity.rank > row["s"].rank:
+                row["s"] = f.severity
+        ordered = sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
+        return [
+            {**{k: v for k, v in r.items() if k != "s"}, "severity": r["s"].value} for r in ordered
+        ]
+
     def to_dict(self) -> dict:
         return {
             "status": "ok" if self.ok else "fail",

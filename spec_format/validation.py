@@ -26,7 +26,7 @@ from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
-from spec_format.rules.registry import by_layer, by_name, checks_for
+from spec_format.rules.registry import by_layer, by_name, checks_for, entries
 from spec_format.verifier import VerifierInfo, load_verifier
 
 CONFIG_NAME = "config.json"
@@ -60,6 +60,57 @@ class ValidateOptions:
     #: FAST_PATH_MIN_INPUTS inputs, decided per call, never by what ran before.
     fast_path: bool | None = None
 
+    def __post_init__(self) -> None:
+        # what a Python caller writes: a list, a tuple, one id, "C001,C002", "strict"
+        set_ = object.__setattr__
+        set_(self, "select", rule_ids(self.select, "select"))
+        set_(self, "ignore", rule_ids(self.ignore, "ignore"))
+        if not isinstance(self.profile, Profile):
+            try:
+                set_(self, "profile", Profile(str(self.profile).lower()))
+            except ValueError:
+                known = ", ".join(p.value for p in Profile)
+                raise UsageError(f"profile {self.profile!r}: expected one of {known}") from None
+        if isinstance(self.engines, str):
+            set_(self, "engines", (self.engines,))
+        elif not isinstance(self.engines, tuple):
+            set_(self, "engines", tuple(self.engines))
+
+
+@cache
+def _known_ids() -> frozenset[str]:
+    return frozenset(entries())
+
+
+def rule_ids(value: str | Iterable[str] | None, option: str = "select") -> frozenset[str]:
+    """Rule ids as a caller gives them (one id, a comma list, or an iterable of either),
+    upper-cased. An id that is neither a rule (live or retired) nor the start of one is a
+    :class:`UsageError` naming ``option`` with the closest ids."""
+    if not value:
+        return frozenset()
+    if isinstance(value, frozenset) and value <= _known_ids():
+        return value  # already normalised (dataclasses.replace re-runs __post_init__)
+    items = [value] if isinstance(value, str) else list(value)
+    out: set[str] = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise UsageError(
+                f"{option}: {item!r} is not a rule id; pass ids such as 'C001' (a string, "
+                "a list of strings or a comma list)"
+            )
+        out.update(part.strip().upper() for part in item.split(",") if part.strip())
+    known = _known_ids()
+    for rule_id in sorted(out):
+        if rule_id not in known and not any(k.startswith(rule_id) for k in known):
+            close = (
+                difflib.get_close_matches(rule_id, sorted(known), n=3) if len(rule_id) < 16 else []
+            )
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise UsageError(
+                f"{option}: unknown rule id {rule_id!r}{hint}; `specfmt rules` lists them"
+            )
+    return frozenset(out)
+
 
 @dataclass
 class Target:
@@ -70,11 +121,18 @@ class Target:
     checkpoint_dir: Path | None
     remote: str | None = None  # hf://ORG/NAME[@REV]: config and headers fetched remotely
     weights_file: Path | None = None  # a bare .safetensors file: header audit only
+    stdin: bool = False  # "-": the config is read from standard input
 
 
-def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None = None) -> Report:
-    """Validate every path (config.json files or checkpoint directories) into one report."""
+def validate(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], options: ValidateOptions | None = None
+) -> Report:
+    """Validate one path or every path of an iterable (config.json files, checkpoint
+    directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
+    into one report."""
     options = options or ValidateOptions()
+    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+        paths = [paths]
     report = Report()
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
@@ -161,8 +219,17 @@ def validate_config(
 def _expand(
     paths: Iterable[str | os.PathLike], options: ValidateOptions
 ) -> Iterator[Target | FileReport]:
+    from spec_format import stdin
+
+    read_stdin = False
     for raw in paths:
         shown = os.fspath(raw)
+        if stdin.is_stdin(shown):
+            if read_stdin:
+                raise UsageError("- (standard input) was given twice; it can be read once")
+            read_stdin = True
+            yield Target(stdin.NAME, Path(stdin.NAME), None, stdin=True)
+            continue
         if shown.startswith("hf://"):
             yield Target(shown, None, None, remote=shown)
             continue
@@ -271,6 +338,10 @@ def validate_target(
         checkpoint, loaded = _load_remote(target, report, options)
         if loaded is None:
             return report
+    elif target.stdin:
+        from spec_format import stdin
+
+        loaded = stdin.load_json()
     else:
         assert target.config_path is not None
         loaded = load_json(target.config_path)
@@ -354,9 +425,13 @@ def _check_weights(
                 "weights (H, W, D rules): no model.safetensors or model.safetensors.index.json"
             )
     elif target.remote is None:
+        given = (
+            "the config came from standard input"
+            if target.stdin
+            else "a config.json file was given"
+        )
         report.skipped.append(
-            "weights (H, W, D rules): a config.json file was given; pass the checkpoint "
-            "directory to check its weights"
+            f"weights (H, W, D rules): {given}; pass the checkpoint directory to check its weights"
         )
     if verifier is not None:
         available.add("verifier")

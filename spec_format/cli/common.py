@@ -40,6 +40,31 @@ def engine_option():
     return typer.Option(None, "--engine", "-e", help=ENGINE_HELP, metavar="NAME==VERSION")
 
 
+def verifier_option(help: str):
+    """--verifier, shared by every command that takes one: a path or hf://ORG/NAME[@REV]."""
+    return typer.Option(None, "--verifier", help=help, metavar="PATH|hf://ORG/NAME")
+
+
+#: --config / --isolated, shared by validate, fix and migrate (see spec_format.settings)
+def config_option():
+    return typer.Option(
+        None,
+        "--config",
+        help="Read this specfmt.toml or pyproject.toml for every input instead of the closest "
+        "one above each input.",
+        metavar="PATH",
+    )
+
+
+def isolated_option():
+    return typer.Option(
+        False,
+        "--isolated",
+        "--no-config",
+        help="Ignore every configuration file (specfmt.toml, [tool.specfmt]).",
+    )
+
+
 class Color(str, enum.Enum):
     auto = "auto"
     always = "always"

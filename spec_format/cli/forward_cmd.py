@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.cli.common import handle_errors, stdout, verifier_option
 
 
 class Device(str, enum.Enum):
@@ -35,11 +35,9 @@ class Format(str, enum.Enum):
 @handle_errors
 def forward_command(
     checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
-    verifier: Path = typer.Option(
-        None,
-        "--verifier",
-        help="Verifier directory (config.json + safetensors): supplies "
-        "embed_tokens / lm_head when the draft leaves them out.",
+    verifier: str = verifier_option(
+        "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
+        "when the draft leaves them out (a local copy: the weights are needed)."
     ),
     inputs: Path = typer.Option(
         None,
@@ -85,10 +83,20 @@ def forward_command(
     """
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
+    if verifier and verifier.startswith("hf://"):
+        from spec_format.errors import UsageError
+
+        repo, _, rev = verifier.removeprefix("hf://").partition("@")
+        revision = f" --revision {rev}" if rev else ""
+        raise UsageError(
+            f"--verifier {verifier}: forward reads the verifier's weights (embed_tokens, "
+            "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
+            f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
+        )
     result = run_forward(
         ForwardOptions(
             checkpoint=checkpoint,
-            verifier=verifier,
+            verifier=Path(verifier) if verifier else None,
             inputs=inputs,
             tokens=tokens,
             seed=seed,

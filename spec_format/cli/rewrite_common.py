@@ -65,6 +65,22 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
+def engines_by_input(
+    paths: list[Path], flag: list[str] | None, config: Path | None, isolated: bool
+) -> dict[str, tuple[str, ...]]:
+    """The engines of each input: --engine, else ``engine`` of its configuration file
+    (spec_format.settings); an unknown engine is a usage error here, before any write."""
+    from spec_format import settings
+    from spec_format.disputes import parse_engines
+
+    parse_engines(flag or ())
+    return {
+        name: tuple(settings.merged(flag, conf.engine) or ())
+        for conf, names in settings.for_inputs(paths, config, isolated)
+        for name in names
+    }
+
+
 @dataclass
 class FileResult:
     """What processing one input produced, for rendering and the exit code."""
@@ -101,6 +117,11 @@ def run_files(
     writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
     list with one object per input.
     """
+    if opts.in_place and any(str(p) == "-" for p in paths):
+        raise UsageError(
+            "- (standard input) cannot be rewritten in place; drop --in-place (the result "
+            "goes to stdout) or pass -o FILE"
+        )
     if len(paths) > 1 and (opts.to_stdout or opts.output is not None):
         raise UsageError(
             f"{len(paths)} inputs given: stdout and -o take one file; use --check, --dry-run or "

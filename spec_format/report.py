@@ -62,6 +62,18 @@ class Finding:
     line: int | None = None
     column: int | None = None
 
+    def location(self) -> str:
+        """``file:line:column`` (as far as known), then the JSON pointer or the tensor."""
+        where = self.file + "".join(f":{n}" for n in (self.line, self.column) if n is not None)
+        at = self.pointer if self.pointer else self.tensor
+        return f"{where} {at}" if at else where
+
+    def __repr__(self) -> str:
+        return f"<Finding {self.rule} {self.severity.value} {self.location()}: {self.message}>"
+
+    def _repr_html_(self) -> str:
+        return _findings_table([self])
+
     def to_dict(self) -> dict:
         out = {
             "rule": self.rule,
@@ -139,6 +151,22 @@ class FileReport:
             key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
         )
 
+    def headline(self) -> str:
+        """``path: status, type format (source), counts``: one line for people."""
+        what = " ".join(x for x in (self.model_type, self.format_version) if x)
+        source = f" ({self.version_source})" if self.version_source else ""
+        return (
+            f"{self.path}: {self.status.value}"
+            + (f", {what}{source}" if what else "")
+            + f", {_counted(self.counts())}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<FileReport {self.headline()}>"
+
+    def _repr_html_(self) -> str:
+        return f"<p><b>{_html(self.headline())}</b></p>" + _findings_table(self.sorted_findings())
+
     def to_dict(self) -> dict:
         out = {
             "path": self.path,
@@ -201,6 +229,15 @@ class Report:
         )
         return ": ".join([parts[0], ", ".join(parts[1:])])
 
+    def __repr__(self) -> str:
+        return f"<Report {self.summary()}; exit code {self.exit_code}>"
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{_html(self.summary())}</b> (exit code {self.exit_code})</p>"]
+        parts += [f._repr_html_() for f in self.files]
+        parts += [f"<p><i>note:</i> {_html(n)}</p>" for n in self.notes]
+        return "\n".join(parts)
+
     def statistics(self) -> list[dict]:
         """Findings counted per rule code, most frequent first (``--statistics``); the
         severity is the worst one the rule was reported with."""
@@ -226,6 +263,33 @@ class Report:
             "notes": list(self.notes),
             "files": [f.to_dict() for f in self.files],
         }
+
+
+def _counted(c: Counter) -> str:
+    e, w, i = (c.get(k, 0) for k in ("error", "warning", "info"))
+    return (
+        f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}, "
+        f"{i} note{'s' if i != 1 else ''}"
+    )
+
+
+def _html(text: object) -> str:
+    from html import escape
+
+    return escape(str(text))
+
+
+def _findings_table(findings: list[Finding]) -> str:
+    """Findings as an HTML table (notebooks show it for ``_repr_html_``)."""
+    if not findings:
+        return "<p>no findings</p>"
+    head = "".join(f"<th>{h}</th>" for h in ("rule", "severity", "where", "message"))
+    rows = "".join(
+        f"<tr><td><code>{_html(f.rule)}</code> {_html(f.name)}</td><td>{f.severity.value}</td>"
+        f"<td><code>{_html(f.location())}</code></td><td>{_html(f.message)}</td></tr>"
+        for f in findings
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def cap_per_rule(

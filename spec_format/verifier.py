@@ -167,8 +167,9 @@ def _verifier_of(loaded, path: str | os.PathLike[str]) -> VerifierInfo:
 
 def _name(path: str | os.PathLike[str]) -> Any:
     """``path`` for messages: pathlib would turn ``hf://ORG/NAME`` into ``hf:/ORG/NAME``."""
-    if isinstance(path, str) and path.startswith("hf://"):
+    text = os.fspath(path)
+    if text.startswith("hf://"):
         from spec_format.checkpoint import RemoteName
 
-        return RemoteName(path)
+        return RemoteName(text)
     return Path(path)

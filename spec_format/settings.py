@@ -186,12 +186,21 @@ def _closest(directory: Path) -> Path | None:
     """The configuration file of ``directory`` or of the nearest directory above it."""
     for d in (directory, *directory.parents):
         own = d / OWN_FILE
-        if own.is_file():
+        if _is_file(own):
             return own
         pyproject = d / PYPROJECT
-        if pyproject.is_file() and _has_table(pyproject):
+        if _is_file(pyproject) and _has_table(pyproject):
             return pyproject
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """A directory we may not search holds no configuration we could read: look on up
+    (the input's own read reports the permission problem)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def discover(input_path: str | os.PathLike[str]) -> Path | None:

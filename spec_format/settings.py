@@ -72,7 +72,7 @@ class Settings:
             candidates.add(Path(path).resolve().relative_to(self.root.resolve()).as_posix())
         out: set[str] = set()
         for pattern, ids in self.per_file_ignores:
-            pat = pattern.rstrip("/")
+            pat = pattern.removeprefix("./").rstrip("/")
             if any(
                 fnmatch.fnmatchcase(c, pat) or fnmatch.fnmatchcase(c, pat + "/*")
                 for c in candidates
@@ -222,6 +222,8 @@ def for_inputs(
     """The inputs in their order, in runs that share one configuration (``--config``: the
     file named, for all; ``--isolated``: none)."""
     names = [os.fspath(i) for i in inputs]
+    if isolated and config is not None:
+        raise UsageError("--config and --isolated exclude each other; pick one")
     if isolated:
         return [(NONE, names)]
     if config is not None:

@@ -72,7 +72,7 @@ def test_a_pyproject_without_the_table_is_passed_over(cli, project):
 def test_per_file_ignores_match_the_path_given(cli, project):
     (project / "pyproject.toml").write_text(
         '[tool.specfmt]\nignore = ["M004"]\n'
-        '[tool.specfmt.per-file-ignores]\n"checkpoints/qwen-dflash/*" = ["C006", "C00"]\n'
+        '[tool.specfmt.per-file-ignores]\n"./checkpoints/qwen-dflash/*" = ["C006", "C00"]\n'
     )
     result = cli("validate", "checkpoints/qwen-dflash", "checkpoints/other-dflash", "-f", "json")
     files = {
@@ -136,6 +136,8 @@ def test_pyproject_keys_are_named_with_their_table(cli, project):
 def test_missing_config_named_with_config_option(cli, project):
     result = cli("validate", "checkpoints/qwen-dflash", "--config", "nope.toml")
     assert result.exit_code == 2 and "--config nope.toml: no such file" in result.output
+    both = cli("fix", "checkpoints/qwen-dflash", "--config", "nope.toml", "--isolated")
+    assert both.exit_code == 2 and "--config and --isolated exclude each other" in both.output
 
 
 def test_statistics_count_findings_per_rule(cli, monkeypatch):

@@ -61,7 +61,8 @@ def isolated_option():
         False,
         "--isolated",
         "--no-config",
-        help="Ignore every configuration file (specfmt.toml, [tool.specfmt]).",
+        help="Ignore every configuration file (specfmt.toml, the tool.specfmt table of "
+        "pyproject.toml).",
     )
 
 

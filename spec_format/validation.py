@@ -47,9 +47,12 @@ class ValidateOptions:
     profile: Profile = Profile.CURRENT
     format_version: str | None = None  # None: the version the config was written for
     recursive: bool = False
-    select: frozenset[str] = frozenset()  # only these rule ids (empty: all)
-    ignore: frozenset[str] = frozenset()  # never these rule ids
-    verifier: str | None = None  # the target model's config.json (or its directory)
+    #: only these rule ids (empty: all) / never these; a list, tuple, set or comma string
+    #: is accepted and checked here (see :func:`rule_ids`)
+    select: frozenset[str] = frozenset()
+    ignore: frozenset[str] = frozenset()
+    #: the target model's config.json, its directory, or hf://ORG/NAME[@REV]
+    verifier: str | None = None
     deep: bool = False  # read the vocabulary maps (t2d/d2t)
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones

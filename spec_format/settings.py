@@ -182,16 +182,28 @@ def _has_table(pyproject: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "specfmt" in data["tool"]
 
 
-def _closest(directory: Path) -> Path | None:
-    """The configuration file of ``directory`` or of the nearest directory above it."""
+def _closest(directory: Path, memo: dict[Path, Path | None] | None = None) -> Path | None:
+    """The configuration file of ``directory`` or of the nearest directory above it
+    (``memo``: the answers of one command, so that many inputs below one tree walk it
+    once)."""
+    memo = {} if memo is None else memo
+    walked: list[Path] = []
+    found: Path | None = None
     for d in (directory, *directory.parents):
-        own = d / OWN_FILE
+        if d in memo:
+            found = memo[d]
+            break
+        walked.append(d)
+        own, pyproject = d / OWN_FILE, d / PYPROJECT
         if _is_file(own):
-            return own
-        pyproject = d / PYPROJECT
+            found = own
+            break
         if _is_file(pyproject) and _has_table(pyproject):
-            return pyproject
-    return None
+            found = pyproject
+            break
+    for d in walked:
+        memo[d] = found
+    return found
 
 
 def _is_file(path: Path) -> bool:
@@ -203,15 +215,20 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def discover(input_path: str | os.PathLike[str]) -> Path | None:
+def discover(
+    input_path: str | os.PathLike[str], memo: dict[Path, Path | None] | None = None
+) -> Path | None:
     """The configuration file that applies to one input, found by walking up."""
     text = os.fspath(input_path)
     if text == "-" or text.startswith("hf://"):
         start = Path.cwd()
     else:
         p = Path(text).absolute()
-        start = p if p.is_dir() else p.parent
-    return _closest(start)
+        try:
+            start = p if p.is_dir() else p.parent
+        except OSError:  # the input's own read reports it
+            start = p.parent
+    return _closest(start, memo)
 
 
 def for_inputs(
@@ -230,8 +247,9 @@ def for_inputs(
         return [(read(config), names)]
     runs: list[tuple[Settings, list[str]]] = []
     loaded: dict[Path | None, Settings] = {None: NONE}  # each file read once per command
+    memo: dict[Path, Path | None] = {}
     for name in names:
-        found = discover(name)
+        found = discover(name, memo)
         if found not in loaded:
             loaded[found] = read(found)
         settings = loaded[found]

@@ -53,7 +53,7 @@ class UnknownModelType(_SchemaRule):
     id = "S002"
     name = "unknown-model-type"
     since = "0.1.0"
-    template = "unknown speculators_model_type {type!r}{hint}; known types: {known}"
+    template = "unknown speculators_model_type {type!r}{hint}; use one of the known types: {known}"
 
 
 class RetiredModelType(_SchemaRule):

@@ -551,3 +551,14 @@ def _syntax_error(exc: json.JSONDecodeError) -> tuple[int, int, str]:
         column = pos - exc.doc.rfind("\n", 0, pos)
         return line, column, f"trailing comma before '{closing}'; remove it (JSON allows none)"
     return exc.lineno, exc.colno, exc.msg
+
+
+def spelled(value: Any) -> str:
+    """A JSON value the way a message shows it: ``true``, ``false``, ``null`` and numbers
+    as JSON spells them (never Python's ``True``/``None``), strings quoted."""
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 
 import typer
 
@@ -29,7 +30,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"specfmt {__version__}")
+        sys.stdout.write(f"specfmt {__version__}\n")
         raise typer.Exit()
 
 
@@ -84,17 +85,10 @@ _literal_help_everywhere(app)
 
 
 def main() -> None:
-    import sys
+    from spec_format.cli.common import PipeSafeStdout
 
     for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    try:
-        app()
-    except BrokenPipeError:
-        # the reader of our output went away (`specfmt ... | head`): not an error
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+    sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
+    app()

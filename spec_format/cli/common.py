@@ -49,6 +49,17 @@ class Color(str, enum.Enum):
         return {"auto": None, "always": True, "never": False}[self.value]
 
 
+def use_color(stream: Any) -> bool:
+    """Colour on a terminal unless ``NO_COLOR`` is set to anything (no-color.org)."""
+    import os
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and not os.environ.get("NO_COLOR")
+
+
 def err_console() -> Console:
     # rich is imported only when something is printed to stderr (it costs ~20 ms at start-up)
     from rich.console import Console
@@ -103,3 +114,36 @@ def handle_errors(func: F) -> F:
 
 def stdout() -> Any:
     return sys.stdout
+
+
+class PipeSafeStdout:
+    """``sys.stdout`` for the ``specfmt`` program: when the reader of a pipe goes away
+    (``specfmt explain C001 | head -1``) the rest of the output is discarded instead of
+    raising, so the command finishes its work (``--in-place`` rewrites every file) and
+    exits with the status it would have had, whether or not the reader left early."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())  # later writes and the final flush go nowhere
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

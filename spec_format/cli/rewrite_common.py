@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spec_format.cli.common import ExitCode, err_console, escape
+from spec_format.cli.common import ExitCode, err_console, escape, use_color
 from spec_format.errors import SpecfmtError, UsageError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
@@ -47,8 +47,11 @@ def render_text(
     if not changes and not problems:
         lines.append("  no changes")
     if opts.dry_run and outcome.changed:
+        from spec_format.migration.output import colour_diff
+
+        diff = outcome.diff()
         lines.append("")
-        lines.append(outcome.diff().rstrip("\n"))
+        lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
     if opts.check:
         lines.append(
             f"  would change {outcome.path}"
@@ -108,6 +111,7 @@ def run_files(
         )
     payloads: list[dict[str, Any]] = []
     codes: list[int] = []
+    would_change = failed = 0
     for path in paths:
         try:
             result = process(path)
@@ -128,8 +132,10 @@ def run_files(
             err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
+            failed += 1
             continue
         codes.append(result.exit_code)
+        would_change += result.outcome.changed
         if fmt == "json":
             payloads.append(_json_payload(result, opts))
         elif opts.to_stdout:
@@ -140,7 +146,18 @@ def run_files(
     if fmt == "json":
         doc: Any = payloads[0] if len(paths) == 1 else payloads
         sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    elif opts.check:
+        sys.stdout.write(check_summary(len(paths), would_change, failed) + "\n")
     return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))
+
+
+def check_summary(total: int, would_change: int, failed: int) -> str:
+    """The last line of ``--check``: how many of the inputs would change."""
+    inputs = f"{total} input{'s' if total != 1 else ''}"
+    if not would_change and not failed:
+        return f"{inputs} up to date"
+    line = f"{would_change} of {inputs} would change"
+    return line + (f"; {failed} could not be processed" if failed else "")
 
 
 def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, Any]:

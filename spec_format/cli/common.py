@@ -60,6 +60,53 @@ def use_color(stream: Any) -> bool:
     return tty and not os.environ.get("NO_COLOR")
 
 
+def progress_display(text_output: bool) -> Any:
+    """The display of :mod:`spec_format.progress` for this run: a transient rich bar on
+    stderr when stderr is a terminal and the output is text; otherwise None (nothing shown
+    in pipes, CI logs, or next to JSON/SARIF/GitHub output)."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not (text_output and tty):
+        return None
+
+    def start(label: str, total: int, unit: str) -> Any:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            amount,
+            TimeRemainingColumn(),
+            console=err_console(),
+            transient=True,  # the bar goes away when the work is done
+        )
+        bar.start()
+        return _Bar(bar, bar.add_task(label, total=total))
+
+    return start
+
+
+class _Bar:
+    def __init__(self, progress: Any, task_id: Any) -> None:
+        self._progress, self._task = progress, task_id
+
+    def advance(self, amount: int) -> None:
+        self._progress.advance(self._task, amount)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
 def err_console() -> Console:
     # rich is imported only when something is printed to stderr (it costs ~20 ms at start-up)
     from rich.console import Console

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.cli.common import handle_errors, progress_display, stdout
 
 
 class Device(str, enum.Enum):
@@ -83,25 +83,27 @@ def forward_command(
     tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond
     the reference's limits, 3 an input could not be read or --dump could not be written.
     """
+    from spec_format import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
-    result = run_forward(
-        ForwardOptions(
-            checkpoint=checkpoint,
-            verifier=verifier,
-            inputs=inputs,
-            tokens=tokens,
-            seed=seed,
-            steps=steps,
-            anchor=anchor,
-            top_k=top_k,
-            device=device.value,
-            dtype=dtype.value,
-            dump=dump,
-            compare=compare,
-            atol=atol,
+    with progress.showing(progress_display(output_format is Format.text)):
+        result = run_forward(
+            ForwardOptions(
+                checkpoint=checkpoint,
+                verifier=verifier,
+                inputs=inputs,
+                tokens=tokens,
+                seed=seed,
+                steps=steps,
+                anchor=anchor,
+                top_k=top_k,
+                device=device.value,
+                dtype=dtype.value,
+                dump=dump,
+                compare=compare,
+                atol=atol,
+            )
         )
-    )
     out = stdout()
     if output_format is Format.json:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")

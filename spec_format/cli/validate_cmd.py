@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import Color, engine_option, handle_errors, stdout
+from spec_format import progress
+from spec_format.cli.common import Color, engine_option, handle_errors, progress_display, stdout
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
 from spec_format.validation import ValidateOptions, validate
@@ -81,7 +82,8 @@ def validate_command(
         scan_weights=scan_weights,
         engines=tuple(engine or ()),
     )
-    report = validate(paths, options)
+    with progress.showing(progress_display(output_format.value == "text")):
+        report = validate(paths, options)
     render(
         report,
         output_format.value,

@@ -224,7 +224,7 @@ def coverage_text(c: Coverage | None) -> str:
 
 def human_bytes(n: int) -> str:
     value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
+    for unit in ("B", "kB", "MB", "GB"):
         if value < 1000 or unit == "GB":
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1000
@@ -286,13 +286,25 @@ def split_message(message: str) -> tuple[str, str, str]:
     rest = clauses[1:]
     k = next((i for i, c in enumerate(rest) if _is_action(c)), len(rest))
     why += rest[:k]
-    return head, "; ".join(why), "; ".join(rest[k:])
+    if rest or why:  # a headline is a phrase, not a sentence
+        head = head.removesuffix(".")
+    return head, _join(why), _join(rest[k:])
+
+
+def _join(clauses: list[str]) -> str:
+    """Clauses back into text: sentences with a space, the others with ``"; "``."""
+    out = ""
+    for clause in clauses:
+        out += (" " if out.endswith(".") else "; ") + clause if out else clause
+    return out
 
 
 def _is_action(clause: str) -> bool:
     text = clause.lstrip("(")
     if text.startswith("`"):
         return True
+    if text.lower().startswith(("if ", "when ", "otherwise ")) and ", " in text:
+        text = text.split(", ", 1)[1]  # "if these are z-lab ids, add 1 to each"
     words = text.split(maxsplit=2)
     if words and words[0].lower() in ("or", "either", "then") and len(words) > 1:
         words = words[1:]

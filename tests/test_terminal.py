@@ -301,3 +301,12 @@ def test_forward_shows_loading_progress_on_a_terminal_only(tmp_path):
     result = piped("forward", built.path, "--tokens", "4")
     assert result.returncode == 0 and "loading draft" not in result.stderr
     assert time.monotonic() - start < 120
+
+
+def test_migrate_report_fits_the_terminal(tmp_path):
+    code, raw = in_terminal("migrate", _old(tmp_path), "--check", columns=80)
+    assert code == 1
+    lines = visible(raw)
+    assert all(len(line) <= 80 for line in lines if len(line.split()) > 1), lines
+    rows = [line for line in lines if line.startswith("  0.1->0.2  added /dtype = ")]
+    assert rows and lines[lines.index(rows[0]) + 1].startswith(" " * 12)

@@ -38,12 +38,22 @@ def render_text(
     opts: rewrite.WriteOptions,
     extra: list[str] | None = None,
 ) -> str:
-    lines = [head, *(extra or [])]
-    for c in changes:
-        mark = " [lossy]" if c.lossy else ""
-        lines.append(f"  {c.step:<9} {c.describe()}{mark}")
-    for p in problems:
-        lines.append(f"  {p.severity:<9} {p.rule} {p.code}: {p.message}")
+    from spec_format.render.text import terminal_width, wrap
+
+    stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
+    width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
+    rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
+    rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
+
+    def fit(text: str) -> list[str]:
+        return ["".join(t for t, _ in line) for line in wrap([(text, "")], width, 4)]
+
+    lines = [line for text in (head, *(extra or [])) for line in fit(text)]
+    for label, text in rows:  # on a terminal, wrapped and continued under the description
+        prefix = f"  {label:<9} "
+        body = wrap([(text, "")], max(width - len(prefix), 20) if width else 0, 0)
+        for i, line in enumerate(body):
+            lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
     if not changes and not problems:
         lines.append("  no changes")
     if opts.dry_run and outcome.changed:
@@ -53,18 +63,18 @@ def render_text(
         lines.append("")
         lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
     if opts.check:
-        lines.append(
+        lines += fit(
             f"  would change {outcome.path}"
             if outcome.changed
             else f"  {outcome.path} is up to date"
         )
     if outcome.written_to is not None:
-        lines.append(
+        lines += fit(
             f"  wrote {outcome.written_to}"
             + (f" (backup {outcome.backup})" if outcome.backup else "")
         )
     elif opts.in_place and not outcome.changed:
-        lines.append(f"  {outcome.path} already up to date; not rewritten")
+        lines += fit(f"  {outcome.path} already up to date; not rewritten")
     return "\n".join(lines) + "\n"
 
 

@@ -116,6 +116,13 @@ def test_message_parts_headline_why_help():
         "So c. It d; e.",
         "Re-train it",
     )
+    assert split_message(
+        "w holds 1 NaN value; NaN marks lost weights: load them, or re-export"
+    ) == (
+        "w holds 1 NaN value",
+        "NaN marks lost weights",
+        "load them, or re-export",
+    )
     assert split_message("0 must be >= 1") == ("0 must be >= 1", "", "")
 
 

@@ -283,7 +283,13 @@ def split_message(message: str) -> tuple[str, str, str]:
     if so is not None:
         head, reason = head[:so], head[so + len(", so ") :]
         why.append(reason)
-    rest = clauses[1:]
+    rest = []
+    for clause in clauses[1:]:  # "X marks Y: load the weights" is a reason, then the help
+        colon = _top_level(clause, ": ")
+        if colon is not None and not _is_action(clause) and _is_action(clause[colon + 2 :]):
+            rest += [clause[:colon], clause[colon + 2 :]]
+        else:
+            rest.append(clause)
     k = next((i for i, c in enumerate(rest) if _is_action(c)), len(rest))
     why += rest[:k]
     if rest or why:  # a headline is a phrase, not a sentence

@@ -192,7 +192,12 @@ def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[L
         head += [(": ", ""), (", ".join(what), "dim")]
     checked = coverage_text(fr.coverage)
     if checked and fr.status is Status.OK:
-        head += [("; checked ", "dim"), (checked, "dim")]
+        tail: Line = [("; checked ", "dim"), (checked, "dim")]
+        if width and sum(len(t) for t, _ in head + tail) > width:  # its own line, not split
+            yield from wrap([*head, (";", "dim")], width, HEAD_INDENT)
+            head = [(" " * HEAD_INDENT, ""), ("checked ", "dim"), (checked, "dim")]
+        else:
+            head += tail
     yield from wrap(head, width, HEAD_INDENT)
     for f in shown:
         yield from finding_lines(f, color, width)

@@ -98,6 +98,34 @@ class PositionSource(Protocol):
 
 
 @dataclass
+class Coverage:
+    """What the checks of one input read (for the "checked ..." line of a passing input):
+    the config, the weights' headers (tensor count, data bytes, dtypes), the tensor contract
+    the W rules compared them with, and the opt-in layers that ran."""
+
+    config: bool = False
+    tensors: int | None = None  # None: no weights were read
+    tensor_bytes: int | None = None
+    dtypes: tuple[str, ...] = ()
+    contract: str | None = None  # the model type whose tensor contract was checked
+    vocab_maps: bool = False  # --deep rules ran
+    nan_scan: bool = False  # --scan-weights rule ran
+    verifier: str | None = None  # the verifier config the V rules compared with
+
+    def to_dict(self) -> dict:
+        return {
+            "config": self.config,
+            "tensors": self.tensors,
+            "tensor_bytes": self.tensor_bytes,
+            "dtypes": list(self.dtypes),
+            "contract": self.contract,
+            "vocab_maps": self.vocab_maps,
+            "nan_scan": self.nan_scan,
+            "verifier": self.verifier,
+        }
+
+
+@dataclass
 class FileReport:
     """Everything found about one input path.
 
@@ -114,6 +142,7 @@ class FileReport:
     skipped: list[str] = field(default_factory=list)  # checks not run, and why
     unreadable: bool = False
     internal_error: bool = False  # a bug in specfmt stopped the checks of this input
+    coverage: Coverage | None = None  # what was read and checked (None: not recorded)
     positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
     def extend(self, findings: Iterable[Finding]) -> None:
@@ -178,6 +207,8 @@ class FileReport:
         }
         if self.skipped:
             out["skipped"] = list(self.skipped)
+        if self.coverage is not None:
+            out["checked"] = self.coverage.to_dict()
         return out
 
 

@@ -21,7 +21,7 @@ from spec_format import schemas, versions
 from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
-from spec_format.report import FileReport, Finding, Report, cap_per_rule
+from spec_format.report import Coverage, FileReport, Finding, Report, cap_per_rule
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
@@ -454,13 +454,32 @@ def _check_weights(
             ctx.verifier = verifier.config
             ctx.verifier_path = verifier.path
             ctx.options["verifier_info"] = verifier
+        ran: set[str] = set()  # what the rules that ran required (for the coverage line)
         for layer in WEIGHT_LAYERS:
             for rule in checks_for(layer):
                 if rule.requires <= available and _runs(rule, ctx, options):
                     report.findings.extend(run_rule(rule, ctx, options.profile))
+                    ran |= rule.requires
+        report.coverage = _coverage(ctx, ran, verifier)
     finally:
         if checkpoint is not None:
             checkpoint.close()
+
+
+def _coverage(ctx: Context, ran: set[str], verifier: VerifierInfo | None) -> Coverage:
+    """What the rules of one input read: the config, and the inputs of the layers that ran."""
+    coverage = Coverage(config=True)
+    if "weights" in ran and ctx.checkpoint is not None:
+        records = ctx.checkpoint.tensors.values()
+        coverage.tensors = len(records)
+        coverage.tensor_bytes = sum(r.nbytes for r in records)
+        coverage.dtypes = tuple(sorted({r.dtype for r in records}))
+        coverage.contract = ctx.model_type
+    coverage.vocab_maps = "deep" in ran
+    coverage.nan_scan = "scan" in ran
+    if "verifier" in ran and verifier is not None:
+        coverage.verifier = str(verifier.path)
+    return coverage
 
 
 def _load_remote(target: Target, report: FileReport, options: ValidateOptions):
@@ -672,7 +691,7 @@ def _dispatch(
         return schema_rules.TypeNotInVersion.emit(
             file, profile=profile, pointer=pointer, type=model_type, version=version, since=since
         )
-    names = list(schemas.known_types()) + list(retired)
+    names = list(dict.fromkeys([*schemas.known_types(), *retired]))  # known_types has retired
     # difflib indexes every character of its argument: only names of a plausible length
     close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
     return schema_rules.UnknownModelType.emit(
@@ -681,7 +700,8 @@ def _dispatch(
         pointer=pointer,
         type=model_type,
         hint=f" (did you mean {close[0]!r}?)" if close else "",
-        known=", ".join(names),
+        known=", ".join(n for n in names if n not in retired)
+        + (f" (retired: {', '.join(retired)})" if retired else ""),
     )
 
 

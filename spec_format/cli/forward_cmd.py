@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout, verifier_option
+from spec_format.cli.common import handle_errors, progress_display, stdout, verifier_option
 
 
 class Device(str, enum.Enum):
@@ -76,11 +76,12 @@ def forward_command(
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
     The config is read and checked as `specfmt validate` does; a config with errors is
-    refused with its findings. Needs torch: pip install 'specfmt\\[forward]'. Exit codes: 0
+    refused with its findings. Needs torch: pip install 'specfmt[forward]'. Exit codes: 0
     ok, 1 the config has errors or the checkpoint cannot run (missing/unexpected/misshapen
     tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond
     the reference's limits, 3 an input could not be read or --dump could not be written.
     """
+    from spec_format import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
     if verifier and verifier.startswith("hf://"):
@@ -93,23 +94,24 @@ def forward_command(
             "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
             f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
         )
-    result = run_forward(
-        ForwardOptions(
-            checkpoint=checkpoint,
-            verifier=Path(verifier) if verifier else None,
-            inputs=inputs,
-            tokens=tokens,
-            seed=seed,
-            steps=steps,
-            anchor=anchor,
-            top_k=top_k,
-            device=device.value,
-            dtype=dtype.value,
-            dump=dump,
-            compare=compare,
-            atol=atol,
+    with progress.showing(progress_display(output_format is Format.text)):
+        result = run_forward(
+            ForwardOptions(
+                checkpoint=checkpoint,
+                verifier=Path(verifier) if verifier else None,
+                inputs=inputs,
+                tokens=tokens,
+                seed=seed,
+                steps=steps,
+                anchor=anchor,
+                top_k=top_k,
+                device=device.value,
+                dtype=dtype.value,
+                dump=dump,
+                compare=compare,
+                atol=atol,
+            )
         )
-    )
     out = stdout()
     if output_format is Format.json:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")

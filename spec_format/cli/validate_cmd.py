@@ -7,12 +7,14 @@ from pathlib import Path
 
 import typer
 
+from spec_format import progress
 from spec_format.cli.common import (
     Color,
     config_option,
     engine_option,
     handle_errors,
     isolated_option,
+    progress_display,
     stdout,
     verifier_option,
 )
@@ -101,7 +103,8 @@ def validate_command(
             scan_weights=scan_weights,
             engines=tuple(settings.merged(engine, conf.engine) or ()),
         )
-        part = validate(inputs, options)
+        with progress.showing(progress_display(output_format.value == "text")):
+            part = validate(inputs, options)
         settings.drop_per_file_ignores(part, conf)
         report.files.extend(part.files)
         report.notes.extend(n for n in part.notes if n not in report.notes)

@@ -41,7 +41,7 @@ def test_validate_standard_input_errors():
 
     broken = specfmt("validate", "-", "-f", "json", stdin=b'{"speculators_model_type": "x",}')
     assert broken.returncode == 3
-    assert first(broken) == ("I006", "<stdin>", 1, 32)
+    assert first(broken) == ("I006", "<stdin>", 1, 31)  # at the trailing comma
     empty = specfmt("validate", "-", "-f", "json")
     assert empty.returncode == 3 and first(empty) == ("I003", "<stdin>", None, None)
     twice = specfmt("validate", "-", "-", stdin=b"{}")

@@ -56,7 +56,7 @@ def fix_command(
         False, "--check", help="Exit 1 when fixing would change the file; write nothing."
     ),
     verifier: str = verifier_option(
-        "The verifier's config.json, its folder, or hf://ORG/NAME (only config.json is fetched): aux layer ids and verifier.architectures."
+        "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): aux layer ids and verifier.architectures."
     ),
     report_format: ReportFormat = typer.Option(
         ReportFormat.text, "--format", "-f", help="Report format."

@@ -66,7 +66,7 @@ def migrate_command(
         False, "--allow-lossy", help="Accept a downgrade that loses information."
     ),
     verifier: str = verifier_option(
-        "The verifier's config.json, its folder, or hf://ORG/NAME (only config.json is fetched): fills verifier.architectures."
+        "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): fills verifier.architectures."
     ),
     report_format: ReportFormat = typer.Option(
         ReportFormat.text, "--format", "-f", help="Report format."

@@ -62,7 +62,7 @@ def validate_command(
     select: list[str] = typer.Option(None, "--select", help="Only these rule ids (comma list)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule ids (comma list)."),
     verifier: str = verifier_option(
-        "The target model's config.json, its directory, or hf://ORG/NAME (only its "
+        "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
         "config.json is fetched): check the draft against it."
     ),
     deep: bool = typer.Option(

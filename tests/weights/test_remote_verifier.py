@@ -49,7 +49,21 @@ def test_validate_with_a_remote_verifier_reads_only_its_config(cli, hub, verifie
     local = cli("validate", EAGLE3, DFLASH, "--verifier", verifier, "-f", "json")
     remote = cli("validate", EAGLE3, DFLASH, "--verifier", "hf://org/target@v1", "-f", "json")
     assert remote.exit_code == local.exit_code == 0, remote.output
-    assert json.loads(remote.stdout)["files"] == json.loads(local.stdout)["files"]
+    remote_files, local_files = (
+        json.loads(remote.stdout)["files"],
+        json.loads(local.stdout)["files"],
+    )
+    # the one difference: what was checked names the verifier as it was given
+    for file in remote_files + local_files:
+        checked = file.get("checked") or {}
+        if "verifier" in checked:
+            given = checked.pop("verifier")
+            assert given in (
+                str(verifier),
+                str(verifier / "config.json"),
+                "hf://org/target@v1/config.json",
+            ), given
+    assert remote_files == local_files
     assert "no --verifier given" not in remote.stdout
     _only_config_fetched(hub)
 

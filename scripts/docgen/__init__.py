@@ -26,11 +26,11 @@ problems instead of writing pages that lie:
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 from docgen.checks import check_cli_mentions, check_rules
-from docgen.cli_output import cli_page, snippets
+from docgen.cli_output import snippets
+from docgen.cli_reference import cli_page
 from docgen.nav import nav
 from docgen.reference import (
     consumer_defaults,
@@ -57,8 +57,7 @@ def generate(root: Path) -> dict[str, str]:
         "docs/reference/fields.md": fields_matrix(cat),
         "docs/reference/consumer-defaults.md": consumer_defaults(cat),
     }
-    with contextlib.chdir(root):
-        out["docs/reference/cli.md"] = cli_page()
+    out["docs/reference/cli.md"] = cli_page()
     for version, entry in schemas.versions().items():
         out[f"docs/reference/{version}/index.md"] = version_page(cat, version)
         for t in entry.types:

@@ -7,6 +7,7 @@ import html
 import re
 from typing import Any
 
+from docgen.diagrams import FLOWS
 from docgen.nav import type_title
 from docgen.schema_walk import (
     BANNER,
@@ -81,6 +82,16 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
         f"| Required keys | {', '.join(f'`{r}`' for r in doc.get('required', [])) or 'none'} |",
         f"| Unknown keys | {'kept (allowed)' if doc.get('additionalProperties', True) is not False else 'rejected'} |",
         "",
+    ]
+    if model_type in FLOWS:
+        lines += [
+            "## Data flow",
+            "",
+            f"![Data flow of a {type_title(model_type)} draft, with the tensors of its tensor "
+            f"contract](../../diagrams/{model_type}-dataflow.svg){{ .diagram }}",
+            "",
+        ]
+    lines += [
         "## Fields",
         "",
         "Defaults are what speculators writes and reads; where other readers assume something "
@@ -227,6 +238,9 @@ def reference_index(cat: Catalogue) -> str:
         "",
         "A format version is a speculators release line. Each has its own JSON Schemas, one "
         "per `speculators_model_type`; these pages are generated from them.",
+        "",
+        "![Which format versions have which type, coloured by family]"
+        "(../diagrams/type-timeline.svg){ .diagram }",
         "",
         "| Format | Release | transformers | Types |",
         "|---|---|---|---|",

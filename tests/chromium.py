@@ -25,6 +25,14 @@ def find() -> str | None:
     return next((path for name in CANDIDATES if (path := shutil.which(name))), None)
 
 
+def _above_9(fd: int) -> int:
+    import fcntl
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return moved
+
+
 class BrowserError(RuntimeError):
     pass
 
@@ -44,6 +52,8 @@ class Chromium:
         self._profile = tempfile.TemporaryDirectory(prefix="specfmt-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
+        # the browser's ends move above 9, so mapping them onto 3 and 4 cannot clobber them
+        to_browser_r, from_browser_w = (_above_9(fd) for fd in (to_browser_r, from_browser_w))
         args = [
             "--headless",
             "--remote-debugging-pipe",
@@ -58,11 +68,15 @@ class Chromium:
         ]
         if os.geteuid() == 0:  # Chromium refuses to run its sandbox as root
             args.insert(0, "--no-sandbox")
-        # the protocol runs on the browser's file descriptors 3 (in) and 4 (out)
-        script = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
+
+        def onto_3_and_4() -> None:  # in the child: the protocol runs on fds 3 (in) and 4 (out)
+            os.dup2(to_browser_r, 3)
+            os.dup2(from_browser_w, 4)
+
         self._proc = subprocess.Popen(
-            ["sh", "-c", script, self.binary, *args],
-            pass_fds=(to_browser_r, from_browser_w),
+            [self.binary, *args],
+            preexec_fn=onto_3_and_4,
+            close_fds=False,  # dup2 leaves 3 and 4 inheritable; the rest is close-on-exec
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -33,7 +33,7 @@ from pathlib import Path
 from docgen.checks import check_cli_mentions, check_rules
 from docgen.cli_output import snippets
 from docgen.cli_reference import cli_page
-from docgen.diagrams import diagrams
+from docgen.diagrams import all_diagrams
 from docgen.nav import nav
 from docgen.reference import (
     consumer_defaults,
@@ -69,6 +69,6 @@ def generate(root: Path) -> dict[str, str]:
     for rule in registry.RULES:
         out[f"docs/rules/{rule.id}.md"] = rule_page(root, rule)
     out.update(snippets(root))
-    out.update(diagrams())
+    out.update(all_diagrams())
     out["generated/docs/nav.yml"] = nav(root, cat)
     return out

@@ -420,7 +420,7 @@ def type_timeline() -> str:
     return svg.render()
 
 
-def diagrams() -> dict[str, str]:
+def all_diagrams() -> dict[str, str]:
     out = {
         f"{FOLDER}/validation-layers.svg": validation_layers(),
         f"{FOLDER}/type-timeline.svg": type_timeline(),

@@ -24,6 +24,10 @@ from docgen.schema_walk import (
 )
 from spec_format import export, schemas
 
+#: front matter for pages of wide tables: the table of contents would take the width the
+#: columns need (at 1280 px the tables then fit without scrolling)
+HIDE_TOC = "---\nhide:\n  - toc\n---\n"
+
 
 def _since_cell(cat: Catalogue, model_type: str, path: str, version: str) -> str:
     present = cat.field_versions(model_type, path)
@@ -69,6 +73,7 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
     universe = cat.versions_of(model_type)
     name = f"{model_type}{schemas.SCHEMA_SUFFIX}"
     lines = [
+        HIDE_TOC,
         BANNER.format(source=f"schema/{version}/{name}"),
         f"# {model_type} (format {version})",
         "",
@@ -303,10 +308,10 @@ def _matrix_field(path: str, paths: list[str]) -> str:
         return f"`{path}`"
     depth = path.count(".")
     leaf = path.rsplit(".", 1)[1]
-    return f'{"&emsp;" * depth}<code title="{path}">.{leaf}</code>'
+    return f'{"&ensp;" * depth}<code title="{path}">.{leaf}</code>'
 
 
-def _matrix_default(text: str, limit: int = 8) -> str:
+def _matrix_default(text: str, limit: int = 7) -> str:
     if len(text) <= limit:
         return f"`{_cell(text)}`"
     escaped = html.escape(text, quote=True).replace("|", "&#124;")
@@ -316,8 +321,7 @@ def _matrix_default(text: str, limit: int = 8) -> str:
 
 def fields_matrix(cat: Catalogue) -> str:
     lines = [
-        # the page's own table of contents would take the width the version columns need
-        "---\nhide:\n  - toc\n---\n",
+        HIDE_TOC,
         BANNER.format(source="schema/"),
         "# Field × version matrix",
         "",

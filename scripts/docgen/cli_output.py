@@ -13,7 +13,7 @@ from typing import Any
 
 #: a fixed terminal for command output in the docs (the same on every machine and CI)
 CLI_ENV = {
-    "COLUMNS": "100",
+    "COLUMNS": "80",  # fits the main column at 800 px and beside both sidebars at 1280 px
     "NO_COLOR": "1",
     "TERM": "dumb",
     "FORCE_COLOR": None,

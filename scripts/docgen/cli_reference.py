@@ -114,10 +114,12 @@ def _command_section(path: list[str], command: Command) -> list[str]:
             kind = _type(p) + (", required" if p.required else "")
             lines.append(f"| `{name}` | {kind} | {_cell(_help(p, command))} |")
     if options:
-        lines += ["", "| Option | Type | Default | Description |", "|---|---|---|---|"]
+        lines += ["", '<div class="cli-options" markdown>', ""]  # option names never split
+        lines += ["| Option | Type | Default | Description |", "|---|---|---|---|"]
         for p in options:
             names = ", ".join(f"`{o}`" for o in [*p.opts, *p.secondary_opts])
             lines.append(f"| {names} | {_type(p)} | {_default(p)} | {_cell(_help(p, command))} |")
+        lines += ["", "</div>"]
     if _is_group(command):
         lines += ["", "| Command | What it does |", "|---|---|"]
         for name, sub in command.commands.items():

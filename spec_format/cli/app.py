@@ -20,7 +20,12 @@ from spec_format.cli.validate_cmd import validate_command
 
 app = typer.Typer(
     name="specfmt",
-    help="Schemas, validation and migration for speculators-format draft checkpoints.",
+    help="Schemas, validation and migration for speculators-format draft checkpoints.\n\n"
+    # the extras of pyproject.toml (tests/test_docs.py checks that every one is named here)
+    "Extras add the packages of one group of features (installing: README, docs Install): "
+    "deep (numpy) for validate --deep and --scan-weights and inspect --token-freq; "
+    "forward (torch) for specfmt forward; remote (huggingface_hub) for hf:// inputs; "
+    "plot (matplotlib) for inspect --plot; dev for the tests, code generation and the docs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",

@@ -12,7 +12,10 @@ from typing import Any
 from spec_format.convert.plan import ConvertRefused, SourceKind
 
 #: module names under spec_format.convert.sources, one per line
-MODULES = ("safeailab_eagle3",)
+MODULES = (
+    "safeailab_eagle3",
+    # a new kind: its module name here
+)
 
 
 @cache

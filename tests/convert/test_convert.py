@@ -34,7 +34,7 @@ def test_converts_validates_and_runs(cli, made):
     assert r.exit_code == 0, r.output
     assert "safeailab-eagle3 -> eagle3" in r.output
     assert "midlayer.self_attn.q_proj.weight -> layers.0.self_attn.q_proj.weight" in r.output
-    assert "/eagle_aux_hidden_state_layer_ids: flag (--aux-layer-ids)" in r.output
+    assert "/eagle_aux_hidden_state_layer_ids = [1, 4, 5]: flag (--aux-layer-ids)" in r.output
     assert "validation: ok" in r.output
     assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]  # no remote code
     before, after = tensors(src), tensors(out)
@@ -291,3 +291,20 @@ def test_a_speculators_checkpoint_is_sent_to_migrate(cli, made, tmp_path):
     r = cli("convert", ckpt, "-o", tmp_path / "out")
     assert r.exit_code == 2
     assert "already a speculators-format checkpoint" in r.output
+
+
+def test_hostile_sizes_are_refused_quickly_without_allocating(cli, made):
+    import resource
+    import time
+
+    # a config claiming a 2**40-wide draft over tiny tensors: refused by shape, nothing read
+    src = made.source(overrides={"hidden_size": 2**40, "intermediate_size": 2**41})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "has shape" in r.output and "H=1099511627776" in r.output
+    assert time.perf_counter() - t < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
+    assert not (made.root / "out").exists()

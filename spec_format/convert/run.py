@@ -77,6 +77,7 @@ class ConvertResult:
                     "op": m.op,
                     "reason": m.reason,
                     **({"axis": m.axis} if m.op in ("stack", "cat") else {}),
+                    **({"derive": m.derive} if m.op == "derive" else {}),
                 }
                 for m in self.plan.moves
             ],
@@ -302,7 +303,10 @@ def check_tensors(plan: Plan, source: Source, request: Request) -> Plan:
     for t in output_tensors(plan, source.tensors, request.dtype):
         want = expected.match(t.name)
         assert want is not None
-        origin = " + ".join(next(m.sources for m in plan.moves if m.target == t.name))
+        move = next(m for m in plan.moves if m.target == t.name)
+        origin = " + ".join(move.sources)
+        if move.op == "derive":
+            origin = f"{t.name} (rebuilt from {origin})"
         if not want.shape_matches(t.shape):
             raise ConvertRefused(
                 f"{source.path}: tensor {origin} has shape {list(t.shape)}, but the converted "

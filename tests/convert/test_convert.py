@@ -308,3 +308,31 @@ def test_hostile_sizes_are_refused_quickly_without_allocating(cli, made):
     assert time.perf_counter() - t < 5
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
     assert not (made.root / "out").exists()
+
+
+@pytest.mark.parametrize("missing", ["t2d", "d2t"])
+def test_a_missing_vocabulary_map_is_rebuilt_from_the_other(cli, made, missing):
+    full = tensors(made.source("full"))
+    src = made.source(drop=[missing])
+    out = made.root / "out"
+    r = cli("convert", src, "-o", out, "--verifier", made.verifier, "--aux-layer-ids", AUX)
+    assert r.exit_code == 0, r.output
+    other = "d2t" if missing == "t2d" else "t2d"
+    assert f"{other} -> {missing}: derive (rebuilt from {other}" in r.output
+    assert tensors(out)[missing] == full[missing]  # what the source would have held
+    assert cli("validate", out, "--deep", "--verifier", made.verifier).exit_code == 0
+
+
+def test_a_map_that_cannot_be_rebuilt_leaves_nothing(cli, made):
+    src = made.source(drop=["t2d"])
+    with load_checkpoint(src) as ckpt:
+        d2t = ckpt.tensors["d2t"]
+    with open(src / "model.safetensors", "r+b") as f:  # draft id 0 -> target id 5000 (V=1000)
+        f.seek(d2t.begin)
+        f.write((5000).to_bytes(8, "little", signed=True))
+    before = tree(made.root)
+    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "d2t[0] = 5000 maps draft id 0 to target id 5000, which is outside [0, 1000)" in r.output
+    assert tree(made.root) == before

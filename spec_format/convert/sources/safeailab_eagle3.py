@@ -185,6 +185,12 @@ class _Planner:
                 out.append(TensorMove((name,), target, "copy", "SafeAILab midlayer = layer 0"))
             else:
                 out.append(TensorMove((name,), name, "copy", "same name in the speculators format"))
+        names = self.src.tensors
+        for have, want, how in (("d2t", "t2d", "target id = i + d2t[i]"),
+                                ("t2d", "d2t", "d2t[i] = i-th kept target id - i")):  # fmt: skip
+            if have in names and want not in names:
+                why = f"rebuilt from {have} ({how}); the source has no {want}"
+                out.append(TensorMove((have,), want, "derive", why, derive=f"{want}_from_{have}"))
         return tuple(out)
 
     def layer_config(self, verifier) -> dict[str, Any]:

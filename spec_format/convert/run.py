@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -187,10 +187,8 @@ def _validate(tmp: Path, dest: Path, request: Request):
     options = ValidateOptions(format_version=request.format_version, deep=deep)
     target = Target(shown=str(dest), config_path=tmp / "config.json", checkpoint_dir=tmp)
     report = validate_target(target, options, request.verifier)
-    shown = [
-        f.__class__(**{**f.__dict__, "file": f.file.replace(str(tmp), str(dest))})
-        for f in report.findings
-    ]
+    # findings name DEST, where the files will be, not the temporary directory
+    shown = [replace(f, file=f.file.replace(str(tmp), str(dest))) for f in report.findings]
     report.findings = shown
     if report.status is not Status.OK:
         errors = [f for f in shown if f.severity.value == "error"]

@@ -176,10 +176,12 @@ def shard_names(count: int) -> list[str]:
 
 
 def temp_dir_for(dest: Path) -> Path:
-    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works)."""
+    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works);
+    those a killed conversion to the same DEST left behind are removed first."""
     parent = dest.parent
     if not parent.is_dir():
         raise UsageError(f"-o {dest}: the directory {parent} does not exist; create it first")
+    _remove_stale(parent, dest.name)
     while True:
         tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
         try:
@@ -191,6 +193,25 @@ def temp_dir_for(dest: Path) -> Path:
             raise WriteError(
                 f"-o {dest}: cannot create a directory in {parent} ({exc.strerror})"
             ) from None
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    import re
+    import time
+
+    from spec_format.outfile import STALE_AFTER_S, _alive
+
+    pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            m = pattern.fullmatch(entry.name)
+            if not m or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid = int(m.group(1))
+            young = time.time() - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER_S
+            if pid != os.getpid() and _alive(pid) and young:
+                continue  # another conversion to the same DEST is running
+            remove_tree(Path(entry.path))
 
 
 def check_destination(dest: Path) -> None:

@@ -336,3 +336,13 @@ def test_a_map_that_cannot_be_rebuilt_leaves_nothing(cli, made):
     assert r.exit_code == 2, r.output
     assert "d2t[0] = 5000 maps draft id 0 to target id 5000, which is outside [0, 1000)" in r.output
     assert tree(made.root) == before
+
+
+def test_the_temporary_directory_of_a_killed_run_is_removed(cli, made):
+    dead = made.root / ".out.specfmt-999999999-0123abcd.tmp"  # no such pid
+    dead.mkdir()
+    (dead / "model.safetensors").write_bytes(b"half")
+    r = cli("convert", made.source(), "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert not dead.exists()

@@ -179,9 +179,12 @@ class _Planner:
 
     def moves(self) -> tuple[TensorMove, ...]:
         out = []
+        rec = catalog.record(MODEL_TYPE)
+        assert rec is not None and rec.layers is not None
+        first = f"{rec.layers.prefix}.0."  # the format's first decoder layer
         for name in self.src.tensors:
             if name.startswith(PREFIX):
-                target = "layers.0." + name[len(PREFIX) :]
+                target = first + name[len(PREFIX) :]
                 out.append(TensorMove((name,), target, "copy", "SafeAILab midlayer = layer 0"))
             else:
                 out.append(TensorMove((name,), name, "copy", "same name in the speculators format"))
@@ -202,12 +205,10 @@ class _Planner:
         for key in ("hidden_size", "intermediate_size", "num_attention_heads"):
             value, at = self.required_int(key)
             self.set(tlc, f"{P}/{key}", value, "source", at)
-        for key, fallback in (("num_key_value_heads", None), ("head_dim", None)):
+        for key in ("num_key_value_heads", "head_dim"):  # the layer class derives them
             value, at = self.source_value(key)
             if at is not None and value is not None:
                 self.set(tlc, f"{P}/{key}", value, "source", at)
-            elif fallback is not None:  # pragma: no cover - none today
-                self.set(tlc, f"{P}/{key}", fallback, "default", "Eagle3Converter default")
         for key, default in RELEASE_DEFAULTS.items():
             if key == "rope_theta":
                 continue

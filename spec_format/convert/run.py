@@ -93,6 +93,11 @@ def load_source(path: str | os.PathLike[str]) -> Source:
     from spec_format.checkpoint import load_checkpoint
     from spec_format.jsonload import load_json
 
+    if os.fspath(path).startswith("hf://"):
+        raise UsageError(
+            f"{path}: convert reads a local checkpoint (it copies every tensor); download it "
+            "first, e.g. `huggingface-cli download ORG/NAME --local-dir DIR`"
+        )
     directory = Path(path)
     if not directory.is_dir():
         directory = directory.parent if directory.exists() else directory

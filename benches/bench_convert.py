@@ -148,7 +148,8 @@ def report(size: int, runs: dict) -> str:
         "times are medians; the conversion includes writing to a temporary directory, `validate",
         "--deep --verifier` of the result and the rename.",
         "",
-        f"Machine: {os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}.",
+        f"Machine: {os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}, "
+        f"{_cp_version()}. specfmt copies with `copy_file_range` and fsyncs every file it writes.",
         "",
         "| what | warm | cold | target |",
         "|---|---|---|---|",
@@ -169,8 +170,20 @@ def report(size: int, runs: dict) -> str:
                  f"< {TARGET_RSS_MB:.0f} MB: {verdict} |")  # fmt: skip
     lines.append(f"| `specfmt convert` CLI (start-up and imports included) | {med(w['cli']):.2f} s "
                  f"| {med(c['cli']):.2f} s | |")  # fmt: skip
+    lines += ["", "Every run (seconds):", ""]
+    for tag in ("warm", "cold"):
+        for key in ("cp", "convert", "cli"):
+            lines.append(f"- {tag} {key}: " + ", ".join(f"{x:.2f}" for x in runs[tag][key]))
     lines.append("")
     return "\n".join(lines)
+
+
+def _cp_version() -> str:
+    try:
+        out = subprocess.run(["cp", "--version"], capture_output=True, text=True, check=False)
+        return out.stdout.splitlines()[0]
+    except (OSError, IndexError):
+        return "cp (version unknown)"
 
 
 if __name__ == "__main__":

@@ -33,14 +33,18 @@ class TensorMove(NamedTuple):
 
     ``op`` "copy": one source, bytes unchanged; "stack"/"cat": several sources joined along
     ``axis`` in the order given (bytes of each source unchanged, e.g. fused MoE experts);
-    "drop": ``target`` is None and ``reason`` says why the format does not carry it.
+    "drop": ``target`` is None and ``reason`` says why the format does not carry it;
+    "derive": ``target`` computed from the values of ``sources`` by the function of
+    :mod:`spec_format.convert.derive` that ``derive`` names (a vocabulary map rebuilt from
+    the other one), never guessed.
     """
 
     sources: tuple[str, ...]
     target: str | None
-    op: Literal["copy", "stack", "cat", "drop"]
+    op: Literal["copy", "stack", "cat", "drop", "derive"]
     reason: str
     axis: int = 0
+    derive: str = ""  # op "derive": a key of spec_format.convert.derive.DERIVERS
 
 
 class Plan(NamedTuple):
@@ -69,6 +73,9 @@ class Request(NamedTuple):
     format_version: str  # target format version (default: latest)
     allow_lossy: bool = False
     dtype: str | None = None  # re-cast tensors to this safetensors dtype (None: copy bytes)
+    #: --verifier-name ORG/NAME: what speculators_config.verifier.name_or_path says (None:
+    #: derived from --verifier, see spec_format.convert.run.verifier_name)
+    verifier_name: str | None = None
 
 
 class ConvertRefused(UsageError):

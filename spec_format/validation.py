@@ -616,6 +616,13 @@ def _type_hint(config: dict[str, Any]) -> str:
     return ""
 
 
+def third_party_kind(config: dict[str, Any]) -> str | None:
+    """The other project whose draft config this is (an S004 variant: "safeailab-eagle3",
+    "z-lab-dflash", ...), or None; ``specfmt convert``'s source kinds detect with it."""
+    found = _third_party(config)
+    return found[0] if found else None
+
+
 def _third_party(config: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     """Recognise draft configs of other projects: (S004 message variant, its parameters)."""
     archs = config.get("architectures")

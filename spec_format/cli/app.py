@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from spec_format import __version__
+from spec_format.cli.convert_cmd import convert_command
 from spec_format.cli.fix_cmd import fix_command
 from spec_format.cli.forward_cmd import forward_command
 from spec_format.cli.history_cmd import history_command
@@ -47,6 +48,7 @@ app.command("fix")(fix_command)
 app.command("history")(history_command)
 app.command("forward")(forward_command)
 app.command("inspect")(inspect_command)
+app.command("convert")(convert_command)
 app.add_typer(schema_app, name="schema")
 
 

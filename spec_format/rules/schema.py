@@ -86,13 +86,13 @@ class ThirdPartyConfig(_SchemaRule):
     template = {
         "z-lab-dflash": (
             "this is a z-lab DFlash config (dflash_config / DFlash architecture), not the "
-            "speculators format; convert it with `speculators convert --algorithm dflash`, "
-            "which also shifts target_layer_ids by +1"
+            "speculators format; convert it with `specfmt convert CKPT -o OUT --verifier "
+            "VERIFIER`, which also shifts target_layer_ids by +1"
         ),
         "safeailab-eagle3": (
             "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
-            "format; convert it with `speculators convert --algorithm eagle3`, and check its "
-            "aux layer ids (eagle_config.eagle_aux_hidden_state_layer_ids)"
+            "format; convert it with `specfmt convert CKPT -o OUT --verifier VERIFIER`, which "
+            "takes the aux layer ids from the config (eagle_config) or --aux-layer-ids"
         ),
         "pre-0.1": (
             "this is the pre-0.1 speculators draft format (speculators_algorithm + "

@@ -281,7 +281,7 @@ def _unexpected_message(ctx: Context, name: str) -> str:
     if name.startswith("midlayer."):
         return (
             f"{name} uses the original EAGLE-3 naming; convert the checkpoint with "
-            "`speculators convert --algorithm eagle3` (which maps midlayer.* to layers.0.*)"
+            "`specfmt convert CKPT -o OUT --verifier VERIFIER` (which maps midlayer.* to layers.0.*)"
         )
     return (
         f"{name} is not part of the {ctx.model_type} format; vLLM refuses to load unexpected "

@@ -199,7 +199,7 @@ CASES = [
         "extra-tensor",
         "W002",
         build={"extra": {"midlayer.hidden_norm.weight": ("BF16", (64,))}},
-        text="speculators convert",
+        text="specfmt convert",
     ),
     Case(
         "flag-off-tensors-on",

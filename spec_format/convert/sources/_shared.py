@@ -1,6 +1,7 @@
 """What the z-lab DFlash and native MTP source kinds share: a plan under construction (config
-values with their provenance, tensor moves, notes), the verifier block, the format's own
-defaults and the explicit values ``fix`` writes for fields readers read differently."""
+values with their provenance, tensor moves, notes), the verifier block and the format's own
+defaults. (The values readers read differently are made explicit by ``fix`` after planning,
+in :func:`spec_format.convert.run.make_plan`, for every kind.)"""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from spec_format import catalog, fix, schemas, versions
+from spec_format import catalog, schemas, versions
 from spec_format.checkpoint import TensorRecord
 from spec_format.contract import ExpectedTensor
-from spec_format.contract.diff import _TORCH_NAMES
 from spec_format.convert.plan import ConvertRefused, Origin, Plan, Provenance, Request, TensorMove
+from spec_format.convert.run import verifier_name
+from spec_format.convert.write import TORCH_NAMES
 
-#: safetensors dtype -> the name ``save_pretrained`` writes in ``dtype`` ("BF16" -> "bfloat16")
-CONFIG_DTYPE = {st: name for name, st in _TORCH_NAMES.items()}
 #: top-level keys a source kind sets itself; the schema defaults fill in the rest
 _NOT_DEFAULTED = frozenset({"dtype", "torch_dtype", "auto_map", "transformers_version"})
 
@@ -36,14 +36,6 @@ def target_line(request: Request, model_type: str) -> str:
             f"pass a version that has it ({have})"
         )
     return line
-
-
-def verifier_name(request: Request) -> str | None:
-    """What speculators records as ``verifier.name_or_path``: the hub id or the path given."""
-    ref = request.verifier_ref
-    if ref and ref.startswith("hf://"):
-        return ref.removeprefix("hf://").split("@", 1)[0]
-    return ref
 
 
 class Draft:
@@ -90,7 +82,7 @@ class Draft:
         detail: str = "architectures",
     ) -> None:
         base = ("speculators_config", "verifier")
-        name = verifier_name(request)
+        name = verifier_name(request.verifier_ref) if request.verifier_ref else None
         if name is None:
             self.set((*base, "name_or_path"), None, "default", "no --verifier given")
         else:
@@ -127,11 +119,9 @@ class Draft:
 
     def dtype(self, records: list[TensorRecord]) -> None:
         """``dtype``: the float dtype of the copied tensors (bytes are never re-cast)."""
-        floats = sorted(
-            {r.dtype for r in records if r.dtype in CONFIG_DTYPE and r.dtype[0] in "FB"}
-        )
+        floats = sorted({r.dtype for r in records if r.dtype in TORCH_NAMES})
         if len(floats) == 1:
-            self.set(("dtype",), CONFIG_DTYPE[floats[0]], "derived", "the copied tensors' dtype")
+            self.set(("dtype",), TORCH_NAMES[floats[0]], "derived", "the copied tensors' dtype")
         elif floats:
             self.notes.append(
                 f"the copied tensors mix {', '.join(floats)}; dtype is left out (pass --dtype "
@@ -148,21 +138,6 @@ class Draft:
             self.set(
                 (key,), copy.deepcopy(node["default"]), "default", f"format {self.line} default"
             )
-
-    def explicit(self, verifier: Mapping[str, Any] | None) -> None:
-        """Fields readers read differently, set as ``specfmt fix`` sets them."""
-        result = fix.fix(
-            copy.deepcopy(self.config),
-            fix.FixOptions(format_version=self.line, verifier=dict(verifier) if verifier else None),
-        )
-        for change in result.changes:
-            parts = tuple(
-                p.replace("~1", "/").replace("~0", "~") for p in change.pointer[1:].split("/")
-            )
-            self.set(parts, copy.deepcopy(change.after), "default", change.why)
-        for problem in result.problems:
-            if problem.rule != "C006" or verifier is None:  # C006: no --verifier, noted below
-                self.notes.append(problem.message)
 
     def plan(self) -> Plan:
         return Plan(

@@ -20,10 +20,10 @@ from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source, TensorMove
 from spec_format.convert.sources._shared import Draft, check_shape, hidden_size_agrees, target_line
 from spec_format.jsonload import json_int
-from spec_format.validation import _third_party
+from spec_format.validation import third_party_kind
 
-name = "native-mtp"
-description = "native MTP layers of a verifier checkpoint (mtp.*, e.g. Qwen3-Next, Qwen3.5) -> mtp"
+NAME = "native-mtp"
+DESCRIPTION = "native MTP layers of a verifier checkpoint (mtp.*, e.g. Qwen3-Next, Qwen3.5) -> mtp"
 MODEL_TYPE = "mtp"
 
 SOURCE_PREFIX = "mtp."
@@ -44,7 +44,7 @@ _EXPERT = re.compile(r"^(.+\.experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.wei
 
 
 def detect(config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
-    if "speculators_model_type" in config or _third_party(dict(config)) is not None:
+    if "speculators_model_type" in config or third_party_kind(dict(config)) is not None:
         return False
     return any(n.startswith(SOURCE_PREFIX) for n in tensor_names)
 
@@ -57,6 +57,20 @@ def remap(tensor: str) -> str | None:
         if tensor.startswith(old):
             return new + tensor[len(old) :]
     return None
+
+
+class NativeMTP:
+    name = NAME
+    description = DESCRIPTION
+
+    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
+        return detect(config, tensor_names)
+
+    def plan(self, source: Source, request: Request) -> Plan:
+        return plan(source, request)
+
+
+KIND = NativeMTP()
 
 
 def plan(source: Source, request: Request) -> Plan:
@@ -79,7 +93,7 @@ def plan(source: Source, request: Request) -> Plan:
             "carries one (num_nextn_predict_layers must be 1 for every speculators release)"
         )
 
-    d = Draft(name, MODEL_TYPE, line)
+    d = Draft(NAME, MODEL_TYPE, line)
     d.header()
     for key, value in layer.items():
         d.set(("transformer_layer_config", key), value, "source", where + key)
@@ -106,7 +120,6 @@ def plan(source: Source, request: Request) -> Plan:
     copied = [source.tensors[s] for m in d.moves if m.target for s in m.sources]
     d.dtype(copied)
     d.defaults()
-    d.explicit(verifier.config if verifier else None)
     return d.plan()
 
 

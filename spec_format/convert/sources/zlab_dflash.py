@@ -20,10 +20,10 @@ from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source
 from spec_format.convert.sources._shared import Draft, check_shape, hidden_size_agrees, target_line
 from spec_format.jsonload import json_int
-from spec_format.validation import _third_party
+from spec_format.validation import third_party_kind
 
-name = "zlab-dflash"
-description = "z-lab DFlash drafts (dflash_config, DFlashDraftModel) -> dflash"
+NAME = "zlab-dflash"
+DESCRIPTION = "z-lab DFlash drafts (dflash_config, DFlashDraftModel) -> dflash"
 MODEL_TYPE = "dflash"
 
 #: source config keys that describe the z-lab wrapper, not the draft's decoder layers
@@ -43,8 +43,21 @@ _VERIFIER_ROLES = {
 def detect(config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
     if "speculators_model_type" in config:
         return False
-    found = _third_party(dict(config))
-    return found is not None and found[0] == "z-lab-dflash"
+    return third_party_kind(dict(config)) == "z-lab-dflash"
+
+
+class ZlabDFlash:
+    name = NAME
+    description = DESCRIPTION
+
+    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
+        return detect(config, tensor_names)
+
+    def plan(self, source: Source, request: Request) -> Plan:
+        return plan(source, request)
+
+
+KIND = ZlabDFlash()
 
 
 def plan(source: Source, request: Request) -> Plan:
@@ -53,7 +66,7 @@ def plan(source: Source, request: Request) -> Plan:
     zcfg = cfg.get("dflash_config", {})
     if not isinstance(zcfg, Mapping):
         raise ConvertRefused("dflash_config: not an object; the source config is damaged")
-    d = Draft(name, MODEL_TYPE, line)
+    d = Draft(NAME, MODEL_TYPE, line)
     d.header()
 
     layer = {k: v for k, v in cfg.items() if k not in ZLAB_KEYS}
@@ -92,7 +105,6 @@ def plan(source: Source, request: Request) -> Plan:
     _map_tensors(d, source, request, expected)
     d.dtype([source.tensors[m.sources[0]] for m in d.moves if m.op == "copy"])
     d.defaults()
-    d.explicit(verifier.config if verifier else None)
     return d.plan()
 
 

@@ -1,0 +1,162 @@
+"""``specfmt convert``: parse options, call spec_format.convert.run.convert, render, exit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from spec_format.cli.common import ExitCode, handle_errors, stdout
+from spec_format.cli.migrate_cmd import ReportFormat
+
+
+def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
+    from spec_format.errors import UsageError
+
+    if not values:
+        return None
+    out = []
+    for value in values:
+        for part in value.replace(",", " ").split():
+            try:
+                out.append(int(part))
+            except ValueError:
+                raise UsageError(
+                    f"--aux-layer-ids {value!r}: layer numbers separated by commas, e.g. 2,18,33"
+                ) from None
+    return tuple(out)
+
+
+def _size(text: str | None) -> int | None:
+    """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
+    from spec_format.errors import UsageError
+
+    if text is None:
+        return None
+    units = {"TB": 10**12, "GB": 10**9, "MB": 10**6, "KB": 10**3}
+    s = text.strip().upper()
+    try:
+        if s[-2:] in units:
+            return int(float(s[:-2]) * units[s[-2:]])
+        return int(s)
+    except ValueError:
+        raise UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000") from None
+
+
+@handle_errors
+def convert_command(
+    src: Path = typer.Argument(..., help="The source checkpoint directory.", show_default=False),
+    output: Path = typer.Option(
+        None, "--output", "-o", help="The new checkpoint directory (absent or empty)."
+    ),
+    verifier: str = typer.Option(
+        None,
+        "--verifier",
+        help="The verifier's config.json, its directory, or hf://ORG/NAME[@REV].",
+    ),
+    aux_layer_ids: list[str] = typer.Option(
+        None,
+        "--aux-layer-ids",
+        help="Verifier layers the draft taps, e.g. 2,18,33 (when the source does not say).",
+    ),
+    format_version: str = typer.Option(
+        None, "--format-version", help="Target format version (default: the latest)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the config and the tensor mapping; write nothing."
+    ),
+    allow_lossy: bool = typer.Option(
+        False, "--allow-lossy", help="Drop tensors the format does not carry (listed)."
+    ),
+    dtype: str = typer.Option(
+        None, "--dtype", help="Re-cast float tensors (bfloat16, float16, float32); default: copy."
+    ),
+    max_shard_size: str = typer.Option(
+        None,
+        "--max-shard-size",
+        help="Shard the weights above this size (default: save_pretrained's for the target "
+        "format's transformers: 5GB for 4.x, 50GB for 5.x).",
+    ),
+    report_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Report format."
+    ),
+) -> None:
+    """Convert a third-party draft checkpoint (SafeAILab EAGLE-3, ...) into the speculators
+    format: every tensor mapped or dropped with its reason, every config value with its
+    origin, written atomically and validated.
+
+    Exit codes: 0 converted (or --dry-run); 1 the converted checkpoint fails validation
+    (nothing written); 2 usage error or a refused conversion (nothing written); 3 the source
+    could not be read.
+    """
+    from spec_format import versions
+    from spec_format.convert.plan import Request
+    from spec_format.convert.run import convert, load_verifier_ref
+    from spec_format.convert.write import parse_dtype
+    from spec_format.migration import resolve_target
+
+    line = resolve_target(format_version)[0] if format_version else versions.latest()
+    request = Request(
+        verifier=load_verifier_ref(verifier) if verifier else None,
+        verifier_ref=verifier,
+        aux_layer_ids=_aux_ids(aux_layer_ids),
+        format_version=line,
+        allow_lossy=allow_lossy,
+        dtype=parse_dtype(dtype) if dtype else None,
+    )
+    result = convert(src, output, request, dry_run=dry_run, max_shard_size=_size(max_shard_size))
+    out = stdout()
+    if report_format is ReportFormat.json:
+        out.write(json.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        out.write(render_text(result, dry_run))
+    raise typer.Exit(ExitCode.OK)
+
+
+def render_text(result, dry_run: bool) -> str:
+    from spec_format.catalog import record
+    from spec_format.migration.output import dumps
+
+    plan = result.plan
+    model_type = plan.config.get("speculators_model_type")
+    rec = record(model_type)
+    lines = [
+        f"{result.source}: {plan.kind} -> {model_type} ({rec.what if rec else '?'}), "
+        f"format {result.format_version}"
+    ]
+    lines.append("config:")
+    for p in plan.provenance:
+        lines.append(
+            f"  {p.pointer}: {p.origin} ({p.detail})" if p.detail else f"  {p.pointer}: {p.origin}"
+        )
+    lines.append("tensors:")
+    for m in plan.moves:
+        src = " + ".join(m.sources)
+        if m.op == "drop":
+            lines.append(f"  {src}: dropped ({m.reason})")
+        elif m.op == "copy" and m.target == src:
+            lines.append(f"  {src}: copied ({m.reason})")
+        else:
+            lines.append(f"  {src} -> {m.target}: {m.op} ({m.reason})")
+    for title, items in (("notes", plan.notes), ("lossy (--allow-lossy)", plan.lossy)):
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(f"  - {n}" for n in items)
+    if dry_run:
+        lines.append("config.json (dry run, nothing written):")
+        lines.append(dumps(plan.config).rstrip("\n"))
+        return "\n".join(lines) + "\n"
+    report = result.validation
+    if report is not None:
+        c = report.counts()
+        lines.append(
+            f"validation: ok ({c.get('error', 0)} errors, {c.get('warning', 0)} warnings, "
+            f"{c.get('info', 0)} notes)"
+        )
+        for f in report.sorted_findings():
+            lines.append(f"  {f.severity.value} {f.rule}: {f.message}")
+    total = sum(b for _, b in result.files)
+    names = ", ".join(n for n, _ in result.files)
+    lines.append(f"wrote {result.destination}: {names} ({total:,} bytes)")
+    return "\n".join(lines) + "\n"

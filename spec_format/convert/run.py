@@ -1,0 +1,344 @@
+"""``specfmt convert`` as a function: read the source, plan, check, write, validate, publish.
+
+>>> result = convert("eagle3-src/", "out/", request)  # doctest: +SKIP
+
+The source is read header-only (``config.json`` and the safetensors headers); its kind
+(``spec_format/convert/sources/``) plans the conversion. The plan's config is brought to the
+target format version (``migrate``) and given the defaults readers disagree on (``fix``);
+then every planned tensor is checked against the tensor contract of the output config, here
+for every kind: a tensor the contract does not know refuses the conversion (``--allow-lossy``
+drops it, and the report says so), as does a shape or dtype the contract does not expect, or
+a required tensor the source lacks. Only then is anything written, into a temporary
+directory that ``validate`` (schema, contract, ``--deep`` data checks when numpy is present,
+the verifier when given) must pass before it is renamed to DEST.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spec_format import catalog
+from spec_format.convert.plan import (
+    ConvertRefused,
+    Plan,
+    Provenance,
+    Request,
+    Source,
+    TensorMove,
+)
+from spec_format.errors import InputError, SpecfmtError, UsageError
+
+#: config keys that name the weights' dtype (whichever the writer's transformers uses)
+DTYPE_KEYS = ("dtype", "torch_dtype")
+
+
+class OutputInvalid(SpecfmtError):
+    """The converted checkpoint failed validation; nothing was written (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, report) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass
+class ConvertResult:
+    source: str
+    destination: str
+    plan: Plan
+    format_version: str
+    written: bool = False
+    files: list[tuple[str, int]] = field(default_factory=list)
+    validation: Any = None  # FileReport of the converted checkpoint (None: dry run)
+
+    def to_dict(self) -> dict[str, Any]:
+        kind = self.plan.kind
+        return {
+            "source": self.source,
+            "destination": self.destination,
+            "kind": kind,
+            "format_version": self.format_version,
+            "written": self.written,
+            "config": self.plan.config,
+            "provenance": [p._asdict() for p in self.plan.provenance],
+            "tensors": [
+                {
+                    "sources": list(m.sources),
+                    "target": m.target,
+                    "op": m.op,
+                    "reason": m.reason,
+                    **({"axis": m.axis} if m.op in ("stack", "cat") else {}),
+                }
+                for m in self.plan.moves
+            ],
+            "notes": list(self.plan.notes),
+            "lossy": list(self.plan.lossy),
+            "files": [{"name": n, "bytes": b} for n, b in self.files],
+            "validation": self.validation.to_dict() if self.validation is not None else None,
+        }
+
+
+def load_source(path: str | os.PathLike[str]) -> Source:
+    """The source checkpoint, header only; unreadable weights are an input error (exit 3)."""
+    from spec_format.checkpoint import load_checkpoint
+    from spec_format.jsonload import load_json
+
+    directory = Path(path)
+    if not directory.is_dir():
+        directory = directory.parent if directory.exists() else directory
+    if not directory.is_dir():
+        raise InputError(f"{path}: no such checkpoint directory")
+    loaded = load_json(directory / "config.json")
+    fatal = next((p for p in loaded.problems if p.fatal), None)
+    if fatal is not None or not loaded.ok or not isinstance(loaded.data, dict):
+        raise InputError(fatal.message if fatal else f"{directory}/config.json: not readable")
+    checkpoint = load_checkpoint(directory)
+    try:
+        if not checkpoint.has_weights:
+            raise InputError(f"{directory}: no model.safetensors (or index and shards) to convert")
+        broken = [i for i in checkpoint.issues if i.rule != "header-padding"]
+        if broken or not checkpoint.complete:
+            first = broken[0].message if broken else "some weights could not be read"
+            raise InputError(
+                f"{directory}: the source weights are broken ({first}); `specfmt validate "
+                f"{directory}/model.safetensors` lists every problem"
+            )
+        tensors = dict(checkpoint.tensors)
+    finally:
+        checkpoint.close()
+    return Source(path=directory, config=loaded.data, tensors=tensors)
+
+
+def make_plan(source: Source, request: Request) -> Plan:
+    """Detect the kind, plan, bring the config to the target version, check the tensors."""
+    from spec_format.convert.sources import detect
+
+    kind = detect(source.config, frozenset(source.tensors), str(source.path))
+    plan = kind.plan(source, request)
+    plan = _to_target(plan, request)
+    if request.dtype is not None:
+        plan = _recast_config(plan, source, request.dtype)
+    return check_tensors(plan, source, request)
+
+
+def convert(
+    src: str | os.PathLike[str],
+    dest: str | os.PathLike[str] | None,
+    request: Request,
+    *,
+    dry_run: bool = False,
+    max_shard_size: int | None = None,
+) -> ConvertResult:
+    from spec_format.convert import write
+
+    if dest is None and not dry_run:
+        raise UsageError("convert needs -o DEST (or --dry-run)")
+    target = Path(dest) if dest is not None else None
+    if target is not None and not dry_run:
+        write.check_destination(target)
+    source = load_source(src)
+    plan = make_plan(source, request)
+    result = ConvertResult(
+        str(src), str(dest) if dest is not None else "", plan, request.format_version
+    )
+    if dry_run or target is None:
+        return result
+    if max_shard_size is None:
+        max_shard_size = write.SHARD_SIZE[
+            catalog.version_entry(request.format_version).transformers
+        ]
+    tensors = write.output_tensors(plan, source.tensors, request.dtype)
+    tmp = write.temp_dir_for(target)
+    try:
+        result.files = write.write_checkpoint(
+            tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
+        )
+        result.validation = _validate(tmp, target, request)
+        write.publish(tmp, target)
+    except BaseException:
+        write.remove_tree(tmp)
+        raise
+    result.written = True
+    return result
+
+
+def _validate(tmp: Path, dest: Path, request: Request):
+    """Validate the temporary directory as ``validate --deep --verifier`` would DEST."""
+    from spec_format.report import Status
+    from spec_format.validation import Target, ValidateOptions, validate_target
+
+    try:
+        import numpy  # noqa: F401
+
+        deep = True
+    except ImportError:  # pragma: no cover - deep checks need numpy
+        deep = False
+    options = ValidateOptions(format_version=request.format_version, deep=deep)
+    target = Target(shown=str(dest), config_path=tmp / "config.json", checkpoint_dir=tmp)
+    report = validate_target(target, options, request.verifier)
+    shown = [
+        f.__class__(**{**f.__dict__, "file": f.file.replace(str(tmp), str(dest))})
+        for f in report.findings
+    ]
+    report.findings = shown
+    if report.status is not Status.OK:
+        errors = [f for f in shown if f.severity.value == "error"]
+        lines = "; ".join(f"{f.rule} {f.message}" for f in errors[:5])
+        raise OutputInvalid(
+            f"the converted checkpoint fails validation ({len(errors)} error"
+            f"{'s' if len(errors) != 1 else ''}: {lines}); nothing was written",
+            report,
+        )
+    return report
+
+
+# -- the config: target version and explicit defaults ------------------------------------------
+def _to_target(plan: Plan, request: Request) -> Plan:
+    from spec_format import versions
+    from spec_format.fix import FixOptions, fix
+    from spec_format.migration import MigrateOptions, migrate
+
+    config = copy.deepcopy(plan.config)
+    provenance = list(plan.provenance)
+    notes = list(plan.notes)
+    verifier = request.verifier.config if request.verifier is not None else None
+    line = request.format_version
+    if versions.detect(config).line != line:
+        result = migrate(
+            config,
+            MigrateOptions(to=line, allow_lossy=request.allow_lossy, verifier=verifier),
+        )
+        if result.target_errors:
+            raise ConvertRefused(
+                f"the config cannot be written for format {line}: "
+                + "; ".join(result.target_errors[:3])
+            )
+        config = result.document
+        provenance += [
+            Provenance(c.pointer, "derived", f"migrate to {line}: {c.why}") for c in result.changes
+        ]
+        notes += [f"format {line}: {p.message}" for p in result.problems]
+    fixed = fix(config, FixOptions(format_version=line, verifier=verifier))
+    provenance += [Provenance(c.pointer, "default", f"fix: {c.why}") for c in fixed.changes]
+    notes += [p.message for p in fixed.problems]
+    return plan._replace(config=fixed.document, provenance=tuple(provenance), notes=tuple(notes))
+
+
+def _recast_config(plan: Plan, source: Source, dtype: str) -> Plan:
+    from spec_format.convert.write import TORCH_NAMES
+
+    config = copy.deepcopy(plan.config)
+    name = TORCH_NAMES[dtype]
+    changed = []
+    for node, prefix in (
+        (config, ""),
+        (config.get("transformer_layer_config"), "/transformer_layer_config"),
+    ):
+        if isinstance(node, dict):
+            for key in DTYPE_KEYS:
+                if key in node:
+                    node[key] = name
+                    changed.append(Provenance(f"{prefix}/{key}", "flag", "--dtype"))
+    return plan._replace(
+        config=config,
+        provenance=plan.provenance + tuple(changed),
+        notes=plan.notes + (f"float tensors re-cast to {dtype} (--dtype); the others copied",),
+    )
+
+
+# -- the tensors against the output's contract ------------------------------------------------
+def check_tensors(plan: Plan, source: Source, request: Request) -> Plan:
+    """Refuse (or, with ``--allow-lossy``, drop and report) every planned tensor the output
+    config's tensor contract does not expect; refuse wrong shapes, dtypes and missing
+    required tensors. Returns the plan with lossy drops added."""
+    from spec_format.contract import expected_tensors, load_contract
+    from spec_format.convert.write import output_tensors
+
+    model_type = plan.config.get("speculators_model_type")
+    expected = expected_tensors(plan.config)
+    families = load_contract(str(model_type)).dtype_families
+    moves: list[TensorMove] = []
+    lossy = list(plan.lossy)
+    for move in plan.moves:
+        for name in move.sources:
+            if name not in source.tensors:
+                raise ConvertRefused(
+                    f"{source.path}: the plan names tensor {name}, which the source lacks"
+                )
+        if move.op == "drop" or move.target is None:
+            moves.append(move)
+            continue
+        why = _unexpected(move.target, expected, model_type)
+        if why is not None:
+            if not request.allow_lossy:
+                raise ConvertRefused(
+                    f"{source.path}: tensor {' + '.join(move.sources)} {why}; nothing was "
+                    "written (pass --allow-lossy to drop it)"
+                )
+            moves.append(TensorMove(move.sources, None, "drop", f"--allow-lossy: {why}"))
+            lossy.append(f"{' + '.join(move.sources)} dropped: {why}")
+            continue
+        moves.append(move)
+    plan = plan._replace(moves=tuple(moves), lossy=tuple(lossy))
+    present = set()
+    for t in output_tensors(plan, source.tensors, request.dtype):
+        want = expected.match(t.name)
+        assert want is not None
+        origin = " + ".join(next(m.sources for m in plan.moves if m.target == t.name))
+        if not want.shape_matches(t.shape):
+            raise ConvertRefused(
+                f"{source.path}: tensor {origin} has shape {list(t.shape)}, but the converted "
+                f"config expects {t.name} to be {want.describe_shape()}; check the source "
+                "config's sizes (hidden_size, heads, vocabulary, aux layer ids); nothing was written"
+            )
+        if t.dtype not in families.get(want.dtype, ()):
+            raise ConvertRefused(
+                f"{source.path}: tensor {origin} is {t.dtype}, but {t.name} must be "
+                f"{want.dtype}; nothing was written"
+            )
+        present.add(t.name)
+    missing = [t for t in expected.required if t.name not in present]
+    if missing:
+        names = ", ".join(t.name for t in missing)
+        raise ConvertRefused(
+            f"{source.path}: the converted checkpoint needs {names}, which the source does not "
+            "hold; a converter that left them out would serve random weights; nothing was written"
+        )
+    return plan
+
+
+def _unexpected(target: str, expected, model_type: str) -> str | None:
+    if target in expected.absent:
+        absent = expected.absent[target]
+        return f"would be {target}, which {model_type} carries only when {absent.condition}"
+    if expected.match(target) is None:
+        return f"would be {target}, which the {model_type} tensor contract does not know"
+    return None
+
+
+def load_verifier_ref(ref: str):
+    """``--verifier PATH|hf://ORG/NAME[@REV]`` -> :class:`VerifierInfo` (config only)."""
+    from spec_format.verifier import load_verifier, parse_verifier
+
+    if not ref.startswith("hf://"):
+        return load_verifier(ref)
+    from spec_format.checkpoint import load_checkpoint
+
+    with load_checkpoint(ref) as ckpt:
+        data = ckpt.read_config()
+    if data is None:
+        raise UsageError(f"--verifier {ref}: the repository has no config.json")
+    return parse_verifier(data, f"{ref}/config.json")
+
+
+def verifier_name(ref: str) -> str:
+    """What ``speculators_config.verifier.name_or_path`` says: ORG/NAME for ``hf://``, the
+    path as given otherwise (as speculators' converters write their ``base_model``)."""
+    if ref.startswith("hf://"):
+        return ref.removeprefix("hf://").split("@", 1)[0].rstrip("/")
+    return ref

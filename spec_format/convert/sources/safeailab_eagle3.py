@@ -1,0 +1,339 @@
+"""SafeAILab/EAGLE-3 style checkpoints (``LlamaForCausalLMEagle3``, ``midlayer.*`` tensors).
+
+The reference for every mapping and default is speculators' own ``Eagle3Converter``
+(``speculators/convert/eagle/eagle3_converter.py``, the same in 0.7-0.9): ``midlayer.*``
+becomes ``layers.0.*``, every other tensor keeps its name; the vocabulary sizes come from
+``t2d`` (else the verifier), the layer sizes from the source config, ``max_position_embeddings``
+is the larger of source and verifier, ``speculative_tokens`` is 3, the layer config is a
+Llama one. Where the release guesses, this kind asks or derives instead, and says so:
+
+* aux layer ids: read from the source (top level or nested under ``eagle_config``), else
+  ``--aux-layer-ids``; never left for readers to guess (the release writes ``null``);
+* ``draft_vocab_size``: the source's, else the length of ``d2t`` or the rows of ``lm_head``
+  (the release falls back to 32000);
+* ``target_hidden_size``: the source's, else derived from ``fc.weight`` when it differs
+  from the draft's hidden size (the release writes ``null``, so its draft cannot load);
+* a source tensor dtype other than the config's ``torch_dtype``: the bytes are kept and the
+  config names the tensors' dtype (the release re-casts silently).
+
+Which tensors the output carries, with which shapes, is the eagle3 tensor contract's
+business (checked by :func:`spec_format.convert.run.check_tensors` for every kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spec_format import catalog, versions
+from spec_format.convert.plan import ConvertRefused, Plan, Provenance, Request, Source, TensorMove
+
+MODEL_TYPE = "eagle3"
+PREFIX = "midlayer."
+#: the releases' Eagle3Converter defaults (used only where the source says nothing)
+RELEASE_DEFAULTS = {
+    "hidden_act": "silu",
+    "initializer_range": 0.02,
+    "rms_norm_eps": 1e-6,
+    "attention_bias": False,
+    "mlp_bias": False,
+    "rope_theta": 10000.0,
+    "num_hidden_layers": 1,
+}
+SPECULATIVE_TOKENS = 3  # Eagle3Converter's greedy proposal
+#: flags the converter takes from the source config (False when absent, as the release)
+FLAGS = ("norm_before_residual", "norm_before_fc", "fc_norm", "norm_output")
+DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64"}
+
+
+class SafeAILabEagle3:
+    name = "safeailab-eagle3"
+    description = "SafeAILab/EAGLE-3 style checkpoint (LlamaForCausalLMEagle3, midlayer.* tensors)"
+
+    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
+        if "speculators_model_type" in config or "dflash_config" in config:
+            return False
+        from spec_format.validation import third_party_kind
+
+        return third_party_kind(config) == self.name or any(
+            n.startswith(PREFIX) for n in tensor_names
+        )
+
+    def plan(self, source: Source, request: Request) -> Plan:
+        return _Planner(source, request).plan()
+
+
+KIND = SafeAILabEagle3()
+
+
+class _Planner:
+    def __init__(self, source: Source, request: Request) -> None:
+        self.src = source
+        self.cfg = dict(source.config)
+        nested = self.cfg.get("eagle_config")
+        self.nested = nested if isinstance(nested, Mapping) else {}
+        self.req = request
+        self.prov: list[Provenance] = []
+        self.notes: list[str] = []
+        self.where = f"{source.path}/config.json"
+        self._last: tuple[str, str] = ("derived", "")  # (origin, detail) of the last lookup
+
+    # -- helpers -------------------------------------------------------------------------
+    def set(self, node: dict, pointer: str, value: Any, origin: str, detail: str) -> None:
+        node[pointer.rsplit("/", 1)[-1]] = value
+        self.prov.append(Provenance(pointer, origin, detail))  # type: ignore[arg-type]
+
+    def source_value(self, key: str) -> Any:
+        """A key of the source config, top level first, then ``eagle_config``."""
+        if key in self.cfg:
+            return self.cfg[key], key
+        if key in self.nested:
+            return self.nested[key], f"eagle_config.{key}"
+        return None, None
+
+    def required_int(self, key: str) -> tuple[int, str]:
+        value, at = self.source_value(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConvertRefused(
+                f"{self.where}: {key} is {'missing' if at is None else repr(value)}; a SafeAILab "
+                "EAGLE-3 config states the draft's sizes, fix the source config"
+            )
+        return value, at
+
+    # -- the plan ------------------------------------------------------------------------
+    def plan(self) -> Plan:
+        from spec_format.convert.run import verifier_name
+
+        verifier = self.req.verifier
+        if verifier is None:
+            raise ConvertRefused(
+                f"{self.src.path}: --verifier is required for a SafeAILab EAGLE-3 checkpoint: "
+                "the output names its verifier (speculators_config.verifier) and takes its "
+                "architectures and, without t2d, its vocabulary size from it; pass "
+                "--verifier PATH or hf://ORG/NAME"
+            )
+        moves = self.moves()
+        config: dict[str, Any] = {}
+        line = self.req.format_version
+        self.set(config, "/speculators_model_type", MODEL_TYPE, "derived", "the source kind")
+        rec = catalog.record(MODEL_TYPE)
+        assert rec is not None and rec.aux_key is not None
+        self.set(
+            config, "/architectures", list(rec.architectures), "derived", "what speculators writes"
+        )
+        release = versions.release_of(line)
+        self.set(config, "/speculators_version", release, "derived", f"format {line}")
+        tlc = self.layer_config(verifier)
+        config["transformer_layer_config"] = tlc
+        H = tlc["hidden_size"]
+        self.set(config, "/draft_vocab_size", self.draft_vocab(), *self._last)
+        for flag in FLAGS:
+            value, at = self.source_value(flag)
+            if at is None:
+                self.set(config, f"/{flag}", False, "default", "Eagle3Converter default")
+            else:
+                self.set(config, f"/{flag}", bool(value), "source", at)
+        aux = self.aux_ids()
+        self.set(config, f"/{rec.aux_key}", list(aux), *self._last)
+        ht = self.target_hidden(H, len(aux))
+        if ht is not None:
+            self.set(config, "/target_hidden_size", ht, *self._last)
+        config["speculators_config"] = {
+            "algorithm": MODEL_TYPE,
+            "default_proposal_method": "greedy",
+            "proposal_methods": [
+                {"proposal_type": "greedy", "speculative_tokens": SPECULATIVE_TOKENS}
+            ],
+            "verifier": {},
+        }
+        for p in ("algorithm", "default_proposal_method", "proposal_methods"):
+            self.prov.append(
+                Provenance(f"/speculators_config/{p}", "default", "Eagle3Converter default")
+            )
+        ver = config["speculators_config"]["verifier"]
+        name = verifier_name(self.req.verifier_ref or str(verifier.path))
+        self.set(ver, "/speculators_config/verifier/name_or_path", name, "flag", "--verifier")
+        archs = verifier.architectures
+        if not archs:
+            raise ConvertRefused(
+                f"--verifier {name}: its config.json has no architectures; the output must "
+                "name them (speculators_config.verifier.architectures)"
+            )
+        self.set(
+            ver,
+            "/speculators_config/verifier/architectures",
+            archs,
+            "verifier",
+            verifier.where("architectures"),
+        )
+        return Plan(
+            kind=KIND.name,
+            config=config,
+            moves=moves,
+            provenance=tuple(self.prov),
+            notes=tuple(self.notes),
+        )
+
+    def moves(self) -> tuple[TensorMove, ...]:
+        out = []
+        for name in self.src.tensors:
+            if name.startswith(PREFIX):
+                target = "layers.0." + name[len(PREFIX) :]
+                out.append(TensorMove((name,), target, "copy", "SafeAILab midlayer = layer 0"))
+            else:
+                out.append(TensorMove((name,), name, "copy", "same name in the speculators format"))
+        return tuple(out)
+
+    def layer_config(self, verifier) -> dict[str, Any]:
+        tlc: dict[str, Any] = {}
+        P = "/transformer_layer_config"
+        self.set(tlc, f"{P}/model_type", "llama", "default", "Eagle3Converter writes a LlamaConfig")
+        vocab = self.target_vocab(verifier)
+        self.set(tlc, f"{P}/vocab_size", vocab, *self._last)
+        for key in ("hidden_size", "intermediate_size", "num_attention_heads"):
+            value, at = self.required_int(key)
+            self.set(tlc, f"{P}/{key}", value, "source", at)
+        for key, fallback in (("num_key_value_heads", None), ("head_dim", None)):
+            value, at = self.source_value(key)
+            if at is not None and value is not None:
+                self.set(tlc, f"{P}/{key}", value, "source", at)
+            elif fallback is not None:  # pragma: no cover - none today
+                self.set(tlc, f"{P}/{key}", fallback, "default", "Eagle3Converter default")
+        for key, default in RELEASE_DEFAULTS.items():
+            if key == "rope_theta":
+                continue
+            value, at = self.source_value(key)
+            if at is not None and value is not None:
+                self.set(tlc, f"{P}/{key}", value, "source", at)
+            else:
+                self.set(tlc, f"{P}/{key}", default, "default", "Eagle3Converter default")
+        own, at = self.source_value("max_position_embeddings")
+        theirs = verifier.get("max_position_embeddings")
+        values = [v for v in (own, theirs) if isinstance(v, int) and not isinstance(v, bool)]
+        if values:
+            origin = "verifier" if theirs in values and theirs == max(values) else "source"
+            detail = "the larger of the source's and the verifier's (Eagle3Converter)"
+            self.set(tlc, f"{P}/max_position_embeddings", max(values), origin, detail)
+        self.set(tlc, f"{P}/tie_word_embeddings", False, "default", "Eagle3Converter default")
+        self.set(tlc, f"{P}/use_cache", True, "default", "Eagle3Converter default")
+        theta, at = self.source_value("rope_theta")
+        rope: dict[str, Any] = {}
+        if at is not None:
+            self.set(rope, f"{P}/rope_parameters/rope_theta", theta, "source", at)
+        else:
+            value = RELEASE_DEFAULTS["rope_theta"]
+            self.set(rope, f"{P}/rope_parameters/rope_theta", value, "default", "Eagle3Converter")
+            self.notes.append(
+                f"the source config has no rope_theta; wrote the converter's default {value}"
+            )
+        scaling, at = self.source_value("rope_scaling")
+        kind = "default"
+        if isinstance(scaling, Mapping):
+            kind = scaling.get("rope_type", scaling.get("type", "default"))
+            for k, v in scaling.items():
+                if k not in ("rope_type", "type"):
+                    self.set(rope, f"{P}/rope_parameters/{k}", v, "source", f"{at}.{k}")
+        self.set(
+            rope,
+            f"{P}/rope_parameters/rope_type",
+            kind,
+            "source" if at else "default",
+            f"{at}.rope_type" if at else "no rope_scaling in the source",
+        )
+        tlc["rope_parameters"] = rope
+        dtype = self.dtype()
+        if dtype is not None:
+            self.set(tlc, f"{P}/dtype", dtype, *self._last)
+        return tlc
+
+    def dtype(self) -> str | None:
+        floats = {r.dtype for r in self.src.tensors.values() if r.dtype in DTYPE_NAMES}
+        declared, at = self.source_value("torch_dtype")
+        if declared is None:
+            declared, at = self.source_value("dtype")
+        actual = DTYPE_NAMES[floats.pop()] if len(floats) == 1 else None
+        if actual is not None and declared != actual:
+            self.notes.append(
+                f"the source config says {at} = {declared!r} but its tensors are {actual}; the "
+                f"tensors are copied unchanged and the config says {actual} (the release would "
+                "re-cast them; --dtype does that explicitly)"
+            )
+            self._last = ("derived", "the dtype of the source tensors")
+            return actual
+        self._last = ("source", at or "")
+        return declared if isinstance(declared, str) else None
+
+    def target_vocab(self, verifier) -> int:
+        t2d = self.src.tensors.get("t2d")
+        if t2d is not None and len(t2d.shape) == 1:
+            self._last = ("source", "the length of the t2d tensor")
+            return t2d.shape[0]
+        vocab = verifier.vocab_size
+        if vocab is None:
+            raise ConvertRefused(
+                f"--verifier {verifier.path}: no vocab_size, and the source has no t2d tensor to "
+                "read the verifier vocabulary from"
+            )
+        self._last = ("verifier", verifier.where("vocab_size"))
+        return vocab
+
+    def draft_vocab(self) -> int:
+        value, at = self.source_value("draft_vocab_size")
+        if isinstance(value, int) and not isinstance(value, bool):
+            self._last = ("source", at)
+            return value
+        for name, what in (("d2t", "the length of d2t"), ("lm_head.weight", "lm_head rows")):
+            rec = self.src.tensors.get(name)
+            if rec is not None and rec.shape:
+                self._last = ("derived", what)
+                return rec.shape[0]
+        raise ConvertRefused(
+            f"{self.where}: no draft_vocab_size, and neither d2t nor lm_head.weight to read it from"
+        )
+
+    def aux_ids(self) -> tuple[int, ...]:
+        key = catalog.aux_key(MODEL_TYPE)
+        top, nested = self.cfg.get(key), self.nested.get(key)
+        if top is not None and nested is not None and top != nested and not self.req.aux_layer_ids:
+            raise ConvertRefused(
+                f"{self.where}: {key} is {top} at the top level but {nested} under eagle_config; "
+                "readers pick different ones: pass the layers the draft was trained on with "
+                "--aux-layer-ids"
+            )
+        found, at = (top, key) if top is not None else (nested, f"eagle_config.{key}")
+        if self.req.aux_layer_ids is not None:
+            flag = tuple(self.req.aux_layer_ids)
+            if found is not None and list(found) != list(flag):
+                self.notes.append(
+                    f"--aux-layer-ids {list(flag)} replaces the source's {at} = {list(found)}"
+                )
+            self._last = ("flag", "--aux-layer-ids")
+            return flag
+        if found is None:
+            raise ConvertRefused(
+                f"{self.where}: no {key} (top level or under eagle_config): which verifier "
+                "layers the draft was trained on is not in the checkpoint, and readers would "
+                "guess; pass them with --aux-layer-ids (for example --aux-layer-ids 2,18,33)"
+            )
+        if not isinstance(found, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in found
+        ):
+            raise ConvertRefused(f"{self.where}: {at} is {found!r}, not a list of layer numbers")
+        self._last = ("source", at)
+        return tuple(found)
+
+    def target_hidden(self, H: int, aux: int) -> int | None:
+        value, at = self.source_value("target_hidden_size")
+        if isinstance(value, int) and not isinstance(value, bool):
+            self._last = ("source", at)
+            return value
+        fc = self.src.tensors.get("fc.weight")
+        if fc is not None and len(fc.shape) == 2 and aux and fc.shape[1] % aux == 0:
+            derived = fc.shape[1] // aux
+            if derived != H:
+                self._last = ("derived", f"fc.weight columns / {aux} aux layers")
+                self.notes.append(
+                    f"target_hidden_size {derived} derived from fc.weight {list(fc.shape)}"
+                )
+                return derived
+        return None

@@ -1,0 +1,428 @@
+"""Execute a :class:`~spec_format.convert.plan.Plan`: write the converted checkpoint.
+
+* Tensor bytes are copied by the kernel (``copy_file_range``, else a 16 MiB ``pread`` /
+  ``write`` loop) from the source byte ranges the headers give: nothing is loaded whole, and
+  memory stays a few MiB however large the checkpoint. "stack"/"cat" join source ranges
+  (interleaved for an axis other than 0); only ``--dtype`` re-casts, chunk by chunk, with
+  numpy (imported then).
+* ``config.json`` and ``model.safetensors.index.json`` are written like ``save_pretrained``
+  (sorted keys, indent 2, newline); weights go to ``model.safetensors``, or to
+  ``model-00001-of-0000N.safetensors`` shards when they exceed the shard size (the default
+  of the transformers major the target format's writer used), each file in the canonical
+  safetensors layout with ``{"format": "pt"}`` metadata.
+* Everything goes into a temporary directory next to DEST; the caller re-validates it and
+  then :func:`publish` renames it to DEST. On any failure the temporary directory is
+  removed: nothing partial remains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import math
+import os
+import secrets
+import shutil
+import struct
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from spec_format.checkpoint import TensorRecord
+from spec_format.convert.plan import ConvertRefused, Plan
+from spec_format.errors import InputError, UsageError
+from spec_format.migration.output import dumps
+from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
+
+#: save_pretrained's default max_shard_size per transformers major (decimal units, as
+#: huggingface_hub parses "5GB" / "50GB")
+SHARD_SIZE = {"4": 5 * 10**9, "5": 50 * 10**9}
+CHUNK = 16 << 20
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+#: --dtype spellings: safetensors names and torch names
+DTYPE_NAMES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16"}
+TORCH_NAMES = {v: k for k, v in DTYPE_NAMES.items()}
+
+
+class WriteError(InputError):
+    """A source range could not be read or the output could not be written (exit 3);
+    nothing was left behind."""
+
+
+class Segment(NamedTuple):
+    file: str  # source file, relative to the source checkpoint
+    begin: int  # absolute byte offset in that file
+    length: int
+
+
+class OutTensor(NamedTuple):
+    name: str
+    dtype: str  # as written
+    shape: tuple[int, ...]
+    segments: tuple[Segment, ...]  # in output order
+    source_dtype: str  # != dtype: re-cast (--dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * DTYPE_BITS[self.dtype] // 8
+
+
+def parse_dtype(text: str) -> str:
+    """``--dtype``: ``bfloat16`` or ``BF16`` ... -> the safetensors name."""
+    name = DTYPE_NAMES.get(text.lower(), text.upper())
+    if name not in FLOAT_DTYPES:
+        raise UsageError(
+            f"--dtype {text!r}: choose one of {', '.join(DTYPE_NAMES)} (or "
+            f"{', '.join(FLOAT_DTYPES)})"
+        )
+    return name
+
+
+def output_tensors(
+    plan: Plan, tensors: Mapping[str, TensorRecord], dtype: str | None = None
+) -> list[OutTensor]:
+    """The tensors the plan writes, in plan order, with their source byte ranges."""
+    out = []
+    for move in plan.moves:
+        if move.op == "drop" or move.target is None:
+            continue
+        records = [tensors[s] for s in move.sources]
+        first = records[0]
+        if move.op == "copy":
+            shape, segments = first.shape, (Segment(first.file, first.begin, first.nbytes),)
+        else:
+            shape, segments = _joined(move.target, move.op, move.axis, records)
+        target_dtype = first.dtype
+        if dtype is not None and first.dtype in FLOAT_DTYPES:
+            target_dtype = dtype
+        out.append(OutTensor(move.target, target_dtype, shape, segments, first.dtype))
+    return out
+
+
+def _joined(target: str, op: str, axis: int, records: list[TensorRecord]):
+    first = records[0]
+    for r in records[1:]:
+        if r.dtype != first.dtype:
+            raise ConvertRefused(
+                f"{target}: cannot {op} {first.name} ({first.dtype}) with {r.name} ({r.dtype})"
+            )
+    base = first.shape if op == "cat" else (*first.shape[:axis], 1, *first.shape[axis:])
+    if not 0 <= axis < len(base):
+        raise ConvertRefused(f"{target}: axis {axis} is out of range for {list(first.shape)}")
+    parts = []
+    for r in records:
+        shape = r.shape if op == "cat" else (*r.shape[:axis], 1, *r.shape[axis:])
+        if len(shape) != len(base) or any(
+            a != b for i, (a, b) in enumerate(zip(shape, base, strict=True)) if i != axis
+        ):
+            raise ConvertRefused(
+                f"{target}: cannot {op} {first.name} {list(first.shape)} with {r.name} "
+                f"{list(r.shape)} along axis {axis}"
+            )
+        parts.append((r, shape))
+    out_shape = (*base[:axis], sum(s[axis] for _, s in parts), *base[axis + 1 :])
+    item = DTYPE_BITS[first.dtype] // 8
+    outer = math.prod(base[:axis])
+    segments: list[Segment] = []
+    for i in range(outer):
+        for r, shape in parts:
+            size = math.prod(shape[axis:]) * item
+            _append(segments, Segment(r.file, r.begin + i * size, size))
+    return out_shape, tuple(segments)
+
+
+def _append(segments: list[Segment], seg: Segment) -> None:
+    last = segments[-1] if segments else None
+    if last and last.file == seg.file and last.begin + last.length == seg.begin:
+        segments[-1] = Segment(last.file, last.begin, last.length + seg.length)
+    else:
+        segments.append(seg)
+
+
+def shard(tensors: list[OutTensor], max_shard_size: int) -> list[list[OutTensor]]:
+    """Split in order like huggingface_hub's ``split_state_dict_into_shards_factory``: a
+    tensor over the limit gets its own shard, otherwise a new shard starts when the next
+    tensor would tip the current one over."""
+    shards: list[list[OutTensor]] = []
+    current: list[OutTensor] = []
+    size = 0
+    for t in tensors:
+        if t.nbytes > max_shard_size:
+            shards.append([t])
+            continue
+        if current and size + t.nbytes > max_shard_size:
+            shards.append(current)
+            current, size = [], 0
+        current.append(t)
+        size += t.nbytes
+    if current or not shards:
+        shards.append(current)
+    return shards
+
+
+def shard_names(count: int) -> list[str]:
+    if count == 1:
+        return [SINGLE_NAME]
+    return [f"model-{i + 1:05d}-of-{count:05d}.safetensors" for i in range(count)]
+
+
+def temp_dir_for(dest: Path) -> Path:
+    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works)."""
+    parent = dest.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {dest}: the directory {parent} does not exist; create it first")
+    while True:
+        tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        try:
+            tmp.mkdir()
+            return tmp
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
+        except OSError as exc:
+            raise WriteError(
+                f"-o {dest}: cannot create a directory in {parent} ({exc.strerror})"
+            ) from None
+
+
+def check_destination(dest: Path) -> None:
+    """DEST must not exist, or be an empty directory (it is never merged into or replaced)."""
+    if not os.path.lexists(dest):
+        return
+    if dest.is_dir() and not dest.is_symlink():
+        with os.scandir(dest) as entries:
+            if next(entries, None) is None:
+                return
+        raise UsageError(
+            f"-o {dest}: the directory exists and is not empty; choose a new directory or "
+            "remove it (specfmt never writes into or over an existing checkpoint)"
+        )
+    raise UsageError(f"-o {dest}: exists and is not a directory; choose a new directory")
+
+
+def write_checkpoint(
+    directory: Path,
+    source_dir: Path,
+    config: Mapping,
+    tensors: list[OutTensor],
+    *,
+    max_shard_size: int,
+) -> list[tuple[str, int]]:
+    """Write ``config.json`` and the weights into ``directory`` (empty, temporary).
+    Returns (file name, size) of every file written."""
+    written = [("config.json", _write_file(directory / "config.json", dumps(dict(config))))]
+    shards = shard(tensors, max_shard_size)
+    names = shard_names(len(shards))
+    with _Sources(source_dir) as sources:
+        for name, members in zip(names, shards, strict=True):
+            written.append((name, _write_safetensors(directory / name, members, sources)))
+    if len(shards) > 1:
+        index = {
+            "metadata": {
+                "total_parameters": sum(math.prod(t.shape) for t in tensors),
+                "total_size": sum(t.nbytes for t in tensors),
+            },
+            "weight_map": {t.name: n for n, ts in zip(names, shards, strict=True) for t in ts},
+        }
+        text = json.dumps(index, indent=2, sort_keys=True) + "\n"
+        written.append((INDEX_NAME, _write_file(directory / INDEX_NAME, text)))
+    _fsync_dir(directory)
+    return written
+
+
+def publish(tmp: Path, dest: Path) -> None:
+    """Rename the finished temporary directory to ``dest`` (absent or an empty directory)."""
+    try:
+        os.rename(tmp, dest)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise UsageError(
+                f"-o {dest}: something was created there while converting; nothing was "
+                "written, remove it or choose another directory"
+            ) from None
+        raise WriteError(
+            f"-o {dest}: could not rename the converted checkpoint into place "
+            f"({exc.strerror}); nothing was written"
+        ) from None
+    _fsync_dir(dest.parent)
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# -- files -----------------------------------------------------------------------------------
+def _write_file(path: Path, text: str) -> int:
+    data = text.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return len(data)
+
+
+def _header(members: Iterable[OutTensor]) -> tuple[bytes, list[OutTensor]]:
+    """The canonical safetensors header (dtype alignment descending, then name; padded
+    with spaces to a multiple of 8) and the tensors in data order."""
+    order = sorted(members, key=lambda t: (-DTYPE_BITS[t.dtype], t.name))
+    header: dict = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for t in order:
+        header[t.name] = {
+            "dtype": t.dtype,
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + t.nbytes],
+        }
+        offset += t.nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw, order
+
+
+def _write_safetensors(path: Path, members: list[OutTensor], sources: _Sources) -> int:
+    head, order = _header(members)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        os.write(fd, head)
+        position = len(head)
+        for t in order:
+            if t.dtype == t.source_dtype:
+                for seg in t.segments:
+                    sources.copy(seg, fd, position, t.name)
+                    position += seg.length
+            else:
+                position = _cast(t, sources, fd, position)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return position
+
+
+class _Sources:
+    """Open source files (one descriptor each) and copy byte ranges out of them."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.fds: dict[str, int] = {}
+        self.kernel_copy = hasattr(os, "copy_file_range")
+        self.buffer: bytearray | None = None
+
+    def fd(self, name: str) -> int:
+        if name not in self.fds:
+            path = self.directory / name
+            try:
+                self.fds[name] = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError as exc:
+                raise WriteError(
+                    f"{path}: cannot open the source weights ({exc.strerror})"
+                ) from None
+        return self.fds[name]
+
+    def copy(self, seg: Segment, dst: int, at: int, tensor: str) -> None:
+        src = self.fd(seg.file)
+        done = 0
+        while done < seg.length:
+            n = self._copy_some(src, seg.begin + done, dst, at + done, seg.length - done)
+            if n <= 0:
+                raise WriteError(
+                    f"{self.directory / seg.file}: tensor {tensor} ends at byte "
+                    f"{seg.begin + seg.length:,} but the file ends at "
+                    f"{seg.begin + done:,} (truncated?); nothing was written"
+                )
+            done += n
+
+    def _copy_some(self, src: int, src_at: int, dst: int, dst_at: int, count: int) -> int:
+        count = min(count, 1 << 30)
+        if self.kernel_copy:
+            try:
+                return os.copy_file_range(src, dst, count, src_at, dst_at)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                self.kernel_copy = False  # e.g. across filesystems on old kernels
+        data = self.read(src, src_at, min(count, CHUNK))
+        if not data:
+            return 0
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            written += os.pwrite(dst, view[written:], dst_at + written)
+        return len(data)
+
+    def read(self, src: int, at: int, count: int) -> bytes:
+        return os.pread(src, count, at)
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+    def __enter__(self) -> _Sources:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _cast(t: OutTensor, sources: _Sources, fd: int, position: int) -> int:
+    """Re-cast a float tensor chunk by chunk (``--dtype``); returns the new position."""
+    np = _numpy()
+    item = DTYPE_BITS[t.source_dtype] // 8
+    for seg in t.segments:
+        src = sources.fd(seg.file)
+        done = 0
+        while done < seg.length:
+            want = min(CHUNK - CHUNK % item, seg.length - done)
+            data = sources.read(src, seg.begin + done, want)
+            if len(data) != want:
+                raise WriteError(
+                    f"{sources.directory / seg.file}: tensor {t.name} is cut short at byte "
+                    f"{seg.begin + done + len(data):,} (truncated?); nothing was written"
+                )
+            out = _to_dtype(np, _from_dtype(np, data, t.source_dtype), t.dtype)
+            os.pwrite(fd, out, position)
+            position += len(out)
+            done += want
+    return position
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is in the deep and forward extras
+        raise UsageError(
+            "--dtype needs numpy: pip install 'specfmt[deep]' (or drop --dtype to copy the "
+            "tensors unchanged)"
+        ) from None
+    return numpy
+
+
+def _from_dtype(np, data: bytes, dtype: str):
+    if dtype == "BF16":
+        return (np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+    return np.frombuffer(data, dtype={"F64": "<f8", "F32": "<f4", "F16": "<f2"}[dtype])
+
+
+def _to_dtype(np, values, dtype: str) -> bytes:
+    if dtype == "BF16":  # round to nearest even, NaN kept a NaN
+        f = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+        rounded = (f + np.uint32(0x7FFF) + ((f >> np.uint32(16)) & np.uint32(1))) >> 16
+        out = rounded.astype("<u2")
+        out[np.isnan(values)] = 0x7FC0
+        return out.tobytes()
+    return values.astype({"F64": "<f8", "F32": "<f4", "F16": "<f2"}[dtype]).tobytes()
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)

@@ -6,7 +6,6 @@ in :func:`spec_format.convert.run.make_plan`, for every kind.)"""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from spec_format import catalog, schemas, versions

@@ -262,3 +262,50 @@ def build_mtp_source(
     (directory / "config.json").write_text(json.dumps(doc, indent=2) + "\n")
     built = {n: (t.dtype, t.shape) for n, t in tensors.items()}
     return BuiltCheckpoint(directory, doc, built, files)
+
+
+def build_dense_verifier(
+    directory: str | os.PathLike[str], config: Mapping[str, Any], *, seed: int = 0
+) -> BuiltCheckpoint:
+    """A small verifier with *random* weights (:func:`builder.build_verifier` writes holes):
+    forwards that borrow its embeddings and head then produce real logits."""
+    import numpy as np
+
+    from spec_format.testing.builder import verifier_tensors
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    tensors = {
+        name: TensorData("BF16", shape, to_bytes(_random_values(name, shape, rng), "BF16"))
+        for name, shape in verifier_tensors(config).items()
+    }
+    files = _write_weights(directory, tensors, {"format": "pt"}, None)
+    (directory / "config.json").write_text(json.dumps(dict(config), indent=2) + "\n")
+    return BuiltCheckpoint(
+        directory, dict(config), {n: ("BF16", t.shape) for n, t in tensors.items()}, files
+    )
+
+
+def tiny_dflash_verifier_config() -> dict[str, Any]:
+    """The 8-layer Qwen3 verifier the tiny z-lab draft was built for (H=64, V=256)."""
+    tlc = tiny_config("dflash")["transformer_layer_config"]
+    keys = (
+        "hidden_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "vocab_size",
+        "rms_norm_eps",
+        "max_position_embeddings",
+        "rope_theta",
+    )
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "num_hidden_layers": 8,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        **{k: tlc[k] for k in keys},
+    }

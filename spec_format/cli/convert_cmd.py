@@ -55,6 +55,12 @@ def convert_command(
         "--verifier",
         help="The verifier's config.json, its directory, or hf://ORG/NAME[@REV].",
     ),
+    verifier_name: str = typer.Option(
+        None,
+        "--verifier-name",
+        help="The verifier's hub id (ORG/NAME) for speculators_config.verifier.name_or_path "
+        "(default: from hf://, or the local config's _name_or_path).",
+    ),
     aux_layer_ids: list[str] = typer.Option(
         None,
         "--aux-layer-ids",
@@ -104,6 +110,7 @@ def convert_command(
         format_version=line,
         allow_lossy=allow_lossy,
         dtype=parse_dtype(dtype) if dtype else None,
+        verifier_name=verifier_name,
     )
     result = convert(src, output, request, dry_run=dry_run, max_shard_size=_size(max_shard_size))
     out = stdout()

@@ -73,6 +73,9 @@ class Request(NamedTuple):
     format_version: str  # target format version (default: latest)
     allow_lossy: bool = False
     dtype: str | None = None  # re-cast tensors to this safetensors dtype (None: copy bytes)
+    #: --verifier-name ORG/NAME: what speculators_config.verifier.name_or_path says (None:
+    #: derived from --verifier, see spec_format.convert.run.verifier_name)
+    verifier_name: str | None = None
 
 
 class ConvertRefused(UsageError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from spec_format import catalog
 from spec_format.convert.plan import (
     ConvertRefused,
+    Origin,
     Plan,
     Provenance,
     Request,
@@ -32,6 +34,8 @@ from spec_format.convert.plan import (
 )
 from spec_format.errors import InputError, SpecfmtError, UsageError
 
+#: a Hugging Face model id (ORG/NAME)
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 #: config keys that name the weights' dtype (whichever the writer's transformers uses)
 DTYPE_KEYS = ("dtype", "torch_dtype")
 
@@ -127,7 +131,7 @@ def make_plan(source: Source, request: Request) -> Plan:
 
 
 def convert(
-    src: str | os.PathLike[str],
+    src: str | os.PathLike[str] | Source,
     dest: str | os.PathLike[str] | None,
     request: Request,
     *,
@@ -141,10 +145,11 @@ def convert(
     target = Path(dest) if dest is not None else None
     if target is not None and not dry_run:
         write.check_destination(target)
-    source = load_source(src)
+    source = src if isinstance(src, Source) else load_source(src)
     plan = make_plan(source, request)
+    shown = str(source.path if isinstance(src, Source) else src)
     result = ConvertResult(
-        str(src), str(dest) if dest is not None else "", plan, request.format_version
+        shown, str(dest) if dest is not None else "", plan, request.format_version
     )
     if dry_run or target is None:
         return result
@@ -336,9 +341,17 @@ def load_verifier_ref(ref: str):
     return parse_verifier(data, f"{ref}/config.json")
 
 
-def verifier_name(ref: str) -> str:
-    """What ``speculators_config.verifier.name_or_path`` says: ORG/NAME for ``hf://``, the
-    path as given otherwise (as speculators' converters write their ``base_model``)."""
+def verifier_name(request: Request) -> tuple[str, Origin, str]:
+    """What ``speculators_config.verifier.name_or_path`` says, with its origin: the
+    ``--verifier-name`` flag; ORG/NAME of an ``hf://`` verifier; the ``_name_or_path`` a
+    local verifier's config.json records (``save_pretrained`` writes the hub id there);
+    else the path as given, as speculators' converters write their ``base_model``."""
+    if request.verifier_name:
+        return request.verifier_name, "flag", "--verifier-name"
+    ref = request.verifier_ref or (str(request.verifier.path) if request.verifier else "")
     if ref.startswith("hf://"):
-        return ref.removeprefix("hf://").split("@", 1)[0].rstrip("/")
-    return ref
+        return ref.removeprefix("hf://").split("@", 1)[0].rstrip("/"), "flag", "--verifier"
+    recorded = request.verifier.get("_name_or_path") if request.verifier else None
+    if isinstance(recorded, str) and HUB_ID.fullmatch(recorded):
+        return recorded, "verifier", "_name_or_path"
+    return ref, "flag", "--verifier (a local path: pass --verifier-name ORG/NAME for vLLM)"

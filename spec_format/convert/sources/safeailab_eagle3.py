@@ -126,6 +126,8 @@ class _Planner:
         tlc = self.layer_config(verifier)
         config["transformer_layer_config"] = tlc
         H = tlc["hidden_size"]
+        if "dtype" in tlc:  # save_pretrained of the model names its weights' dtype too
+            self.set(config, "/dtype", tlc["dtype"], "derived", "the weights' dtype")
         self.set(config, "/draft_vocab_size", self.draft_vocab(), *self._last)
         for flag in FLAGS:
             value, at = self.source_value(flag)
@@ -135,7 +137,8 @@ class _Planner:
                 self.set(config, f"/{flag}", bool(value), "source", at)
         aux = self.aux_ids()
         self.set(config, f"/{rec.aux_key}", list(aux), *self._last)
-        ht = self.target_hidden(H, len(aux))
+        self.aux_origin = self._last[1]
+        ht = self.target_hidden(H, len(aux), verifier)
         if ht is not None:
             self.set(config, "/target_hidden_size", ht, *self._last)
         config["speculators_config"] = {
@@ -151,8 +154,8 @@ class _Planner:
                 Provenance(f"/speculators_config/{p}", "default", "Eagle3Converter default")
             )
         ver = config["speculators_config"]["verifier"]
-        name = verifier_name(self.req.verifier_ref or str(verifier.path))
-        self.set(ver, "/speculators_config/verifier/name_or_path", name, "flag", "--verifier")
+        name, origin, detail = verifier_name(self.req)
+        self.set(ver, "/speculators_config/verifier/name_or_path", name, origin, detail)
         archs = verifier.architectures
         if not archs:
             raise ConvertRefused(
@@ -322,18 +325,23 @@ class _Planner:
         self._last = ("source", at)
         return tuple(found)
 
-    def target_hidden(self, H: int, aux: int) -> int | None:
+    def target_hidden(self, H: int, aux: int, verifier) -> int | None:
+        """``target_hidden_size``: the source's, else the verifier's when it differs from
+        H; either way ``fc.weight`` must take ``aux`` hidden states of that size."""
         value, at = self.source_value("target_hidden_size")
+        ht, written = H, None
         if isinstance(value, int) and not isinstance(value, bool):
+            ht, written = value, value
             self._last = ("source", at)
-            return value
+        elif verifier.hidden_size is not None and verifier.hidden_size != H:
+            ht, written = verifier.hidden_size, verifier.hidden_size
+            self._last = ("verifier", verifier.where("hidden_size"))
         fc = self.src.tensors.get("fc.weight")
-        if fc is not None and len(fc.shape) == 2 and aux and fc.shape[1] % aux == 0:
-            derived = fc.shape[1] // aux
-            if derived != H:
-                self._last = ("derived", f"fc.weight columns / {aux} aux layers")
-                self.notes.append(
-                    f"target_hidden_size {derived} derived from fc.weight {list(fc.shape)}"
-                )
-                return derived
-        return None
+        if fc is not None and len(fc.shape) == 2 and fc.shape[1] != aux * ht:
+            raise ConvertRefused(
+                f"{self.src.path}: fc.weight {list(fc.shape)} takes {fc.shape[1]} inputs, but "
+                f"{aux} aux layer ids ({self.aux_origin}) of hidden size {ht} make "
+                f"{aux * ht}; check the aux layer ids (the draft concatenates one hidden "
+                "state per id)"
+            )
+        return written

@@ -81,11 +81,10 @@ class Draft:
         detail: str = "architectures",
     ) -> None:
         base = ("speculators_config", "verifier")
-        name = verifier_name(request.verifier_ref) if request.verifier_ref else None
-        if name is None:
-            self.set((*base, "name_or_path"), None, "default", "no --verifier given")
+        if request.verifier_ref or request.verifier_name or request.verifier:
+            self.set((*base, "name_or_path"), *verifier_name(request))
         else:
-            self.set((*base, "name_or_path"), name, "flag", "--verifier")
+            self.set((*base, "name_or_path"), None, "default", "no --verifier given")
         self.set((*base, "architectures"), list(architectures or []), origin, detail)
 
     def greedy(self, tokens: int, origin: Origin, detail: str) -> None:

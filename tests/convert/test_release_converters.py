@@ -55,7 +55,7 @@ VERIFIER_COPIES = {
 }
 
 #: tensors a release writes that no reader uses: the MTP model's NaN-filled verifier head
-#: (MTPDraftModel creates it, 0.6-0.8 save it without loading it)
+#: (MTPDraftModel creates it; the 0.6-0.9 converters save it without loading it)
 PLACEHOLDERS = ("verifier_lm_head.weight",)
 
 SLIDING = {

@@ -87,13 +87,13 @@ def test_newer_layout_keeps_block_and_mask_inside_dflash_config(tmp_path):
 
 
 def test_final_layer_tap_is_kept_and_explained(tmp_path):
-    """z-lab id L-1 (the last layer's output) becomes aux id L. speculators 0.9's
-    converter drops it (0.7/0.8 keep it); specfmt keeps it so fc.weight keeps its inputs."""
+    """z-lab id L-1 (the last layer's output) becomes aux id L. The converter of
+    speculators 0.8+ drops it (0.7 keeps it); specfmt keeps it so fc.weight keeps its inputs."""
     verifier = {**VERIFIER, "num_hidden_layers": 6}
     path = zlab(tmp_path, {"num_target_layers": 6})
     plan = plan_of(path, request(verifier, "org/verifier"))
     assert plan.config["aux_hidden_state_layer_ids"] == [2, 4, 6]
-    assert any("speculators 0.9's converter drops it" in n for n in plan.notes)
+    assert any("speculators >= 0.8 drops it" in n for n in plan.notes)
 
 
 def test_aux_layer_ids_flag_wins_and_must_fit_fc(tmp_path):

@@ -215,3 +215,9 @@ def test_converted_head_validates_deep_and_runs_forward(tmp_path, cli):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["status"] == "ok" and report["stats"]["min_row_std"] > 0
+
+
+def test_aux_layer_ids_are_refused_for_an_mtp_head(tmp_path):
+    path, config = mtp(tmp_path)
+    with pytest.raises(ConvertRefused, match=r"--aux-layer-ids: an MTP head taps no aux layers"):
+        plan_of(path, request(config, "org/v", aux=(1, 2)))

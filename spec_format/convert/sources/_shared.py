@@ -148,6 +148,14 @@ class Draft:
         )
 
 
+def planned_in(source, planner, request: Request) -> Plan:
+    """``planner(source, request)``, its refusals naming the source checkpoint."""
+    try:
+        return planner(source, request)
+    except ConvertRefused as exc:
+        raise ConvertRefused(f"{source.path}: {exc}") from None
+
+
 def check_shape(name: str, record: TensorRecord, expected: ExpectedTensor, why: str = "") -> None:
     if not expected.shape_matches(record.shape):
         raise ConvertRefused(

@@ -18,7 +18,13 @@ from typing import Any
 from spec_format import catalog
 from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source, TensorMove
-from spec_format.convert.sources._shared import Draft, check_shape, hidden_size_agrees, target_line
+from spec_format.convert.sources._shared import (
+    Draft,
+    check_shape,
+    hidden_size_agrees,
+    planned_in,
+    target_line,
+)
 from spec_format.jsonload import json_int
 from spec_format.validation import third_party_kind
 
@@ -67,7 +73,7 @@ class NativeMTP:
         return detect(config, tensor_names)
 
     def plan(self, source: Source, request: Request) -> Plan:
-        return plan(source, request)
+        return planned_in(source, plan, request)
 
 
 KIND = NativeMTP()
@@ -75,6 +81,11 @@ KIND = NativeMTP()
 
 def plan(source: Source, request: Request) -> Plan:
     line = target_line(request, MODEL_TYPE)
+    if request.aux_layer_ids is not None:
+        raise ConvertRefused(
+            "--aux-layer-ids: an MTP head taps no aux layers (it reads the verifier's last "
+            "hidden state); leave the flag out"
+        )
     cfg = source.config
     text = cfg.get("text_config")
     layer, where = (text, "text_config.") if isinstance(text, Mapping) else (cfg, "")

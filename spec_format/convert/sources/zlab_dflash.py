@@ -18,7 +18,13 @@ from typing import Any
 from spec_format import catalog
 from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source
-from spec_format.convert.sources._shared import Draft, check_shape, hidden_size_agrees, target_line
+from spec_format.convert.sources._shared import (
+    Draft,
+    check_shape,
+    hidden_size_agrees,
+    planned_in,
+    target_line,
+)
 from spec_format.jsonload import json_int
 from spec_format.validation import third_party_kind
 
@@ -54,7 +60,7 @@ class ZlabDFlash:
         return detect(config, tensor_names)
 
     def plan(self, source: Source, request: Request) -> Plan:
-        return plan(source, request)
+        return planned_in(source, plan, request)
 
 
 KIND = ZlabDFlash()
@@ -171,7 +177,7 @@ def _aux_ids(d: Draft, cfg: Mapping[str, Any], zcfg: Mapping[str, Any], request:
     if layers is not None and layers in aux:
         d.notes.append(
             f"{key} keeps {layers}, the verifier's final layer output (z-lab id {layers - 1}): "
-            "speculators 0.9's converter drops it (and then cannot load fc.weight, whose "
+            "the converter of speculators >= 0.8 drops it (and then cannot load fc.weight, whose "
             "columns for that layer remain); specfmt keeps every column's input (V004 warns)"
         )
 

@@ -1,6 +1,6 @@
 """``specfmt convert`` of z-lab DFlash drafts: plans on realistic sources, refusals that write
 nothing, and converted checkpoints that validate and run. The comparison with each
-speculators release's own ``DFlashConverter`` is in test_release_converters.py."""
+speculators release's own ``DFlashConverter`` is in test_interop_dflash_mtp.py."""
 
 from __future__ import annotations
 

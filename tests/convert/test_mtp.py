@@ -1,7 +1,7 @@
 """``specfmt convert`` of native MTP heads (a verifier checkpoint's ``mtp.*`` tensors): plans
 on realistic (sharded, MoE) sources, fused experts byte for byte, refusals that write
 nothing, converted heads that validate and run. The comparison with each speculators
-release's own ``MTPConverter`` is in test_release_converters.py."""
+release's own ``MTPConverter`` is in test_interop_dflash_mtp.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 
 Opt-in like every interop test (``pytest -m interop`` or SPECFMT_INTEROP=1, environments from
 ``scripts/interop-envs.sh`` under $SPECFMT_INTEROP_CACHE). Per release: one subprocess runs
-``release_convert.py`` for every case (importing speculators takes 10-17 s). Asserted:
+``release_dflash_mtp.py`` for every case (importing speculators takes 10-17 s). Asserted:
 
 * both conversions hold the same tensors, byte for byte; the only tensors the release adds
   are copies of the verifier's embeddings and head (speculators 0.7 saves them in DFlash
@@ -43,7 +43,7 @@ pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SPECFMT_INTEROP_CACHE", ROOT / ".cache" / "interop"))
 PYTHON = CACHE / "base" / "bin" / "python"
-SCRIPT = Path(__file__).resolve().parent / "release_convert.py"
+SCRIPT = Path(__file__).resolve().parent / "release_dflash_mtp.py"
 #: format line -> the release installed for it, for the releases that ship each converter
 DFLASH_RELEASES = {"0.7": "0.7.0.2", "0.8": "0.8.1", "0.9": "0.9.0"}
 MTP_RELEASES = {"0.6": "0.6.0.2", **DFLASH_RELEASES}

@@ -77,6 +77,7 @@ class ConvertResult:
                     "op": m.op,
                     "reason": m.reason,
                     **({"axis": m.axis} if m.op in ("stack", "cat") else {}),
+                    **({"shape": list(m.shape)} if m.shape is not None else {}),
                 }
                 for m in self.plan.moves
             ],

@@ -136,7 +136,6 @@ def plan(source: Source, request: Request) -> Plan:
 
 def _map_tensors(d: Draft, source: Source, request: Request, expected, family: str) -> None:
     experts: dict[str, dict[int, dict[str, str]]] = {}
-    undeclared = 0
     for tensor in sorted(source.tensors):
         if not tensor.startswith(SOURCE_PREFIX):
             d.drop(tensor, "the verifier's own weight, not its MTP head")
@@ -150,22 +149,13 @@ def _map_tensors(d: Draft, source: Source, request: Request, expected, family: s
             experts.setdefault(m.group(1), {}).setdefault(int(m.group(2)), {})[m.group(3)] = tensor
             continue
         exp = expected.match(target)
-        if exp is not None:
-            check_shape(tensor, source.tensors[tensor], exp)
-        elif expected.exhaustive is True:
+        if exp is None:
             d.unknown(tensor, request, f"{target} is not a tensor of a {family} MTP layer")
             continue
-        else:
-            undeclared += 1
+        check_shape(tensor, source.tensors[tensor], exp)
         d.copy(tensor, target, "renamed as speculators' MTPConverter does")
     for prefix, by_index in experts.items():
         _fuse(d, source, prefix, by_index)
-    if undeclared:
-        d.notes.append(
-            f"{undeclared} tensors of the {family} MTP layer (attention and MLP variants) are "
-            "not declared by the mtp tensor contract; they are copied under their renamed "
-            "names, as speculators' MTPConverter does, and only the release's loader judges them"
-        )
     for exp in expected.required:
         if not any(m.target == exp.name for m in d.moves):
             raise ConvertRefused(

@@ -12,6 +12,7 @@ from spec_format import catalog
 from spec_format.convert.plan import ConvertRefused
 from spec_format.convert.sources import kinds
 from spec_format.convert.sources.zlab_dflash import ZLAB_KEYS
+from spec_format.testing import safeailab
 from spec_format.testing.builder import build_checkpoint, qwen3_8b_config, tiny_config
 from spec_format.testing.sources import (
     QWEN3_8B_DFLASH,
@@ -192,18 +193,8 @@ def test_each_checkpoint_is_claimed_by_exactly_one_kind(tmp_path):
     claims = {}
     z = zlab(tmp_path, name="z")
     m = build_mtp_source(tmp_path / "m", tiny_mtp_verifier_config("qwen3_next")).path
-    e = tmp_path / "e"
-    eagle = tiny_config("eagle3")
-    build_checkpoint(
-        e,
-        eagle,
-        rename={"layers.0.input_layernorm.weight": "midlayer.input_layernorm.weight"},
-        write_config=False,
-    )
-    (e / "config.json").write_text(
-        json.dumps(
-            {"architectures": ["LlamaForCausalLMEagle3"], **eagle["transformer_layer_config"]}
-        )
+    e = safeailab.build_safeailab(
+        tmp_path / "e", safeailab.safeailab_config(), safeailab.safeailab_shapes()
     )
     s = build_checkpoint(tmp_path / "s", tiny_config("dflash")).path
     for label, path in (("z", z), ("m", m), ("e", e), ("s", s)):

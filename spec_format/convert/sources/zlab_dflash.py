@@ -35,14 +35,16 @@ MODEL_TYPE = "dflash"
 #: source config keys that describe the z-lab wrapper, not the draft's decoder layers
 #: (the converter's ``_NON_TRANSFORMER_KEYS``)
 ZLAB_KEYS = ("architectures", "auto_map", "block_size", "dflash_config", "num_target_layers")
+_FULL_VOCAB = (
+    "the draft keeps the verifier's full vocabulary (draft_vocab_size = vocab_size), as "
+    "speculators' converter does"
+)
 #: tensor roles the draft takes from the verifier: a source copy is not carried
 _VERIFIER_ROLES = {
     "embed": "DFlash drafts share the verifier's embeddings; readers load the verifier's",
     "lm_head": "a full-vocabulary DFlash draft uses the verifier's head; readers load it",
-    "t2d": "the draft keeps the verifier's full vocabulary (draft_vocab_size = vocab_size), "
-    "as speculators' converter does",
-    "d2t": "the draft keeps the verifier's full vocabulary (draft_vocab_size = vocab_size), "
-    "as speculators' converter does",
+    "t2d": _FULL_VOCAB,
+    "d2t": _FULL_VOCAB,
 }
 
 

@@ -221,3 +221,16 @@ def test_aux_layer_ids_are_refused_for_an_mtp_head(tmp_path):
     path, config = mtp(tmp_path)
     with pytest.raises(ConvertRefused, match=r"--aux-layer-ids: an MTP head taps no aux layers"):
         plan_of(path, request(config, "org/v", aux=(1, 2)))
+
+
+def test_dry_run_prints_the_fusing_and_writes_nothing(tmp_path, cli):
+    path, _ = mtp(tmp_path, "qwen3_next")
+    out = tmp_path / "out"
+    result = cli("convert", path, "-o", out, "--verifier", path, "--dry-run", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert not out.exists()
+    report = json.loads(result.output)
+    fused = {t["target"]: t for t in report["tensors"] if t["op"] in ("cat", "stack")}
+    assert fused["mtp_layers.0.mlp.experts.gate_up_proj"]["shape"] == [4, 64, 64]
+    assert len(fused["mtp_layers.0.mlp.experts.down_proj"]["sources"]) == 4
+    assert report["config"]["speculators_model_type"] == "mtp"

@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(ROOT), str(HERE.parent)]  # this checkout's spec_format, then the benches
 from bench_weights import evict, peak_rss_mb  # noqa: E402
 
 TARGET_RATIO = 1.5
@@ -84,7 +84,6 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 
 def measure(src: Path, verifier: Path, workdir: Path, repeat: int, cold: bool) -> dict:
     cp, lib, lib_rss, cli = [], [], [], []
-    exe = shutil.which("specfmt") or str(Path(sys.executable).parent / "specfmt")
     for i in range(repeat):
         dest = workdir / f"out-{i}"
         dest.mkdir()
@@ -101,7 +100,8 @@ def measure(src: Path, verifier: Path, workdir: Path, repeat: int, cold: bool) -
         shutil.rmtree(dest)
         if cold:
             evict(src)
-        cmd = [exe, "convert", str(src), "-o", str(dest), "--verifier", str(verifier)]
+        cmd = [sys.executable, "-m", "spec_format", "convert", str(src), "-o", str(dest)]
+        cmd += ["--verifier", str(verifier)]
         cli.append(timed([*cmd, "--aux-layer-ids", AUX])[0])
         shutil.rmtree(dest)
     return {"cp": cp, "convert": lib, "rss": lib_rss, "cli": cli}

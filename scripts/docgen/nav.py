@@ -14,6 +14,7 @@ GUIDE_ORDER = (
     "install",
     "validate",
     "migrate",
+    "convert",
     "forward",
     "inspect",
     "ci",

@@ -121,6 +121,14 @@ def convert_command(
     raise typer.Exit(ExitCode.OK)
 
 
+def _at(config, pointer: str):
+    node = config
+    for part in pointer.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
 def render_text(result, dry_run: bool) -> str:
     from spec_format.catalog import record
     from spec_format.migration.output import dumps
@@ -134,9 +142,10 @@ def render_text(result, dry_run: bool) -> str:
     ]
     lines.append("config:")
     for p in plan.provenance:
-        lines.append(
-            f"  {p.pointer}: {p.origin} ({p.detail})" if p.detail else f"  {p.pointer}: {p.origin}"
-        )
+        value = json.dumps(_at(plan.config, p.pointer))
+        value = value if len(value) <= 60 else value[:57] + "..."
+        detail = f" ({p.detail})" if p.detail else ""
+        lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
     lines.append("tensors:")
     for m in plan.moves:
         src = " + ".join(m.sources)

@@ -33,14 +33,18 @@ class TensorMove(NamedTuple):
 
     ``op`` "copy": one source, bytes unchanged; "stack"/"cat": several sources joined along
     ``axis`` in the order given (bytes of each source unchanged, e.g. fused MoE experts);
-    "drop": ``target`` is None and ``reason`` says why the format does not carry it.
+    "drop": ``target`` is None and ``reason`` says why the format does not carry it;
+    "derive": ``target`` computed from the values of ``sources`` by the function of
+    :mod:`spec_format.convert.derive` that ``derive`` names (a vocabulary map rebuilt from
+    the other one), never guessed.
     """
 
     sources: tuple[str, ...]
     target: str | None
-    op: Literal["copy", "stack", "cat", "drop"]
+    op: Literal["copy", "stack", "cat", "drop", "derive"]
     reason: str
     axis: int = 0
+    derive: str = ""  # op "derive": a key of spec_format.convert.derive.DERIVERS
     #: the output's shape when it is not the one ``op`` gives: the same bytes read as this
     #: shape (fused MoE ``gate_up_proj`` [E, 2I, H]: gate and up rows of each expert
     #: concatenated, experts in order, i.e. "cat" of g0, u0, g1, u1, ... along axis 0)

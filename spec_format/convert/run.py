@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,7 @@ class ConvertResult:
                     "op": m.op,
                     "reason": m.reason,
                     **({"axis": m.axis} if m.op in ("stack", "cat") else {}),
+                    **({"derive": m.derive} if m.op == "derive" else {}),
                     **({"shape": list(m.shape)} if m.shape is not None else {}),
                 }
                 for m in self.plan.moves
@@ -187,10 +188,8 @@ def _validate(tmp: Path, dest: Path, request: Request):
     options = ValidateOptions(format_version=request.format_version, deep=deep)
     target = Target(shown=str(dest), config_path=tmp / "config.json", checkpoint_dir=tmp)
     report = validate_target(target, options, request.verifier)
-    shown = [
-        f.__class__(**{**f.__dict__, "file": f.file.replace(str(tmp), str(dest))})
-        for f in report.findings
-    ]
+    # findings name DEST, where the files will be, not the temporary directory
+    shown = [replace(f, file=f.file.replace(str(tmp), str(dest))) for f in report.findings]
     report.findings = shown
     if report.status is not Status.OK:
         errors = [f for f in shown if f.severity.value == "error"]
@@ -303,7 +302,10 @@ def check_tensors(plan: Plan, source: Source, request: Request) -> Plan:
     for t in output_tensors(plan, source.tensors, request.dtype):
         want = expected.match(t.name)
         assert want is not None
-        origin = " + ".join(next(m.sources for m in plan.moves if m.target == t.name))
+        move = next(m for m in plan.moves if m.target == t.name)
+        origin = " + ".join(move.sources)
+        if move.op == "derive":
+            origin = f"{t.name} (rebuilt from {origin})"
         if not want.shape_matches(t.shape):
             raise ConvertRefused(
                 f"{source.path}: tensor {origin} has shape {list(t.shape)}, but the converted "

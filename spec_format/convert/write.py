@@ -62,6 +62,8 @@ class OutTensor(NamedTuple):
     shape: tuple[int, ...]
     segments: tuple[Segment, ...]  # in output order
     source_dtype: str  # != dtype: re-cast (--dtype)
+    derive: str = ""  # computed by this deriver (spec_format.convert.derive) from ``inputs``
+    inputs: tuple[TensorRecord, ...] = ()
 
     @property
     def nbytes(self) -> int:
@@ -83,11 +85,17 @@ def output_tensors(
     plan: Plan, tensors: Mapping[str, TensorRecord], dtype: str | None = None
 ) -> list[OutTensor]:
     """The tensors the plan writes, in plan order, with their source byte ranges."""
+    from spec_format.convert.derive import DERIVERS
+
     out = []
     for move in plan.moves:
         if move.op == "drop" or move.target is None:
             continue
         records = [tensors[s] for s in move.sources]
+        if move.op == "derive":
+            kind, shape = DERIVERS[move.derive].header(plan.config, tensors)
+            out.append(OutTensor(move.target, kind, shape, (), kind, move.derive, tuple(records)))
+            continue
         first = records[0]
         if move.op == "copy":
             shape, segments = first.shape, (Segment(first.file, first.begin, first.nbytes),)
@@ -172,10 +180,12 @@ def shard_names(count: int) -> list[str]:
 
 
 def temp_dir_for(dest: Path) -> Path:
-    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works)."""
+    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works);
+    those a killed conversion to the same DEST left behind are removed first."""
     parent = dest.parent
     if not parent.is_dir():
         raise UsageError(f"-o {dest}: the directory {parent} does not exist; create it first")
+    _remove_stale(parent, dest.name)
     while True:
         tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
         try:
@@ -187,6 +197,25 @@ def temp_dir_for(dest: Path) -> Path:
             raise WriteError(
                 f"-o {dest}: cannot create a directory in {parent} ({exc.strerror})"
             ) from None
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    import re
+    import time
+
+    from spec_format.outfile import STALE_AFTER_S, _alive
+
+    pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            m = pattern.fullmatch(entry.name)
+            if not m or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid = int(m.group(1))
+            young = time.time() - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER_S
+            if pid != os.getpid() and _alive(pid) and young:
+                continue  # another conversion to the same DEST is running
+            remove_tree(Path(entry.path))
 
 
 def check_destination(dest: Path) -> None:
@@ -217,7 +246,7 @@ def write_checkpoint(
     written = [("config.json", _write_file(directory / "config.json", dumps(dict(config))))]
     shards = shard(tensors, max_shard_size)
     names = shard_names(len(shards))
-    with _Sources(source_dir) as sources:
+    with _Sources(source_dir, config) as sources:
         for name, members in zip(names, shards, strict=True):
             written.append((name, _write_safetensors(directory / name, members, sources)))
     if len(shards) > 1:
@@ -294,7 +323,11 @@ def _write_safetensors(path: Path, members: list[OutTensor], sources: _Sources) 
         os.write(fd, head)
         position = len(head)
         for t in order:
-            if t.dtype == t.source_dtype:
+            if t.derive:
+                data = sources.derived(t)
+                os.pwrite(fd, data, position)
+                position += len(data)
+            elif t.dtype == t.source_dtype:
                 for seg in t.segments:
                     sources.copy(seg, fd, position, t.name)
                     position += seg.length
@@ -309,8 +342,9 @@ def _write_safetensors(path: Path, members: list[OutTensor], sources: _Sources) 
 class _Sources:
     """Open source files (one descriptor each) and copy byte ranges out of them."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, config: Mapping) -> None:
         self.directory = directory
+        self.config = config
         self.fds: dict[str, int] = {}
         self.kernel_copy = hasattr(os, "copy_file_range")
         self.buffer: bytearray | None = None
@@ -359,6 +393,29 @@ class _Sources:
 
     def read(self, src: int, at: int, count: int) -> bytes:
         return os.pread(src, count, at)
+
+    def derived(self, t: OutTensor) -> bytes:
+        """The bytes of a derived tensor, computed from its (small) source tensors."""
+        from spec_format.convert.derive import DERIVERS, MAX_INPUT_BYTES
+
+        values = {}
+        for r in t.inputs:
+            if r.nbytes > MAX_INPUT_BYTES:
+                raise ConvertRefused(
+                    f"{t.name} would be rebuilt from {r.name}, but {r.name} is {r.nbytes:,} "
+                    f"bytes (over {MAX_INPUT_BYTES:,}); nothing was written"
+                )
+            data = self.read(self.fd(r.file), r.begin, r.nbytes)
+            if len(data) != r.nbytes:
+                raise WriteError(
+                    f"{self.directory / r.file}: tensor {r.name} is cut short (truncated?); "
+                    "nothing was written"
+                )
+            values[r.name] = data
+        data = DERIVERS[t.derive].compute(self.config, values)
+        if len(data) != t.nbytes:  # pragma: no cover - a deriver that breaks its header
+            raise AssertionError(f"{t.derive} made {len(data)} bytes for {t.nbytes}")
+        return data
 
     def close(self) -> None:
         for fd in self.fds.values():

@@ -34,7 +34,7 @@ def test_converts_validates_and_runs(cli, made):
     assert r.exit_code == 0, r.output
     assert "safeailab-eagle3 -> eagle3" in r.output
     assert "midlayer.self_attn.q_proj.weight -> layers.0.self_attn.q_proj.weight" in r.output
-    assert "/eagle_aux_hidden_state_layer_ids: flag (--aux-layer-ids)" in r.output
+    assert "/eagle_aux_hidden_state_layer_ids = [1, 4, 5]: flag (--aux-layer-ids)" in r.output
     assert "validation: ok" in r.output
     assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]  # no remote code
     before, after = tensors(src), tensors(out)
@@ -291,3 +291,58 @@ def test_a_speculators_checkpoint_is_sent_to_migrate(cli, made, tmp_path):
     r = cli("convert", ckpt, "-o", tmp_path / "out")
     assert r.exit_code == 2
     assert "already a speculators-format checkpoint" in r.output
+
+
+def test_hostile_sizes_are_refused_quickly_without_allocating(cli, made):
+    import resource
+    import time
+
+    # a config claiming a 2**40-wide draft over tiny tensors: refused by shape, nothing read
+    src = made.source(overrides={"hidden_size": 2**40, "intermediate_size": 2**41})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "has shape" in r.output and "H=1099511627776" in r.output
+    assert time.perf_counter() - t < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
+    assert not (made.root / "out").exists()
+
+
+@pytest.mark.parametrize("missing", ["t2d", "d2t"])
+def test_a_missing_vocabulary_map_is_rebuilt_from_the_other(cli, made, missing):
+    full = tensors(made.source("full"))
+    src = made.source(drop=[missing])
+    out = made.root / "out"
+    r = cli("convert", src, "-o", out, "--verifier", made.verifier, "--aux-layer-ids", AUX)
+    assert r.exit_code == 0, r.output
+    other = "d2t" if missing == "t2d" else "t2d"
+    assert f"{other} -> {missing}: derive (rebuilt from {other}" in r.output
+    assert tensors(out)[missing] == full[missing]  # what the source would have held
+    assert cli("validate", out, "--deep", "--verifier", made.verifier).exit_code == 0
+
+
+def test_a_map_that_cannot_be_rebuilt_leaves_nothing(cli, made):
+    src = made.source(drop=["t2d"])
+    with load_checkpoint(src) as ckpt:
+        d2t = ckpt.tensors["d2t"]
+    with open(src / "model.safetensors", "r+b") as f:  # draft id 0 -> target id 5000 (V=1000)
+        f.seek(d2t.begin)
+        f.write((5000).to_bytes(8, "little", signed=True))
+    before = tree(made.root)
+    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "d2t[0] = 5000 maps draft id 0 to target id 5000, which is outside [0, 1000)" in r.output
+    assert tree(made.root) == before
+
+
+def test_the_temporary_directory_of_a_killed_run_is_removed(cli, made):
+    dead = made.root / ".out.specfmt-999999999-0123abcd.tmp"  # no such pid
+    dead.mkdir()
+    (dead / "model.safetensors").write_bytes(b"half")
+    r = cli("convert", made.source(), "-o", made.root / "out", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert not dead.exists()

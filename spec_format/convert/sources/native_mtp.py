@@ -195,7 +195,7 @@ def _fuse(d: Draft, source: Source, prefix: str, by_index: dict[int, dict[str, s
     pairs = tuple(by_index[i][p] for i in range(count) for p in ("gate_proj", "up_proj"))
     d.moves.append(
         TensorMove(
-            pairs, f"{prefix}.gate_up_proj", "cat", why, 0, (count, gate[0] + up[0], gate[1])
+            pairs, f"{prefix}.gate_up_proj", "cat", why, shape=(count, gate[0] + up[0], gate[1])
         )
     )
     downs = tuple(by_index[i]["down_proj"] for i in range(count))

@@ -179,12 +179,21 @@ class _Planner:
 
     def moves(self) -> tuple[TensorMove, ...]:
         out = []
+        rec = catalog.record(MODEL_TYPE)
+        assert rec is not None and rec.layers is not None
+        first = f"{rec.layers.prefix}.0."  # the format's first decoder layer
         for name in self.src.tensors:
             if name.startswith(PREFIX):
-                target = "layers.0." + name[len(PREFIX) :]
+                target = first + name[len(PREFIX) :]
                 out.append(TensorMove((name,), target, "copy", "SafeAILab midlayer = layer 0"))
             else:
                 out.append(TensorMove((name,), name, "copy", "same name in the speculators format"))
+        names = self.src.tensors
+        for have, want, how in (("d2t", "t2d", "target id = i + d2t[i]"),
+                                ("t2d", "d2t", "d2t[i] = i-th kept target id - i")):  # fmt: skip
+            if have in names and want not in names:
+                why = f"rebuilt from {have} ({how}); the source has no {want}"
+                out.append(TensorMove((have,), want, "derive", why, derive=f"{want}_from_{have}"))
         return tuple(out)
 
     def layer_config(self, verifier) -> dict[str, Any]:
@@ -196,12 +205,10 @@ class _Planner:
         for key in ("hidden_size", "intermediate_size", "num_attention_heads"):
             value, at = self.required_int(key)
             self.set(tlc, f"{P}/{key}", value, "source", at)
-        for key, fallback in (("num_key_value_heads", None), ("head_dim", None)):
+        for key in ("num_key_value_heads", "head_dim"):  # the layer class derives them
             value, at = self.source_value(key)
             if at is not None and value is not None:
                 self.set(tlc, f"{P}/{key}", value, "source", at)
-            elif fallback is not None:  # pragma: no cover - none today
-                self.set(tlc, f"{P}/{key}", fallback, "default", "Eagle3Converter default")
         for key, default in RELEASE_DEFAULTS.items():
             if key == "rope_theta":
                 continue

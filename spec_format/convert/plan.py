@@ -45,6 +45,10 @@ class TensorMove(NamedTuple):
     reason: str
     axis: int = 0
     derive: str = ""  # op "derive": a key of spec_format.convert.derive.DERIVERS
+    #: the output's shape when it is not the one ``op`` gives: the same bytes read as this
+    #: shape (fused MoE ``gate_up_proj`` [E, 2I, H]: gate and up rows of each expert
+    #: concatenated, experts in order, i.e. "cat" of g0, u0, g1, u1, ... along axis 0)
+    shape: tuple[int, ...] | None = None
 
 
 class Plan(NamedTuple):

@@ -78,6 +78,7 @@ class ConvertResult:
                     "reason": m.reason,
                     **({"axis": m.axis} if m.op in ("stack", "cat") else {}),
                     **({"derive": m.derive} if m.op == "derive" else {}),
+                    **({"shape": list(m.shape)} if m.shape is not None else {}),
                 }
                 for m in self.plan.moves
             ],

@@ -101,6 +101,10 @@ def output_tensors(
             shape, segments = first.shape, (Segment(first.file, first.begin, first.nbytes),)
         else:
             shape, segments = _joined(move.target, move.op, move.axis, records)
+        if move.shape is not None:  # the same bytes read as another shape (fused experts)
+            if math.prod(move.shape) != math.prod(shape):
+                raise ConvertRefused(f"{move.target}: {list(shape)} is not {list(move.shape)}")
+            shape = tuple(move.shape)
         target_dtype = first.dtype
         if dtype is not None and first.dtype in FLOAT_DTYPES:
             target_dtype = dtype

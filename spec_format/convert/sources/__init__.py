@@ -14,6 +14,8 @@ from spec_format.convert.plan import ConvertRefused, SourceKind
 #: module names under spec_format.convert.sources, one per line
 MODULES = (
     "safeailab_eagle3",
+    "zlab_dflash",
+    "native_mtp",
     # a new kind: its module name here
 )
 

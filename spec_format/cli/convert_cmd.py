@@ -147,14 +147,7 @@ def render_text(result, dry_run: bool) -> str:
         detail = f" ({p.detail})" if p.detail else ""
         lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
     lines.append("tensors:")
-    for m in plan.moves:
-        src = " + ".join(m.sources)
-        if m.op == "drop":
-            lines.append(f"  {src}: dropped ({m.reason})")
-        elif m.op == "copy" and m.target == src:
-            lines.append(f"  {src}: copied ({m.reason})")
-        else:
-            lines.append(f"  {src} -> {m.target}: {m.op} ({m.reason})")
+    lines.extend(_tensor_lines(plan.moves))
     for title, items in (("notes", plan.notes), ("lossy (--allow-lossy)", plan.lossy)):
         if items:
             lines.append(f"{title}:")
@@ -176,3 +169,35 @@ def render_text(result, dry_run: bool) -> str:
     names = ", ".join(n for n, _ in result.files)
     lines.append(f"wrote {result.destination}: {names} ({total:,} bytes)")
     return "\n".join(lines) + "\n"
+
+
+#: More tensors than this dropped for one reason (a verifier's whole body next to its MTP
+#: layer) print as one line with a count; ``-f json`` lists every one.
+_GROUP_DROPS = 8
+#: A fused move names this many of its sources, then a count.
+_SHOW_SOURCES = 4
+
+
+def _tensor_lines(moves) -> list[str]:
+    drops: dict[str, list[str]] = {}
+    lines = []
+    for m in moves:
+        if m.op == "drop":
+            drops.setdefault(m.reason, []).extend(m.sources)
+            continue
+        src = " + ".join(m.sources[:_SHOW_SOURCES])
+        if len(m.sources) > _SHOW_SOURCES:
+            src += f" + {len(m.sources) - _SHOW_SOURCES} more"
+        if m.op == "copy" and m.target == src:
+            lines.append(f"  {src}: copied ({m.reason})")
+        else:
+            lines.append(f"  {src} -> {m.target}: {m.op} ({m.reason})")
+    for reason, names in drops.items():
+        if len(names) > _GROUP_DROPS:
+            shown = ", ".join(names[:2])
+            lines.append(
+                f"  {len(names)} tensors dropped ({reason}): {shown}, ... (-f json lists all)"
+            )
+        else:
+            lines.extend(f"  {name}: dropped ({reason})" for name in names)
+    return lines

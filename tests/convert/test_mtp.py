@@ -234,3 +234,40 @@ def test_dry_run_prints_the_fusing_and_writes_nothing(tmp_path, cli):
     assert fused["mtp_layers.0.mlp.experts.gate_up_proj"]["shape"] == [4, 64, 64]
     assert len(fused["mtp_layers.0.mlp.experts.down_proj"]["sources"]) == 4
     assert report["config"]["speculators_model_type"] == "mtp"
+
+
+def test_text_report_names_fused_sources_briefly(tmp_path, cli):
+    """A fused move of Qwen3-Next-80B's 512 experts names a few sources and how many more
+    (not 1,024 names on one line); ``-f json`` still lists every source."""
+    path = build_mtp_source(tmp_path / "q", QWEN3_NEXT_80B, data="sparse", shards=4).path
+    args = ("convert", path, "-o", tmp_path / "out", "--verifier", path, "--dry-run")
+    text = cli(*args).output
+    tensor_lines = text.split("tensors:\n", 1)[1].splitlines()
+    gate_up = next(
+        line for line in tensor_lines if "-> mtp_layers.0.mlp.experts.gate_up_proj" in line
+    )
+    assert gate_up.count(" + ") == 4 and " + 1020 more -> " in gate_up
+    data = json.loads(cli(*args, "-f", "json").output)
+    fused = next(
+        t for t in data["tensors"] if t["target"] == "mtp_layers.0.mlp.experts.gate_up_proj"
+    )
+    assert len(fused["sources"]) == 1024
+
+
+def test_many_tensors_dropped_for_one_reason_print_as_one_line():
+    """A verifier's whole body beside its MTP layer (about 75,000 tensors for Qwen3-Next) is
+    one line with a count; a few drops keep a line each."""
+    from spec_format.cli.convert_cmd import _tensor_lines
+    from spec_format.convert.plan import TensorMove
+
+    body = [
+        TensorMove((f"model.layers.{i}.mlp.weight",), None, "drop", "not the head")
+        for i in range(75)
+    ]
+    few = [TensorMove(("lm_head.weight",), None, "drop", "the verifier's head")]
+    lines = _tensor_lines(body + few)
+    assert lines == [
+        "  75 tensors dropped (not the head): model.layers.0.mlp.weight, "
+        "model.layers.1.mlp.weight, ... (-f json lists all)",
+        "  lm_head.weight: dropped (the verifier's head)",
+    ]

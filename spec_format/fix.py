@@ -66,9 +66,10 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
             "no speculators_model_type: this is not a speculators config, so there are no "
             "format defaults to write"
         )
-    if options.format_version is not None:
-        schemas.version_entry(options.format_version)
-    detection = versions.detect(document, requested=options.format_version)
+    requested = None
+    if options.format_version is not None:  # a usage error when unknown
+        requested, _ = versions.option_version(options.format_version)
+    detection = versions.detect(document, requested=requested)
     line = detection.line
     if model_type not in versions.types_of(line):
         raise UsageError(

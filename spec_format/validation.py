@@ -532,9 +532,9 @@ def _format_version(
     """The format version to validate against and where it came from: ``requested``
     (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
     ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
-    if options.format_version:
-        schemas.version_entry(options.format_version)  # raises UsageError when unknown
-        return options.format_version, "requested", None
+    if options.format_version:  # a usage error when unknown
+        line, _ = versions.option_version(options.format_version)
+        return line, "requested", None
     detection = versions.detect(config)
     return detection.line, detection.source, detection
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, engine_option, handle_errors
+from spec_format.cli.common import ExitCode, engine_option, format_option, handle_errors
 from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
@@ -51,8 +51,8 @@ def fix_command(
         "--verifier",
         help="The verifier's config.json (or folder): aux layer ids and verifier.architectures.",
     ),
-    report_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Report format."
+    report_format: str = format_option(
+        ReportFormat, "text", "--format-version", "Report format."
     ),
     engine: list[str] = engine_option(),
 ) -> None:
@@ -73,7 +73,7 @@ def fix_command(
         engines=tuple(engine or ()),
     )
     raise typer.Exit(
-        run_files(paths, opts, report_format.value, lambda p: _fix_one(p, options, opts, check))
+        run_files(paths, opts, report_format, lambda p: _fix_one(p, options, opts, check))
     )
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, engine_option, handle_errors
+from spec_format.cli.common import ExitCode, engine_option, format_option, handle_errors
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
     FileFailed,
@@ -61,8 +61,8 @@ def migrate_command(
         "--verifier",
         help="The verifier's config.json (or folder): fills verifier.architectures.",
     ),
-    report_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Report format."
+    report_format: str = format_option(
+        ReportFormat, "text", "--to", "Report format."
     ),
     engine: list[str] = engine_option(),
 ) -> None:
@@ -87,7 +87,7 @@ def migrate_command(
         engines=tuple(engine or ()),
     )
     raise typer.Exit(
-        run_files(paths, opts, report_format.value, lambda p: _migrate_one(p, options, opts, check))
+        run_files(paths, opts, report_format, lambda p: _migrate_one(p, options, opts, check))
     )
 
 

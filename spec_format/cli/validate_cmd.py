@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import Color, engine_option, handle_errors, stdout
+from spec_format.cli.common import Color, engine_option, format_option, handle_errors, stdout
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
 from spec_format.validation import ValidateOptions, validate
@@ -30,8 +30,8 @@ def validate_command(
         "hf://ORG/NAME[@REV] (header-only, needs the remote extra).",
         show_default=False,
     ),
-    output_format: OutputFormat = typer.Option(
-        "text", "--format", "-f", help="Output format.", case_sensitive=False
+    output_format: str = format_option(
+        OutputFormat, "text", "--format-version", "Output format."
     ),
     profile: Profile = typer.Option(
         Profile.CURRENT,
@@ -84,7 +84,7 @@ def validate_command(
     report = validate(paths, options)
     render(
         report,
-        output_format.value,
+        output_format,
         stdout(),
         color=color.flag(),
         verbosity=0 if quiet else (2 if verbose else 1),

@@ -8,7 +8,8 @@ documented contract of ``specfmt validate``:
 * 0: no errors (warnings and notes allowed)
 * 1: at least one error finding
 * 2: usage error (raised before any report exists)
-* 3: at least one input could not be read or parsed at all
+* 3: at least one input could not be read or parsed at all, or has no weights where
+  ``--deep`` / ``--scan-weights`` asked to read them (I013)
 * 70: checking at least one input hit a bug in specfmt (that input's report says so with
   an I012 finding; every other input is still checked and reported)
 
@@ -102,6 +103,10 @@ class FileReport:
     skipped: list[str] = field(default_factory=list)  # checks not run, and why
     unreadable: bool = False
     internal_error: bool = False  # a bug in specfmt stopped the checks of this input
+    #: a checkpoint (directory or hf://) without weights: only its config was checked
+    weights_absent: bool = False
+    #: weights the run was asked to read (--deep, --scan-weights) are not there (exit 3)
+    weights_required: bool = False
     positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
     def extend(self, findings: Iterable[Finding]) -> None:
@@ -169,7 +174,7 @@ class Report:
         statuses = {f.status for f in self.files}
         if any(f.internal_error for f in self.files):
             return 70
-        if Status.UNREADABLE in statuses:
+        if Status.UNREADABLE in statuses or any(f.weights_required for f in self.files):
             return 3
         if Status.FAIL in statuses:
             return 1

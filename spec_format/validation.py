@@ -74,7 +74,9 @@ class Target:
 
 def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None = None) -> Report:
     """Validate every path (config.json files or checkpoint directories) into one report."""
-    options = options or ValidateOptions()
+    options = _resolved(options or ValidateOptions())
+    if options.deep or options.scan_weights:
+        _require_numpy(options)
     report = Report()
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
@@ -88,10 +90,41 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
         else:
             report.files.append(_isolated(target_or_report, options, verifier))
     if verifier is None and any(f.model_type for f in report.files):
-        report.notes.append(_verifier_note(options))
+        note = _verifier_note(options)
+        if note:
+            report.notes.append(note)
     if not engines and any(f.model_type for f in report.files):
         report.notes.append(_engines_note())
+    absent = [f.path for f in report.files if f.weights_absent and not f.weights_required]
+    if absent:
+        report.notes.append(_no_weights_note(absent))
     return report
+
+
+def _no_weights_note(paths: list[str]) -> str:
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    which = "a checkpoint" if len(paths) == 1 else f"{len(paths)} checkpoints"
+    return (
+        f"no weights in {which} ({shown}: no model.safetensors or "
+        "model.safetensors.index.json): only the config was checked, not the header, tensor "
+        "contract or values (H, W, D rules)"
+    )
+
+
+def _require_numpy(options: ValidateOptions) -> None:
+    """--deep and --scan-weights read tensor values with numpy (the deep extra)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        flags = " and ".join(
+            f
+            for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+            if on
+        )
+        raise UsageError(
+            f"{flags} needs numpy, which is not installed: pip install 'specfmt[deep]' (or "
+            "drop the option to check configs, headers and the tensor contract alone)"
+        ) from None
 
 
 def _isolated(
@@ -119,6 +152,25 @@ def _isolated(
         return report
 
 
+def _resolved(options: ValidateOptions) -> ValidateOptions:
+    """``options`` with its rule selectors (ids, prefixes such as ``C`` or ``C00``, ``ALL``)
+    expanded to rule ids; one that names no rule is a usage error."""
+    if not options.select and not options.ignore:
+        return options
+    return replace(
+        options,
+        select=_rule_ids(frozenset(options.select), "--select"),
+        ignore=_rule_ids(frozenset(options.ignore), "--ignore"),
+    )
+
+
+@cache
+def _rule_ids(selectors: frozenset[str], option: str) -> frozenset[str]:
+    from spec_format.rules.registry import expand
+
+    return expand(sorted(selectors), option)
+
+
 @cache
 def _engines(texts: tuple[str, ...]) -> tuple:
     from spec_format import disputes
@@ -137,8 +189,10 @@ def _engines_note() -> str:
     )
 
 
-def _verifier_note(options: ValidateOptions) -> str:
+def _verifier_note(options: ValidateOptions) -> str | None:
     ids = ", ".join(r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options))
+    if not ids:  # --select / --ignore left no verifier rule: nothing was skipped
+        return None
     return (
         f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
         "size, vocabulary, aux layer range, attention and rope settings, architectures); "
@@ -150,7 +204,7 @@ def validate_config(
     config: dict[str, Any], options: ValidateOptions | None = None, *, name: str = CONFIG_NAME
 ) -> FileReport:
     """Validate an already-parsed config dict (no file involved)."""
-    options = options or ValidateOptions()
+    options = _resolved(options or ValidateOptions())
     loaded = Loaded(path=Path(name), data=config)
     report = FileReport(path=name)
     _check_config(loaded, report, options)
@@ -302,7 +356,7 @@ def check_config_file(
     ``specfmt validate PATH`` reports), and the context (parsed config, detected format
     version, type) when the file could be read and dispatched. ``specfmt forward`` reads
     its input through this."""
-    options = options or ValidateOptions()
+    options = _resolved(options or ValidateOptions())
     report = FileReport(path=str(path))
     ctx = _check_loaded(load_json(path), path, report, options)
     report.findings = _filtered(report.findings, options)
@@ -350,14 +404,17 @@ def _check_weights(
         if checkpoint.has_weights:
             available.add("weights")
         else:
+            report.weights_absent = True
             report.skipped.append(
                 "weights (H, W, D rules): no model.safetensors or model.safetensors.index.json"
             )
+            _weights_required(report, target, options, "directory")
     elif target.remote is None:
         report.skipped.append(
             "weights (H, W, D rules): a config.json file was given; pass the checkpoint "
             "directory to check its weights"
         )
+        _weights_required(report, target, options, "config-file")
     if verifier is not None:
         available.add("verifier")
     if options.deep:
@@ -383,6 +440,39 @@ def _check_weights(
     finally:
         if checkpoint is not None:
             checkpoint.close()
+
+
+def _weights_required(
+    report: FileReport, target: Target, options: ValidateOptions, variant: str
+) -> None:
+    """I013 (exit 3) when --deep or --scan-weights asked for weights the input lacks."""
+    asked = [
+        flag
+        for flag, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+        if on
+    ]
+    if not asked or not _selected(input_rules.WeightsNotFound, options):
+        return
+    what = " and ".join(
+        {
+            "--deep": "the vocabulary map checks (--deep)",
+            "--scan-weights": "the NaN/Inf scan (--scan-weights)",
+        }[a]
+        for a in asked
+    )
+    parent = Path(target.shown).parent
+    report.weights_required = True
+    report.findings.append(
+        input_rules.WeightsNotFound.emit(
+            target.shown,
+            profile=options.profile,
+            variant=variant,
+            path=target.shown,
+            what=what,
+            flags=" ".join(asked) if variant == "config-file" else " and ".join(asked),
+            parent=f"{parent}/" if str(parent) != "." else "./",
+        )
+    )
 
 
 def _load_remote(target: Target, report: FileReport, options: ValidateOptions):

@@ -107,7 +107,7 @@ def option_version(text: str, option: str = "--format-version") -> tuple[str, st
         )
     line = f"{v.release[0]}.{v.release[1] if len(v.release) > 1 else 0}"
     if line not in lines() or len(v.release) < 3:
-        raise UsageError(f"{option} {text}: no format version {line}; known: {known}")
+        raise UsageError(f"{option} {text}: unknown format version {line}; known: {known}")
     return line, bare
 
 

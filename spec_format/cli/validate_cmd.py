@@ -18,7 +18,7 @@ OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, typ
 def _ids(values: list[str] | None) -> frozenset[str]:
     out: set[str] = set()
     for value in values or []:
-        out.update(v.strip().upper() for v in value.split(",") if v.strip())
+        out.update(v.strip() for v in value.split(",") if v.strip())
     return frozenset(out)
 
 

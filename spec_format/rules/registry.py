@@ -11,9 +11,13 @@ module lists its rules a second time.
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Iterable
 from functools import cache
 from typing import NamedTuple
 
+from spec_format.errors import UsageError
 from spec_format.rules import (
     consumers,
     crossfield,
@@ -27,7 +31,7 @@ from spec_format.rules import (
     vocab,
     weights,
 )
-from spec_format.rules.base import Layer, Rule, Status
+from spec_format.rules.base import LAYER_PREFIX, Layer, Rule, Status
 
 RULES: tuple[type[Rule], ...] = (
     # input (I), emitted while reading files
@@ -43,6 +47,7 @@ RULES: tuple[type[Rule], ...] = (
     input.NonFiniteNumber,
     input.NoConfigInDirectory,
     input.InternalError,
+    input.WeightsNotFound,
     # schema (S)
     schema.MissingModelType,
     schema.UnknownModelType,
@@ -245,3 +250,53 @@ def checks_for(layer: Layer) -> tuple[type[Rule], ...]:
 def by_name(layer: Layer) -> dict[str, type[Rule]]:
     """The rules of one layer by kebab-case name (parsers name H rules by kind)."""
     return {r.name: r for r in by_layer(layer)}
+
+
+def expand(selectors: Iterable[str], option: str = "--select") -> frozenset[str]:
+    """Rule selectors -> the rule ids they name, like ruff's: an id (``C001``; a removed
+    id follows its redirect), a prefix (``C`` every consumer rule, ``C00`` C001-C009) or
+    ``ALL``. Anything that names no rule is a usage error with the closest ids."""
+    out: set[str] = set()
+    for raw in selectors:
+        text = str(raw).strip().upper()
+        if not text:
+            continue
+        if text == "ALL":
+            out.update(BY_ID)
+            continue
+        if text in BY_ID or text in REDIRECTS:
+            if text in BY_ID or REDIRECTS.get(text):  # removed without a successor: nothing
+                out.add(get(text).id)
+            continue
+        matched = [i for i in BY_ID if _PREFIX.fullmatch(text) and i.startswith(text)]
+        if not matched:
+            raise UsageError(_unknown_selector(str(raw).strip(), option))
+        out.update(matched)
+    return frozenset(out)
+
+
+_PREFIX = re.compile(r"[A-Z][0-9]{0,2}")
+
+
+def _unknown_selector(text: str, option: str) -> str:
+    upper = text.upper()
+    by_name = {r.name: r.id for r in RULES}
+    if text.lower() in by_name:
+        return f"{option} {text}: rule ids are codes; did you mean {by_name[text.lower()]}?"
+    letters = {i[0] for i in BY_ID}
+    if upper[:1] not in letters:
+        known = ", ".join(p for p in LAYER_PREFIX.values() if p in letters)
+        return (
+            f"{option} {text}: no rule id or prefix starts with {upper[:1]!r}; rule ids are a "
+            f"layer letter ({known}) and three digits, for example C001 (`specfmt rules` "
+            "lists them)"
+        )
+    close = (
+        difflib.get_close_matches(upper, list(BY_ID), n=3, cutoff=0.5) if len(upper) < 16 else []
+    )
+    layer = sorted(i for i in BY_ID if i[0] == upper[0])
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return (
+        f"{option} {text}: no rule has that id or prefix; {hint}the {upper[0]} rules are "
+        f"{layer[0]}-{layer[-1]} (`specfmt rules` lists them)"
+    )

@@ -117,17 +117,35 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
             ed.set(pointer(d.field), done.value, why)
 
 
+AUX_KEY = "eagle_aux_hidden_state_layer_ids"
+
+
+def default_aux_ids(model_type: str, line: str, verifier: dict | None) -> list[int] | None:
+    """The aux layer ids every reader derives from the verifier when the config has none
+    (2, L//2, L-3), for the types and versions ``fix --verifier`` writes them for; None
+    when it does not (another type, no verifier, no usable layer count)."""
+    if model_type not in catalog.family("chain"):
+        return None
+    if not schemas.resolve(line, model_type, (AUX_KEY,)):
+        return None
+    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 4:
+        return [2, n // 2, n - 3]
+    return None
+
+
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:
-    key = "eagle_aux_hidden_state_layer_ids"
+    key = AUX_KEY
     if model_type not in catalog.family("chain") or not schemas.resolve(line, model_type, (key,)):
         return
     if ed.doc.get(key) is not None:
         return
-    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
-    if isinstance(n, int) and n >= 4:
+    ids = default_aux_ids(model_type, line, verifier)
+    if ids is not None:
+        n = verifier.get("num_hidden_layers")  # type: ignore[union-attr]
         ed.set(
             pointer(key),
-            [2, n // 2, n - 3],
+            ids,
             f"the default every reader derives from the verifier's {n} layers "
             "(2, L//2, L-3), now explicit; change it if the draft was trained on other layers",
         )

@@ -62,6 +62,9 @@ class Finding:
     tensor: str | None = None
     line: int | None = None
     column: int | None = None
+    #: the specfmt command line (argv) that makes the change the message advises, when the
+    #: change is known and one command makes it; the message quotes it
+    command: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
         out = {
@@ -75,6 +78,8 @@ class Finding:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.command is not None:
+            out["command"] = list(self.command)
         return out
 
 
@@ -246,4 +251,5 @@ def cap_per_rule(
             tensor=None,
             line=None,
             column=None,
+            command=None,
         )

@@ -328,7 +328,7 @@ def validate_target(
     else:
         assert target.config_path is not None
         loaded = load_json(target.config_path)
-    ctx = _check_loaded(loaded, target.config_path, report, options)
+    ctx = _check_loaded(loaded, target.config_path, report, options, verifier)
     if ctx is None and report.unreadable:
         if checkpoint is not None:
             checkpoint.close()
@@ -364,7 +364,11 @@ def check_config_file(
 
 
 def _check_loaded(
-    loaded: Loaded, config_path: Path | None, report: FileReport, options: ValidateOptions
+    loaded: Loaded,
+    config_path: Path | None,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
 ) -> Context | None:
     """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:  # jsonload caps each kind itself
@@ -381,7 +385,7 @@ def _check_loaded(
     if not loaded.ok:
         report.unreadable = True
         return None
-    return _check_config(loaded, report, options)
+    return _check_config(loaded, report, options, verifier)
 
 
 # -- weights, tensor data and verifier ------------------------------------------------------
@@ -525,7 +529,12 @@ def _audit_safetensors_file(target: Target, options: ValidateOptions) -> FileRep
     return report
 
 
-def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) -> Context | None:
+def _check_config(
+    loaded: Loaded,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
+) -> Context | None:
     """Dispatch, schema and config-only rule layers; returns the context for later layers."""
     config = loaded.data
     file = str(loaded.path)
@@ -571,7 +580,12 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         else None,
         options={"engines": _engines(tuple(options.engines))},
     )
-    for rule in _config_rules(model_type, version, options.select, options.ignore):
+    if verifier is not None:  # config rules name the concrete values it implies in hints
+        ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
+        ctx.options["verifier_info"] = verifier
+    rules = _config_rules(model_type, version, options.select, options.ignore)
+    ctx.options["running"] = frozenset(r.id for r in rules)  # a symptom defers to its cause
+    for rule in rules:
         findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
     report.positions = loaded if loaded.text else None

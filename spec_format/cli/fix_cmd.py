@@ -51,9 +51,7 @@ def fix_command(
         "--verifier",
         help="The verifier's config.json (or folder): aux layer ids and verifier.architectures.",
     ),
-    report_format: str = format_option(
-        ReportFormat, "text", "--format-version", "Report format."
-    ),
+    report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
     engine: list[str] = engine_option(),
 ) -> None:
     """Write out the defaults readers disagree about, each with its reason (same version).

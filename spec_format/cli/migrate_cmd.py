@@ -61,9 +61,7 @@ def migrate_command(
         "--verifier",
         help="The verifier's config.json (or folder): fills verifier.architectures.",
     ),
-    report_format: str = format_option(
-        ReportFormat, "text", "--to", "Report format."
-    ),
+    report_format: str = format_option(ReportFormat, "text", "--to", "Report format."),
     engine: list[str] = engine_option(),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.

@@ -30,9 +30,7 @@ def validate_command(
         "hf://ORG/NAME[@REV] (header-only, needs the remote extra).",
         show_default=False,
     ),
-    output_format: str = format_option(
-        OutputFormat, "text", "--format-version", "Output format."
-    ),
+    output_format: str = format_option(OutputFormat, "text", "--format-version", "Output format."),
     profile: Profile = typer.Option(
         Profile.CURRENT,
         "--profile",

@@ -7,13 +7,14 @@ What each reader release reads, ignores or refuses is the reader table's (rules 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from spec_format import catalog, versions
 from spec_format.report import Severity
-from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
 
 class _ConsumerRule(Rule):
@@ -119,11 +120,25 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         verifier = ctx.spec_config.get("verifier")
         if isinstance(verifier, dict) and verifier.get("architectures") == []:
-            yield Hit(
+            head = (
                 "verifier.architectures is empty, so no reader can check the draft's target "
-                f"({_OLD_ARCH_RELEASES}); fill it from the verifier's config.json, for example "
-                "with `specfmt migrate --verifier DIR`",
+                f"({_OLD_ARCH_RELEASES})"
+            )
+            given = (ctx.verifier or {}).get("architectures")
+            command = None
+            if ctx.verifier_path is not None and isinstance(given, list) and given:
+                command = ctx.command("fix", "--verifier", str(ctx.verifier_path), "--in-place")
+            if command:
+                advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
+            else:
+                advice = (
+                    "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
+                    "--in-place CONFIG` does)"
+                )
+            yield Hit(
+                f"{head}; {advice}",
                 pointer="/speculators_config/verifier/architectures",
+                command=command,
             )
 
 
@@ -139,15 +154,27 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
+        same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                yield Hit(f"{key} is {noise.why}; `specfmt migrate` drops it", pointer=f"/{key}")
+                yield Hit(
+                    f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
+                    "(same format version)",
+                    pointer=f"/{key}",
+                    command=same,
+                )
         for key, until in versions.removed_fields(ctx.model_type).items():
             if key in ctx.config:
+                # migrating drops it only across the step that removed it
+                past = None
+                if versions.line_index(ctx.format_version) <= versions.line_index(until):
+                    past = ctx.command("migrate", "--to", versions.latest(), "--in-place")
+                advice = f"{shown(past)} drops it" if past else "remove it"
                 yield Hit(
                     f"{key} is a field of {ctx.model_type} up to format {until}, removed after "
-                    "it; no current reader uses it; `specfmt migrate` drops it",
+                    f"it; no current reader uses it; {advice}",
                     pointer=f"/{key}",
+                    command=past,
                 )
 
 

@@ -18,7 +18,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format import catalog, disputes, schemas, versions
+from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
@@ -79,7 +79,11 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
     result = FixResult(original=copy.deepcopy(document), document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
-    ed = Editor(era.document, FIX_STEP)
+    spelling = Editor(era.document, misspell.STEP)
+    # a misspelled key first: renamed to the key meant (its value kept), so no default is
+    # written beside it; one that cannot be renamed is reported and its field left alone
+    misspell.rename(spelling, line)
+    ed = Editor(spelling.doc, FIX_STEP)
     writer = disputes.writer_of(line)
     if writer is not None:
         _write_disputed_defaults(ed, model_type, line, writer)
@@ -96,8 +100,8 @@ def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResul
                 "other releases and vLLM assume other classes",
             )
     result.document = ed.doc
-    result.changes = [*era.changes, *ed.changes]
-    result.problems = [*era.problems, *ed.problems, *eras.problems(ed.doc)]
+    result.changes = [*era.changes, *spelling.changes, *ed.changes]
+    result.problems = [*era.problems, *spelling.problems, *ed.problems, *eras.problems(ed.doc)]
     return result
 
 
@@ -107,9 +111,10 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
     default); a field no value reconciles is left to the engines' pass to report."""
     serving = [r for r in disputes.covered() if r is not writer and r.serves(model_type)]
     bare = dict(ed.doc)
+    typos = {k for m in misspell.find(bare, model_type, line) if m.parent == "" for k in m.known}
     for d in disputes.disputes(bare, model_type, writer, serving):
         node = schemas.resolve(line, model_type, (d.field,))
-        if d.field in bare or not node or "default" not in node:
+        if d.field in bare or d.field in typos or not node or "default" not in node:
             continue
         done = disputes.reconcile(bare, model_type, d.field, d.meant, [writer, *serving])
         if done.ok:

@@ -102,12 +102,14 @@ def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None
 
 
 def _no_weights_note(paths: list[str]) -> str:
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    which = "a checkpoint" if len(paths) == 1 else f"{len(paths)} checkpoints"
+    if len(paths) == 1:
+        who = f"{paths[0]} has no weights"
+    else:
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        who = f"{len(paths)} checkpoints have no weights ({', '.join(paths[:3])}{more})"
     return (
-        f"no weights in {which} ({shown}: no model.safetensors or "
-        "model.safetensors.index.json): only the config was checked, not the header, tensor "
-        "contract or values (H, W, D rules)"
+        f"{who}: no model.safetensors or model.safetensors.index.json, so only the config "
+        "was checked, not the safetensors header, tensor contract or values (H, W, D rules)"
     )
 
 

@@ -60,7 +60,9 @@ def _follow(cli, path, *args) -> list[tuple[str, str]]:
         assert ran.exit_code == 0, (argv, ran.output)
         # followed: the finding is gone, or (M004 of a retired type, migrated as far as it
         # goes) it no longer names a command
-        after = {(f["rule"], f.get("pointer")) for f in _validate(cli, path, *args) if "command" in f}
+        after = {
+            (f["rule"], f.get("pointer")) for f in _validate(cli, path, *args) if "command" in f
+        }
         if key in after:
             stuck.append((key, finding["message"]))
     raise AssertionError(f"{path}: the hints never run out")
@@ -101,7 +103,12 @@ def test_aux_ids_hint_names_the_layers_and_fix_writes_them(cli, tmp_path):
     ]
     assert "they use [2, 16, 29]" in finding["message"]
     assert finding["command"] == [
-        "specfmt", "fix", "--verifier", str(tmp_path / "v" / "config.json"), "--in-place", str(path)
+        "specfmt",
+        "fix",
+        "--verifier",
+        str(tmp_path / "v" / "config.json"),
+        "--in-place",
+        str(path),
     ]
     assert cli(*finding["command"][1:]).exit_code == 0
     assert json.loads(path.read_text())["eagle_aux_hidden_state_layer_ids"] == [2, 16, 29]

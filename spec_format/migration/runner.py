@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from spec_format import catalog, disputes, schemas, versions
+from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
@@ -124,6 +124,10 @@ def migrate(document: dict[str, Any], options: MigrateOptions | None = None) -> 
     outputs = [
         eras.apply_fixups(document, options.verifier),
     ]
+    # misspelled keys renamed before any step writes a default beside them (C014)
+    spelling = Editor(outputs[-1].document, misspell.STEP)
+    misspell.rename(spelling, detection.line)
+    outputs.append(spelling.output())
     outputs.append(explicit(outputs[-1].document, detection.line))
     for step in steps:
         outputs.append(step.run(outputs[-1].document, ctx))

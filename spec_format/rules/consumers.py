@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, versions
+from spec_format import catalog, misspell, versions
 from spec_format.report import Severity
-from spec_format.rules.base import Context, Hit, Layer, Rule, shown
+from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
 
 
 class _ConsumerRule(Rule):
@@ -71,11 +71,12 @@ class NestedKeyDropped(_ConsumerRule):
             (f"/speculators_config/proposal_methods/{i}", m, _PROPOSAL_KEYS)
             for i, m in enumerate(ctx.proposal_methods)
         ]
+        typos = misspelled_pointers(ctx)  # C014 names the key that was meant
         for where, obj, known in objects:
             if not isinstance(obj, dict):
                 continue
             for key in obj:
-                if key not in known:
+                if key not in known and f"{where}/{key}" not in typos:
                     yield Hit(
                         f"{where[1:]}.{key} is not a field of that object: speculators drops "
                         "it silently on load; move it where it belongs or remove it",
@@ -195,3 +196,49 @@ class AnchorSamplingSupport(_ConsumerRule):
                 "with vllm-project/vllm#54154; older readers draft with the wrong layout",
                 pointer="/sample_from_anchor",
             )
+
+
+class MisspelledKey(_ConsumerRule):
+    """A key no reader reads is a slip away from one that readers read."""
+
+    id = "C014"
+    name = "misspelled-key"
+    since = "0.1.0"
+    severity = Severity.WARNING
+    status = Status.PREVIEW
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for m in misspellings(ctx):
+            where = m.parent.strip("/").replace("/", ".")
+            place = f"{where}.{m.key}" if where else m.key
+            if m.target is not None:
+                command = ctx.command("fix", "--in-place")
+                advice = (
+                    f"rename it to {m.known[0]} ({shown(command) or '`specfmt fix`'} does, "
+                    "keeping the value)"
+                )
+            elif m.present:
+                command, advice = None, f"{m.known[0]} is there too: remove {m.key}"
+            else:
+                command, advice = None, f"rename it to the one meant ({' or '.join(m.known)})"
+            yield Hit(
+                f"{place} is not a key readers read; did you mean {' or '.join(m.known)}? "
+                f"its value is ignored, as if it were not there; "
+                f"{advice}",
+                pointer=m.pointer,
+                command=command,
+            )
+
+
+def misspellings(ctx: Context) -> list:
+    """The misspelled keys of the config, found once per config (C001, C003 and C014 ask)."""
+    if "_misspelled" not in ctx.options:
+        ctx.options["_misspelled"] = misspell.find(ctx.config, ctx.model_type, ctx.format_version)
+    return ctx.options["_misspelled"]
+
+
+def misspelled_pointers(ctx: Context) -> frozenset[str]:
+    """Pointers C014 reports (empty when it does not run): the symptoms defer to it."""
+    if "C014" not in ctx.options.get("running", ("C014",)):
+        return frozenset()
+    return frozenset(m.pointer for m in misspellings(ctx))

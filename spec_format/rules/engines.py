@@ -18,6 +18,7 @@ from spec_format import catalog, disputes, schemas
 from spec_format.migration import eras
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
+from spec_format.rules.consumers import misspellings
 
 
 class _ReaderRule(Rule):
@@ -77,7 +78,13 @@ class ReadersDisagree(_ReaderRule):
             # what its writer meant is not the table's default (M005 reports it, and fix
             # writes it first): compare the readers on the config as fix will see it
             config = eras.apply_fixups(copy.deepcopy(config), values=False).document
+        # a field whose misspelling is present is C014's: the author gave it a value
+        meant_as = {m.known[0] for m in misspellings(ctx) if m.parent == "" and m.target}
+        if "C014" not in ctx.options.get("running", ("C014",)):
+            meant_as = set()
         for d in disputes.disputes(config, ctx.model_type, writer, engines(ctx)):
+            if d.field in meant_as:
+                continue
             state = "absent" if d.field not in config else f"{disputes.show(d.meant.value)}"
             done = disputes.reconcile(config, ctx.model_type, d.field, d.meant, readers)
             declared = schemas.resolve(ctx.format_version, ctx.model_type, (d.field,))

@@ -94,6 +94,7 @@ RULES: tuple[type[Rule], ...] = (
     engines.TypeNotServed,
     engines.EngineRejects,
     engines.AssumedEngineRejects,
+    consumers.MisspelledKey,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,

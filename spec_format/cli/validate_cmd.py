@@ -44,8 +44,12 @@ def validate_command(
     recursive: bool = typer.Option(
         False, "--recursive", "-r", help="Search directories for draft checkpoints."
     ),
-    select: list[str] = typer.Option(None, "--select", help="Only these rule ids (comma list)."),
-    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule ids (comma list)."),
+    select: list[str] = typer.Option(
+        None, "--select", help="Only these rules: ids, prefixes (C, C00) or ALL (comma list)."
+    ),
+    ignore: list[str] = typer.Option(
+        None, "--ignore", help="Skip these rules: ids, prefixes (C, C00) or ALL (comma list)."
+    ),
     verifier: Path = typer.Option(
         None,
         "--verifier",
@@ -66,7 +70,9 @@ def validate_command(
 ) -> None:
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
-    Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
+    Exit codes: 0 no errors, 1 errors found, 2 usage error (also --deep or --scan-weights
+    without numpy: pip install 'specfmt\\[deep]'), 3 an input could not be read (or has no
+    weights for --deep or --scan-weights).
     """
     options = ValidateOptions(
         profile=profile,

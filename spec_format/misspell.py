@@ -18,7 +18,7 @@ default for a field whose misspelling is present.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from spec_format import catalog, schemas
@@ -128,7 +128,7 @@ def _ever_declared(parts: tuple[str, ...], top: bool) -> frozenset[str]:
     return frozenset(names)
 
 
-@cache
+@lru_cache(maxsize=1 << 16)  # bounded: hostile inputs bring any number of distinct keys
 def _close(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple[str, ...]:
     """The declared keys ``key`` is a slip away from, closest first (cached: unknown keys
     such as transformers' own recur in every config)."""

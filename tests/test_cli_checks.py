@@ -263,7 +263,7 @@ def test_off_by_one_is_reported_once_by_its_cause(cli, tmp_path):
     pointer = "/speculators_config/proposal_methods/0/speculative_tokens"
     at = [f for f in _findings(cli("validate", path, "-f", "json")) if f.get("pointer") == pointer]
     assert [f["rule"] for f in at] == ["M006"]
-    assert "readers draft 15 tokens per step with block_size 16" in at[0]["message"]
+    assert "block_size 16 without anchor sampling drafts 15 tokens per step" in at[0]["message"]
     # with the cause ignored, the symptom is reported again
     at = [
         f

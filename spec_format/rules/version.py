@@ -182,8 +182,8 @@ class DFlashTokensOffByOne(_VersionRule):
             yield Hit(
                 f"speculative_tokens is {written} = block_size, written by "
                 f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 were "
-                f"off by one): readers draft {right} tokens per step with block_size {written} "
-                f"and verify {written}; set it to {right} ({_run(command, ctx.format_version)} "
+                f"off by one): block_size {written} without anchor sampling drafts {right} "
+                f"tokens per step; set it to {right} ({_run(command, ctx.format_version)} "
                 "does, in the same format version)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,

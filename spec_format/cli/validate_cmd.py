@@ -70,9 +70,11 @@ def validate_command(
 ) -> None:
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
-    Exit codes: 0 no errors, 1 errors found, 2 usage error (also --deep or --scan-weights
-    without numpy: pip install 'specfmt\\[deep]'), 3 an input could not be read (or has no
-    weights for --deep or --scan-weights).
+    Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
+
+    --deep and --scan-weights need numpy: pip install 'specfmt\\[deep]' (else exit 2).
+
+    An input without weights for them exits 3 (I013).
     """
     options = ValidateOptions(
         profile=profile,

@@ -122,7 +122,7 @@ def typescript() -> dict[str, str]:
 
 
 def docs() -> dict[str, str]:
-    """Reference pages, rule pages, the consumer-defaults table, CLI snippets, the nav."""
+    """Reference pages, rule pages, the consumer-defaults table, CLI snippets, diagrams, the nav."""
     from docgen import generate
 
     return generate(ROOT)
@@ -133,7 +133,7 @@ GENERATORS: dict[str, tuple[Callable[[], dict[str, str]], tuple[str, ...]]] = {
     "models": (models, (MODELS,)),
     "schemas": (bundled_schemas, ("generated/schemas", "generated/schemastore")),
     "typescript": (typescript, ("generated/typescript",)),
-    "docs": (docs, ("docs/reference", "docs/rules", "generated/docs")),
+    "docs": (docs, ("docs/reference", "docs/rules", "docs/diagrams", "generated/docs")),
 }
 # `typescript` needs Node.js and `npm ci`; without them: --skip typescript
 

@@ -21,6 +21,21 @@ bash scripts/reader-envs.sh
 echo "== Node.js packages (TypeScript generation, Ajv, tsc), pinned by package-lock.json"
 npm ci --no-audit --no-fund
 
+echo "== headless Chromium for the docs browser test (tests/test_docs_browser.py)"
+# the distribution's package, never a downloaded browser; installed only when missing
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 \
+        || echo "apt-get could not install chromium"
+fi
+if [ -n "${SPECFMT_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then
+    export SPECFMT_REQUIRE_BROWSER=1  # from here on a browser test that cannot start fails
+else
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!! WARNING: no chromium: the docs browser test (tests/test_docs_browser.py) SKIPS."
+    echo "!! Install it with: apt-get install chromium (as root), or set SPECFMT_CHROMIUM."
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+fi
+
 echo "== generated files are up to date"
 python scripts/generate.py --check
 echo "== lint"

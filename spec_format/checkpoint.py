@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spec_format import progress
 from spec_format.errors import InputError, UsageError
 from spec_format.pathkind import MISSING, REGULAR, kind_of
 from spec_format.safetensors import (
@@ -198,6 +199,7 @@ class Checkpoint:
                 )
             yield view[:usable]
             position += usable
+            progress.advance(usable)
 
     def close(self) -> None:
         self.storage.close()

@@ -37,8 +37,15 @@ def config_path(path: str | Path) -> Path:
 
 
 def read_config(path: str | Path) -> ConfigFile:
-    p = config_path(path)
-    loaded = load_json(p)
+    """The config at ``path`` (a file, its directory, or ``-`` for standard input)."""
+    from spec_format import stdin
+
+    if stdin.is_stdin(path):
+        p = Path(stdin.NAME)
+        loaded = stdin.load_json()
+    else:
+        p = config_path(path)
+        loaded = load_json(p)
     fatal = [pr for pr in loaded.problems if pr.fatal]
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None
@@ -66,3 +73,27 @@ def read_config(path: str | Path) -> ConfigFile:
             f"value back as it was read), see `specfmt validate {p}`"
         )
     return ConfigFile(path=p, text=loaded.text, data=loaded.data, raw=loaded.raw)
+
+
+def as_document(source: Any) -> Any:
+    """What the Python API's ``migrate`` and ``fix`` take: a ``config.json`` path or the
+    directory holding it is read as ``read_config`` reads it; anything else is returned
+    for the caller to check (a parsed config)."""
+    import os
+
+    return read_config(source).data if isinstance(source, (str, os.PathLike)) else source
+
+
+def normalise_options(options: Any) -> None:
+    """``__post_init__`` of FixOptions and MigrateOptions: ``engines`` may be one string,
+    ``verifier`` a path or ``hf://`` (read as ``--verifier`` reads it)."""
+    import os
+
+    if isinstance(options.engines, str):
+        object.__setattr__(options, "engines", (options.engines,))
+    elif not isinstance(options.engines, tuple):
+        object.__setattr__(options, "engines", tuple(options.engines))
+    if isinstance(options.verifier, (str, os.PathLike)):
+        from spec_format.verifier import load_verifier
+
+        object.__setattr__(options, "verifier", load_verifier(options.verifier).config)

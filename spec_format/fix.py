@@ -15,6 +15,9 @@ class the release builds (the catalog's ``default_layer``).
 from __future__ import annotations
 
 import copy
+import os
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +37,11 @@ class FixOptions:
     verifier: dict[str, Any] | None = None  # the verifier's config (--verifier)
     #: the engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from spec_format.documents import normalise_options
+
+        normalise_options(self)  # one engine as a string, the verifier as a path
 
 
 @dataclass
@@ -58,8 +66,17 @@ class FixResult:
         }
 
 
-def fix(document: dict[str, Any], options: FixOptions | None = None) -> FixResult:
+def fix(
+    document: dict[str, Any] | str | os.PathLike[str], options: FixOptions | None = None
+) -> FixResult:
+    """Write out the disputed defaults of a config: a parsed dict (changed in place), or a
+    ``config.json`` path or its directory (read, never written); ``result.document`` is the
+    fixed config, ``result.changes`` says what was written and why."""
     options = options or FixOptions()
+    if not isinstance(document, dict):
+        from spec_format.documents import as_document
+
+        document = as_document(document)
     model_type = document.get("speculators_model_type") if isinstance(document, dict) else None
     if not isinstance(model_type, str):
         raise MigrationRefused(
@@ -158,3 +175,14 @@ def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None)
         ed.problem(
             "R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent"
         )
+
+
+class _CallableModule(types.ModuleType):
+    """``spec_format.fix(...)`` calls :func:`fix`: importing this module makes the
+    package's ``fix`` attribute the module itself, so the module forwards calls."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> FixResult:
+        return fix(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -244,13 +244,14 @@ def parse_json_bytes(
             parse_float=float_hook,
         )
     except json.JSONDecodeError as exc:
+        line, column, detail = _syntax_error(exc)
         out.problems.append(
             Problem(
                 "not-json",
-                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}",
+                f"{path}:{line}:{column}: not valid JSON: {detail}",
                 True,
-                line=exc.lineno,
-                column=exc.colno,
+                line=line,
+                column=column,
             )
         )
         return out
@@ -536,3 +537,28 @@ def _out_of_range(literal: str) -> bool:
     if any(c in literal for c in ".eE"):
         return not math.isfinite(float(literal))
     return len(literal) > MAX_INT_DIGITS or abs(int(literal)) > MAX_INT
+
+
+def _syntax_error(exc: json.JSONDecodeError) -> tuple[int, int, str]:
+    """Line, column and wording of a syntax error: the parser's, except for a trailing
+    comma, which is named and located at the comma (the parser only says what it expected
+    after it)."""
+    before = exc.doc[: exc.pos].rstrip()
+    closing = exc.doc[exc.pos : exc.pos + 1]
+    if before.endswith(",") and closing in ("}", "]"):
+        pos = len(before) - 1
+        line = exc.doc.count("\n", 0, pos) + 1
+        column = pos - exc.doc.rfind("\n", 0, pos)
+        return line, column, f"trailing comma before '{closing}'; remove it (JSON allows none)"
+    return exc.lineno, exc.colno, exc.msg
+
+
+def spelled(value: Any) -> str:
+    """A JSON value the way a message shows it: ``true``, ``false``, ``null`` and numbers
+    as JSON spells them (never Python's ``True``/``None``), strings quoted."""
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -11,6 +11,7 @@
 * A backup is a new file next to the original (``NAME.bak``, then ``NAME.bak.1``, ...):
   created with ``link``, which never overwrites, holding the bytes the caller read, with
   the original's mode, owner and extended attributes.
+* The missing directories above a new file are created (``-o new/dir/config.json``).
 * Temporary names are short (``.specfmt-<pid>-<random>.tmp``), so a target whose name is
   near ``NAME_MAX`` can be rewritten; the temporary files of a run that was killed are
   removed by the next run that writes into the same directory.
@@ -61,14 +62,15 @@ def write_output(
     ``backup``: keep the current content as ``NAME.bak[.N]`` first (regular files only).
     ``expect``: the bytes the caller read from ``path``; if the file no longer holds them
     (another process rewrote it meanwhile) nothing is written and :class:`OutputError`
-    says so. Raises :class:`UsageError` when the directory does not exist.
+    says so. Missing parent directories of a new file are created; :class:`UsageError`
+    when that is impossible because a file stands where a directory should be.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
     target = Path(path)
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the parents are created below
         st = None
     except OSError as exc:
         raise OutputError(
@@ -84,16 +86,32 @@ def write_output(
         target = Path(os.path.realpath(target))
     directory = target.parent
     if not directory.is_dir():
-        raise UsageError(
-            f"{target}: the directory {directory} does not exist; create it first "
-            "(nothing was written)"
-        )
+        _make_parents(target)
     clean_stale_temps(directory)
     try:
         return _replace(target, data, st, backup=backup, expect=expect)
     except OSError as exc:
         what = "the original is unchanged" if st is not None else "nothing was written"
         raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
+
+
+def _make_parents(target: Path) -> None:
+    """Create the missing directories above a new output file (as ``mkdir -p``, and as
+    ruff's ``--output-file`` and pytest's ``--junitxml`` do)."""
+    directory = target.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (directory, *directory.parents) if p.exists()), directory)
+        raise UsageError(
+            f"{target}: cannot create the directory {directory}: {blocker} is not a directory; "
+            "name another output path (nothing was written)"
+        ) from None
+    except OSError as exc:
+        raise OutputError(
+            f"{target}: cannot create the directory {directory} ({exc.strerror or exc}); "
+            "nothing was written"
+        ) from None
 
 
 def _write_through(target: Path, data: bytes) -> Written:

@@ -66,6 +66,18 @@ class Finding:
     #: change is known and one command makes it; the message quotes it
     command: tuple[str, ...] | None = None
 
+    def location(self) -> str:
+        """``file:line:column`` (as far as known), then the JSON pointer or the tensor."""
+        where = self.file + "".join(f":{n}" for n in (self.line, self.column) if n is not None)
+        at = self.pointer if self.pointer else self.tensor
+        return f"{where} {at}" if at else where
+
+    def __repr__(self) -> str:
+        return f"<Finding {self.rule} {self.severity.value} {self.location()}: {self.message}>"
+
+    def _repr_html_(self) -> str:
+        return _findings_table([self])
+
     def to_dict(self) -> dict:
         out = {
             "rule": self.rule,
@@ -92,6 +104,34 @@ class PositionSource(Protocol):
 
 
 @dataclass
+class Coverage:
+    """What the checks of one input read (for the "checked ..." line of a passing input):
+    the config, the weights' headers (tensor count, data bytes, dtypes), the tensor contract
+    the W rules compared them with, and the opt-in layers that ran."""
+
+    config: bool = False
+    tensors: int | None = None  # None: no weights were read
+    tensor_bytes: int | None = None
+    dtypes: tuple[str, ...] = ()
+    contract: str | None = None  # the model type whose tensor contract was checked
+    vocab_maps: bool = False  # --deep rules ran
+    nan_scan: bool = False  # --scan-weights rule ran
+    verifier: str | None = None  # the verifier config the V rules compared with
+
+    def to_dict(self) -> dict:
+        return {
+            "config": self.config,
+            "tensors": self.tensors,
+            "tensor_bytes": self.tensor_bytes,
+            "dtypes": list(self.dtypes),
+            "contract": self.contract,
+            "vocab_maps": self.vocab_maps,
+            "nan_scan": self.nan_scan,
+            "verifier": self.verifier,
+        }
+
+
+@dataclass
 class FileReport:
     """Everything found about one input path.
 
@@ -112,6 +152,7 @@ class FileReport:
     weights_absent: bool = False
     #: weights the run was asked to read (--deep, --scan-weights) are not there (exit 3)
     weights_required: bool = False
+    coverage: Coverage | None = None  # what was read and checked (None: not recorded)
     positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
     def extend(self, findings: Iterable[Finding]) -> None:
@@ -149,6 +190,22 @@ class FileReport:
             key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
         )
 
+    def headline(self) -> str:
+        """``path: status, type format (source), counts``: one line for people."""
+        what = " ".join(x for x in (self.model_type, self.format_version) if x)
+        source = f" ({self.version_source})" if self.version_source else ""
+        return (
+            f"{self.path}: {self.status.value}"
+            + (f", {what}{source}" if what else "")
+            + f", {_counted(self.counts())}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<FileReport {self.headline()}>"
+
+    def _repr_html_(self) -> str:
+        return f"<p><b>{_html(self.headline())}</b></p>" + _findings_table(self.sorted_findings())
+
     def to_dict(self) -> dict:
         out = {
             "path": self.path,
@@ -160,6 +217,8 @@ class FileReport:
         }
         if self.skipped:
             out["skipped"] = list(self.skipped)
+        if self.coverage is not None:
+            out["checked"] = self.coverage.to_dict()
         return out
 
 
@@ -211,6 +270,31 @@ class Report:
         )
         return ": ".join([parts[0], ", ".join(parts[1:])])
 
+    def __repr__(self) -> str:
+        return f"<Report {self.summary()}; exit code {self.exit_code}>"
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{_html(self.summary())}</b> (exit code {self.exit_code})</p>"]
+        parts += [f._repr_html_() for f in self.files]
+        parts += [f"<p><i>note:</i> {_html(n)}</p>" for n in self.notes]
+        return "\n".join(parts)
+
+    def statistics(self) -> list[dict]:
+        """Findings counted per rule code, most frequent first (``--statistics``); the
+        severity is the worst one the rule was reported with."""
+        rows: dict[str, dict] = {}
+        for f in (f for fr in self.files for f in fr.findings):
+            row = rows.setdefault(
+                f.rule, {"code": f.rule, "name": f.name, "count": 0, "s": f.severity}
+            )
+            row["count"] += 1
+            if f.severity.rank > row["s"].rank:
+                row["s"] = f.severity
+        ordered = sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
+        return [
+            {**{k: v for k, v in r.items() if k != "s"}, "severity": r["s"].value} for r in ordered
+        ]
+
     def to_dict(self) -> dict:
         return {
             "status": "ok" if self.ok else "fail",
@@ -220,6 +304,33 @@ class Report:
             "notes": list(self.notes),
             "files": [f.to_dict() for f in self.files],
         }
+
+
+def _counted(c: Counter) -> str:
+    e, w, i = (c.get(k, 0) for k in ("error", "warning", "info"))
+    return (
+        f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}, "
+        f"{i} note{'s' if i != 1 else ''}"
+    )
+
+
+def _html(text: object) -> str:
+    from html import escape
+
+    return escape(str(text))
+
+
+def _findings_table(findings: list[Finding]) -> str:
+    """Findings as an HTML table (notebooks show it for ``_repr_html_``)."""
+    if not findings:
+        return "<p>no findings</p>"
+    head = "".join(f"<th>{h}</th>" for h in ("rule", "severity", "where", "message"))
+    rows = "".join(
+        f"<tr><td><code>{_html(f.rule)}</code> {_html(f.name)}</td><td>{f.severity.value}</td>"
+        f"<td><code>{_html(f.location())}</code></td><td>{_html(f.message)}</td></tr>"
+        for f in findings
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def cap_per_rule(

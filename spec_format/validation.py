@@ -21,12 +21,12 @@ from spec_format import schemas, versions
 from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
-from spec_format.report import FileReport, Finding, Report, cap_per_rule
+from spec_format.report import Coverage, FileReport, Finding, Report, cap_per_rule
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
-from spec_format.rules.registry import by_layer, by_name, checks_for
+from spec_format.rules.registry import by_layer, by_name, checks_for, entries, expand
 from spec_format.verifier import VerifierInfo, load_verifier
 
 CONFIG_NAME = "config.json"
@@ -47,9 +47,12 @@ class ValidateOptions:
     profile: Profile = Profile.CURRENT
     format_version: str | None = None  # None: the version the config was written for
     recursive: bool = False
-    select: frozenset[str] = frozenset()  # only these rule ids (empty: all)
-    ignore: frozenset[str] = frozenset()  # never these rule ids
-    verifier: str | None = None  # the target model's config.json (or its directory)
+    #: only these rule ids (empty: all) / never these; a list, tuple, set or comma string
+    #: is accepted and checked here (see :func:`rule_ids`)
+    select: frozenset[str] = frozenset()
+    ignore: frozenset[str] = frozenset()
+    #: the target model's config.json, its directory, or hf://ORG/NAME[@REV]
+    verifier: str | None = None
     deep: bool = False  # read the vocabulary maps (t2d/d2t)
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
@@ -59,6 +62,48 @@ class ValidateOptions:
     #: rules.schema.schema_findings). None: on when one call validates more than
     #: FAST_PATH_MIN_INPUTS inputs, decided per call, never by what ran before.
     fast_path: bool | None = None
+
+    def __post_init__(self) -> None:
+        # what a Python caller writes: a list, a tuple, one id, "C001,C002", "strict"
+        set_ = object.__setattr__
+        set_(self, "select", rule_ids(self.select, "select"))
+        set_(self, "ignore", rule_ids(self.ignore, "ignore"))
+        if not isinstance(self.profile, Profile):
+            try:
+                set_(self, "profile", Profile(str(self.profile).lower()))
+            except ValueError:
+                known = ", ".join(p.value for p in Profile)
+                raise UsageError(f"profile {self.profile!r}: expected one of {known}") from None
+        if isinstance(self.engines, str):
+            set_(self, "engines", (self.engines,))
+        elif not isinstance(self.engines, tuple):
+            set_(self, "engines", tuple(self.engines))
+
+
+@cache
+def _known_ids() -> frozenset[str]:
+    return frozenset(entries())
+
+
+def rule_ids(value: str | Iterable[str] | None, option: str = "select") -> frozenset[str]:
+    """Rule selectors as a caller gives them (one, a comma list, or an iterable of either)
+    -> the rule ids they name: an id, a prefix (``C`` a layer, ``C00`` C001-C009) or ``ALL``,
+    like ruff's (see :func:`spec_format.rules.registry.expand`). A selector that names no
+    rule is a :class:`UsageError` naming ``option`` with the closest ids."""
+    if not value:
+        return frozenset()
+    if isinstance(value, frozenset) and value <= _known_ids():
+        return value  # already expanded (dataclasses.replace re-runs __post_init__)
+    items = [value] if isinstance(value, str) else list(value)
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise UsageError(
+                f"{option}: {item!r} is not a rule id; pass ids such as 'C001' (a string, "
+                "a list of strings or a comma list)"
+            )
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return expand(out, option)
 
 
 @dataclass
@@ -70,13 +115,20 @@ class Target:
     checkpoint_dir: Path | None
     remote: str | None = None  # hf://ORG/NAME[@REV]: config and headers fetched remotely
     weights_file: Path | None = None  # a bare .safetensors file: header audit only
+    stdin: bool = False  # "-": the config is read from standard input
 
 
-def validate(paths: Iterable[str | os.PathLike], options: ValidateOptions | None = None) -> Report:
-    """Validate every path (config.json files or checkpoint directories) into one report."""
-    options = _resolved(options or ValidateOptions())
+def validate(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], options: ValidateOptions | None = None
+) -> Report:
+    """Validate one path or every path of an iterable (config.json files, checkpoint
+    directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
+    into one report."""
+    options = options or ValidateOptions()
     if options.deep or options.scan_weights:
         _require_numpy(options)
+    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+        paths = [paths]
     report = Report()
     # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
     verifier = load_verifier(options.verifier) if options.verifier else None
@@ -154,25 +206,6 @@ def _isolated(
         return report
 
 
-def _resolved(options: ValidateOptions) -> ValidateOptions:
-    """``options`` with its rule selectors (ids, prefixes such as ``C`` or ``C00``, ``ALL``)
-    expanded to rule ids; one that names no rule is a usage error."""
-    if not options.select and not options.ignore:
-        return options
-    return replace(
-        options,
-        select=_rule_ids(frozenset(options.select), "--select"),
-        ignore=_rule_ids(frozenset(options.ignore), "--ignore"),
-    )
-
-
-@cache
-def _rule_ids(selectors: frozenset[str], option: str) -> frozenset[str]:
-    from spec_format.rules.registry import expand
-
-    return expand(sorted(selectors), option)
-
-
 @cache
 def _engines(texts: tuple[str, ...]) -> tuple:
     from spec_format import disputes
@@ -206,7 +239,7 @@ def validate_config(
     config: dict[str, Any], options: ValidateOptions | None = None, *, name: str = CONFIG_NAME
 ) -> FileReport:
     """Validate an already-parsed config dict (no file involved)."""
-    options = _resolved(options or ValidateOptions())
+    options = options or ValidateOptions()
     loaded = Loaded(path=Path(name), data=config)
     report = FileReport(path=name)
     _check_config(loaded, report, options)
@@ -217,8 +250,17 @@ def validate_config(
 def _expand(
     paths: Iterable[str | os.PathLike], options: ValidateOptions
 ) -> Iterator[Target | FileReport]:
+    from spec_format import stdin
+
+    read_stdin = False
     for raw in paths:
         shown = os.fspath(raw)
+        if stdin.is_stdin(shown):
+            if read_stdin:
+                raise UsageError("- (standard input) was given twice; it can be read once")
+            read_stdin = True
+            yield Target(stdin.NAME, Path(stdin.NAME), None, stdin=True)
+            continue
         if shown.startswith("hf://"):
             yield Target(shown, None, None, remote=shown)
             continue
@@ -327,6 +369,10 @@ def validate_target(
         checkpoint, loaded = _load_remote(target, report, options)
         if loaded is None:
             return report
+    elif target.stdin:
+        from spec_format import stdin
+
+        loaded = stdin.load_json()
     else:
         assert target.config_path is not None
         loaded = load_json(target.config_path)
@@ -358,7 +404,7 @@ def check_config_file(
     ``specfmt validate PATH`` reports), and the context (parsed config, detected format
     version, type) when the file could be read and dispatched. ``specfmt forward`` reads
     its input through this."""
-    options = _resolved(options or ValidateOptions())
+    options = options or ValidateOptions()
     report = FileReport(path=str(path))
     ctx = _check_loaded(load_json(path), path, report, options)
     report.findings = _filtered(report.findings, options)
@@ -416,11 +462,15 @@ def _check_weights(
             )
             _weights_required(report, target, options, "directory")
     elif target.remote is None:
-        report.skipped.append(
-            "weights (H, W, D rules): a config.json file was given; pass the checkpoint "
-            "directory to check its weights"
+        given = (
+            "the config came from standard input"
+            if target.stdin
+            else "a config.json file was given"
         )
-        _weights_required(report, target, options, "config-file")
+        report.skipped.append(
+            f"weights (H, W, D rules): {given}; pass the checkpoint directory to check its weights"
+        )
+        _weights_required(report, target, options, "stdin" if target.stdin else "config-file")
     if verifier is not None:
         available.add("verifier")
     if options.deep:
@@ -439,10 +489,13 @@ def _check_weights(
             ctx.verifier = verifier.config
             ctx.verifier_path = verifier.path
             ctx.options["verifier_info"] = verifier
+        ran: set[str] = set()  # what the rules that ran required (for the coverage line)
         for layer in WEIGHT_LAYERS:
             for rule in checks_for(layer):
                 if rule.requires <= available and _runs(rule, ctx, options):
                     report.findings.extend(run_rule(rule, ctx, options.profile))
+                    ran |= rule.requires
+        report.coverage = _coverage(ctx, ran, verifier)
     finally:
         if checkpoint is not None:
             checkpoint.close()
@@ -479,6 +532,22 @@ def _weights_required(
             parent=f"{parent}/" if str(parent) != "." else "./",
         )
     )
+
+
+def _coverage(ctx: Context, ran: set[str], verifier: VerifierInfo | None) -> Coverage:
+    """What the rules of one input read: the config, and the inputs of the layers that ran."""
+    coverage = Coverage(config=True)
+    if "weights" in ran and ctx.checkpoint is not None:
+        records = ctx.checkpoint.tensors.values()
+        coverage.tensors = len(records)
+        coverage.tensor_bytes = sum(r.nbytes for r in records)
+        coverage.dtypes = tuple(sorted({r.dtype for r in records}))
+        coverage.contract = ctx.model_type
+    coverage.vocab_maps = "deep" in ran
+    coverage.nan_scan = "scan" in ran
+    if "verifier" in ran and verifier is not None:
+        coverage.verifier = str(verifier.path)
+    return coverage
 
 
 def _load_remote(target: Target, report: FileReport, options: ValidateOptions):
@@ -585,6 +654,7 @@ def _check_config(
     if verifier is not None:  # config rules name the concrete values it implies in hints
         ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
         ctx.options["verifier_info"] = verifier
+        ctx.options["verifier_given"] = options.verifier
     rules = _config_rules(model_type, version, options.select, options.ignore)
     ctx.options["running"] = frozenset(r.id for r in rules)  # a symptom defers to its cause
     for rule in rules:
@@ -700,7 +770,7 @@ def _dispatch(
         return schema_rules.TypeNotInVersion.emit(
             file, profile=profile, pointer=pointer, type=model_type, version=version, since=since
         )
-    names = list(schemas.known_types()) + list(retired)
+    names = list(dict.fromkeys([*schemas.known_types(), *retired]))  # known_types has retired
     # difflib indexes every character of its argument: only names of a plausible length
     close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
     return schema_rules.UnknownModelType.emit(
@@ -709,7 +779,8 @@ def _dispatch(
         pointer=pointer,
         type=model_type,
         hint=f" (did you mean {close[0]!r}?)" if close else "",
-        known=", ".join(names),
+        known=", ".join(n for n in names if n not in retired)
+        + (f" (retired: {', '.join(retired)})" if retired else ""),
     )
 
 

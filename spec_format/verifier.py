@@ -106,7 +106,11 @@ def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierI
 
 
 def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
-    """Read ``--verifier PATH``; a path that cannot be used is a :class:`UsageError`."""
+    """Read ``--verifier PATH`` (or ``hf://ORG/NAME[@REV]``: its ``config.json`` alone); a
+    path that cannot be used is a :class:`UsageError`, a remote file that cannot be fetched
+    an :class:`~spec_format.errors.InputError`."""
+    if os.fspath(path).startswith("hf://"):
+        return _load_remote(os.fspath(path))
     p = Path(path)
     if kind_of(p) == DIRECTORY:
         p = p / "config.json"
@@ -118,12 +122,32 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
     return _verifier_of(load_json(p, max_bytes=MAX_VERIFIER_CONFIG), p)
 
 
+def _load_remote(url: str) -> VerifierInfo:
+    from spec_format.errors import InputError
+    from spec_format.remote import HubStorage
+
+    storage = HubStorage.from_url(url)
+    try:
+        data = storage.read_small("config.json", MAX_VERIFIER_CONFIG)
+    except InputError as exc:
+        raise InputError(f"--verifier {exc}") from None
+    finally:
+        storage.close()
+    if data is None:
+        raise UsageError(
+            f"--verifier {url}: the repository has no config.json at its top level; pass the "
+            "verifier's repository (or a local config.json)"
+        )
+    return parse_verifier(data, storage.display("config.json"))
+
+
 def parse_verifier(data: bytes, path: str | os.PathLike[str]) -> VerifierInfo:
     """The verifier view of the bytes of a ``config.json`` read elsewhere (``hf://``);
     ``path`` names it in messages. A config that cannot be used is a :class:`UsageError`."""
     if len(data) > MAX_VERIFIER_CONFIG:
         raise UsageError(f"--verifier {path}: {len(data):,} bytes is too large for a config.json")
-    return _verifier_of(parse_json_bytes(data, Path(path)), path)
+    name = _name(path)
+    return _verifier_of(parse_json_bytes(data, name), name)
 
 
 def _verifier_of(loaded, path: str | os.PathLike[str]) -> VerifierInfo:
@@ -138,4 +162,14 @@ def _verifier_of(loaded, path: str | os.PathLike[str]) -> VerifierInfo:
         raise UsageError(
             f"--verifier {path}: this is a speculators draft config; pass the target model's config"
         )
-    return verifier_view(doc, Path(path))
+    return verifier_view(doc, _name(path))
+
+
+def _name(path: str | os.PathLike[str]) -> Any:
+    """``path`` for messages: pathlib would turn ``hf://ORG/NAME`` into ``hf:/ORG/NAME``."""
+    text = os.fspath(path)
+    if text.startswith("hf://"):
+        from spec_format.checkpoint import RemoteName
+
+        return RemoteName(text)
+    return Path(path)

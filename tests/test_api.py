@@ -91,3 +91,87 @@ def test_load_config_errors(tmp_path):
         spec_format.load_config({"speculators_model_type": "eagle3"})
     assert {f.rule for f in info.value.report.findings} == {"S101"}
     assert info.value.exit_code == 1
+
+
+def test_validate_takes_one_path_or_an_iterable(tmp_path):
+    one = spec_format.validate(str(EXAMPLES[0]))
+    assert [f.path for f in one.files] == [str(EXAMPLES[0])]
+    assert [f.path for f in spec_format.validate(EXAMPLES[0]).files] == [str(EXAMPLES[0])]
+    several = spec_format.validate(p for p in EXAMPLES[:2])  # a generator
+    assert len(several.files) == 2
+
+
+@pytest.mark.parametrize(
+    "ignore",
+    [
+        ["C009", "M004"],
+        ("c009", "m004"),
+        {"C009", "M004"},
+        "C009,M004",
+        frozenset({"C009", "M004"}),
+    ],
+)
+def test_rule_ids_in_any_collection(ignore):
+    options = spec_format.ValidateOptions(ignore=ignore)
+    assert options.ignore == frozenset({"C009", "M004"})
+    found = spec_format.validate(EXAMPLES[0], options).files[0].findings
+    assert not {f.rule for f in found} & {"C009", "M004"}
+
+
+def test_rule_ids_are_checked_when_the_options_are_made():
+    from spec_format.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"ignore: unknown rule id 'C999'"):
+        spec_format.ValidateOptions(ignore=["C999"])
+    with pytest.raises(UsageError, match=r"select: 1 is not a rule id"):
+        spec_format.ValidateOptions(select=[1])
+    with pytest.raises(UsageError, match="profile 'strictest': expected one of legacy"):
+        spec_format.ValidateOptions(profile="strictest")
+    assert spec_format.ValidateOptions(profile="strict").profile is spec_format.Profile.STRICT
+    assert spec_format.ValidateOptions(engines="vllm==0.33.0").engines == ("vllm==0.33.0",)
+
+
+def test_migrate_and_fix_take_a_directory_a_file_or_a_dict():
+    import json
+
+    from spec_format.errors import InputError, MigrationRefused
+
+    directory = ROOT / "examples" / "qwen3-8b-eagle3"
+    data = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    docs = [spec_format.migrate(s).document for s in (directory, str(directory / "config.json"))]
+    assert docs[0] == docs[1] == spec_format.migrate(data).document
+    with pytest.raises(MigrationRefused, match="the config is a list, not a JSON object"):
+        spec_format.migrate([])
+    with pytest.raises(InputError, match="a directory with no config.json"):
+        spec_format.migrate(ROOT / "docs")
+    fixed = spec_format.fix(ROOT / "examples" / "qwen3-8b-dflash", spec_format.FixOptions())
+    assert isinstance(fixed, spec_format.FixResult) and fixed.detection.line == "0.5"
+
+
+def test_fix_is_public_and_lazy():
+    import subprocess
+    import sys
+
+    from spec_format.fix import FixOptions, fix
+
+    assert callable(spec_format.fix) and spec_format.fix.FixOptions is FixOptions
+    assert spec_format.FixOptions is FixOptions and "fix" in spec_format.__all__
+    assert spec_format.fix(EXAMPLES[0]).to_dict() == fix(EXAMPLES[0]).to_dict()
+    code = "import sys, spec_format; print('spec_format.fix' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_readable_repr_and_html(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text('{"speculators_model_type": "<eagle3>"}', encoding="utf-8")
+    report = spec_format.validate(bad)
+    (file_report,) = report.files
+    (finding,) = [f for f in file_report.sorted_findings() if f.rule == "S002"]  # located
+    assert repr(report) == f"<Report {report.summary()}; exit code 1>"
+    assert repr(file_report).startswith(f"<FileReport {bad}: fail, ")
+    assert repr(finding).startswith(f"<Finding S002 error {bad}:1:28 /speculators_model_type: ")
+    html = report._repr_html_()
+    assert "&lt;eagle3&gt;" in html and "<eagle3>" not in html
+    assert html.count("<tr>") == 1 + len(file_report.findings) and "<table>" in html
+    assert "<td>error</td>" in finding._repr_html_()

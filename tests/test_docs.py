@@ -181,3 +181,98 @@ def test_guide_pages_are_checked_for_cli_options(tmp_path):
     if "migrate" not in gen_docs.checks._commands().commands:
         expected.pop(1)  # a pending command is checked once it exists
     assert problems == expected
+
+
+# -- the CLI reference, the nav, the pictures and the extras ------------------------------------
+
+
+def test_cli_reference_is_markdown_with_every_option(generated):
+    page = generated["docs/reference/cli.md"]
+    assert not set("╭╮╰╯│─") & set(page), "Rich box drawing in the CLI reference"
+    root = gen_docs.checks._commands()
+
+    def visit(command, path):
+        title = " ".join(path)
+        section = page.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+        assert f"```text\n{title}" in section  # the usage line
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden:
+                assert f"| `{param.opts[0]}`" in section, (title, param.opts)
+        for name, sub in getattr(command, "commands", {}).items():
+            visit(sub, [*path, name])
+
+    visit(root, ["specfmt"])
+
+
+def test_every_nav_entry_has_an_explicit_title(generated):
+    import re
+
+    entries = [line.strip() for line in generated["generated/docs/nav.yml"].splitlines()]
+    pages = [e for e in entries if e.endswith(".md")]
+    assert pages and all(re.fullmatch(r'- "[^"]+": \S+\.md', e) for e in pages), [
+        e for e in pages if not re.fullmatch(r'- "[^"]+": \S+\.md', e)
+    ]
+    assert '- "Command line": reference/cli.md' in entries
+    assert '- "DFlash (dflash)": reference/0.9/dflash.md' in entries
+
+
+def test_dataflow_pictures_name_only_contract_tensors(generated):
+    import re
+
+    from spec_format import contract
+
+    for model_type in ("eagle3", "dflash"):
+        svg = generated[f"docs/diagrams/{model_type}-dataflow.svg"]
+        names = re.findall(r'class="tensor">([^<]+)</text>', svg)
+        known = {t.name for t in contract.load_contract(model_type).tensors}
+        assert {"fc.weight", "lm_head.weight", "norm.weight"} <= set(names)
+        assert set(names) <= known, set(names) - known
+        for name in names:  # each shown with its contract shape
+            spec = contract.load_contract(model_type).spec(name)
+            shape = "[" + ", ".join(str(d) for d in spec.shape) + "]"
+            assert f">{name}</text>" in svg and f">{shape}</text>" in svg
+        page = generated[f"docs/reference/0.9/{model_type}.md"]
+        assert f"../../diagrams/{model_type}-dataflow.svg" in page
+
+
+def test_a_picture_naming_an_unknown_tensor_is_refused(monkeypatch):
+    from docgen import diagrams
+
+    flow = diagrams.FLOWS["eagle3"]
+    monkeypatch.setitem(diagrams.FLOWS, "eagle3", (*flow, diagrams.Node("x", ("fc.wieght",))))
+    with pytest.raises(gen_docs.DocsError, match="'fc.wieght' is not in schema/tensors/eagle3"):
+        diagrams.dataflow("eagle3")
+
+
+def test_timeline_and_layers_pictures_come_from_catalog_and_registry(generated):
+    from spec_format import catalog
+
+    timeline = generated["docs/diagrams/type-timeline.svg"]
+    for t in catalog.known_types():
+        assert f"({t})</text>" in timeline
+    bars = timeline.count('rx="4"')
+    assert bars == sum(len(e.types) for e in schemas.versions().values())
+    layers = generated["docs/diagrams/validation-layers.svg"]
+    for layer in Layer:
+        if layer is not Layer.REWRITE:
+            count = sum(1 for r in registry.RULES if r.layer is layer)
+            assert f">{count} rules</text>" in layers
+    assert ">--verifier</text>" in layers and ">--scan-weights</text>" in layers
+
+
+def test_readme_install_page_and_help_name_every_extra(cli):
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    readme = (ROOT / "README.md").read_text()
+    install = (ROOT / "docs" / "guide" / "install.md").read_text()
+    result = cli("--help", env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    help_text = " ".join(result.output.split())
+    for extra in extras:
+        assert f"| `{extra}` |" in readme, extra
+        assert f"| `{extra}` |" in install, extra
+        assert f"{extra} (" in help_text or f"{extra} for" in help_text, extra
+    assert "pip install specfmt " not in install + readme  # not on PyPI

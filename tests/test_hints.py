@@ -106,7 +106,7 @@ def test_aux_ids_hint_names_the_layers_and_fix_writes_them(cli, tmp_path):
         "specfmt",
         "fix",
         "--verifier",
-        str(tmp_path / "v" / "config.json"),
+        str(tmp_path / "v"),
         "--in-place",
         str(path),
     ]

@@ -6,6 +6,7 @@ import io
 import json
 
 from spec_format.render import RENDERERS, render
+from spec_format.render.text import render_text
 from spec_format.report import FileReport, Finding, Report, Severity
 
 
@@ -68,16 +69,99 @@ def test_text_lists_findings_errors_first_per_file_and_a_summary():
     render(_report(), "text", out, color=False)
     text = out.getvalue()
     lines = text.splitlines()
-    assert lines[0] == "ok a/ eagle3, format 0.9 (declared)"
-    assert "  b/config.json:12:17: error S103 0 must be >= 1 (/block_size)" in lines
-    assert lines.index("  b/config.json:12:17: error S103 0 must be >= 1 (/block_size)") < next(
+    assert lines[0] == "ok a/: eagle3, format 0.9 (declared)"
+    assert "b/config.json:12:17: error S103 0 must be >= 1" in lines  # no repeated pointer
+    assert lines.index("b/config.json:12:17: error S103 0 must be >= 1") < next(
         i for i, line in enumerate(lines) if "X003" in line
     )
+    assert "c/config.json:1:2: error I006 not valid JSON" in lines  # location shown once
     assert "note: verifier checks skipped" in lines
     assert (
         lines[-1] == "3 inputs checked: 1 ok, 1 failed, 1 unreadable, 2 errors, 2 warnings, 0 notes"
     )
     assert "\x1b[" not in text
+
+
+def test_message_parts_headline_why_help():
+    from spec_format.render.text import split_message
+
+    assert split_message(
+        "verifier.architectures is empty, so no reader can check the target (x; y); fill it "
+        "from the verifier's config.json, for example with `specfmt migrate --verifier DIR`"
+    ) == (
+        "verifier.architectures is empty",
+        "no reader can check the target (x; y)",
+        "fill it from the verifier's config.json, for example with `specfmt migrate "
+        "--verifier DIR`",
+    )
+    assert split_message(
+        "a is a field up to 0.6; no reader uses it; `specfmt migrate` drops it"
+    ) == (
+        "a is a field up to 0.6",
+        "no reader uses it",
+        "`specfmt migrate` drops it",
+    )
+    assert split_message("converted by 0.2.0: it lost a rename. Re-convert the original") == (
+        "converted by 0.2.0: it lost a rename",
+        "",
+        "Re-convert the original",
+    )
+    assert split_message("ids start at 1; if these are z-lab ids, add 1 to each") == (
+        "ids start at 1",
+        "",
+        "if these are z-lab ids, add 1 to each",
+    )
+    assert split_message("a: b. So c. It d; e. Re-train it") == (
+        "a: b",
+        "So c. It d; e.",
+        "Re-train it",
+    )
+    assert split_message(
+        "w holds 1 NaN value; NaN marks lost weights: load them, or re-export"
+    ) == (
+        "w holds 1 NaN value",
+        "NaN marks lost weights",
+        "load them, or re-export",
+    )
+    assert split_message("0 must be >= 1") == ("0 must be >= 1", "", "")
+
+
+def test_wrap_breaks_between_words_with_a_hanging_indent():
+    from spec_format.render.text import wrap
+
+    words = "alpha beta gamma delta epsilon zeta eta theta"
+    lines = ["".join(t for t, _ in line) for line in wrap([("  help: ", ""), (words, "")], 24, 8)]
+    assert lines == ["  help: alpha beta gamma", "        delta epsilon", "        zeta eta theta"]
+    long = "x" * 40
+    lines = ["".join(t for t, _ in line) for line in wrap([(f"a {long} b", "")], 20, 4)]
+    assert lines == ["a", f"    {long}", "    b"]  # a word longer than a line stays whole
+
+
+def test_text_wraps_to_the_given_width_and_styles_code_only_with_colour():
+    report = Report(files=[FileReport(path="a/", model_type="eagle3")])
+    report.files[0].findings.append(
+        Finding(
+            "M004",
+            "older-format",
+            Severity.INFO,
+            "format 0.5 is older than 0.9; `specfmt migrate --to 0.9` converts it and lists "
+            "every change",
+            "a/config.json",
+            pointer="/speculators_version",
+            line=3,
+            column=4,
+        )
+    )
+    plain = io.StringIO()
+    render_text(report, plain, color=False, width=40)
+    assert plain.getvalue().splitlines()[1:4] == [
+        "a/config.json:3:4: note M004 format 0.5",
+        "    is older than 0.9",
+        "  help: `specfmt migrate --to 0.9`",
+    ]
+    coloured = io.StringIO()
+    render_text(report, coloured, color=True, width=0)
+    assert "`" not in coloured.getvalue() and "specfmt migrate --to 0.9" in coloured.getvalue()
 
 
 def test_text_quiet_shows_only_errors():

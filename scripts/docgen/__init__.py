@@ -9,6 +9,8 @@ Writes, from the catalog, the exported schemas, the rule registry and the comman
   (``spec_format/rules/docs/ID.md``), docstring and metadata, and an index;
 * ``generated/docs/snippets/``: real command output that the hand-written guide includes
   (``--8<-- "name.txt"``), so examples in the guide are what the CLI prints today;
+* ``docs/diagrams/``: SVG pictures drawn from the registry, the tensor contracts and the
+  catalog (``docgen.diagrams``);
 * ``generated/docs/nav.yml``: the site navigation (``mkdocs.yml`` inherits it), so new
   versions, types and rules appear without editing anything by hand.
 
@@ -26,11 +28,12 @@ problems instead of writing pages that lie:
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 from docgen.checks import check_cli_mentions, check_rules
-from docgen.cli_output import cli_page, snippets
+from docgen.cli_output import snippets
+from docgen.cli_reference import cli_page
+from docgen.diagrams import all_diagrams
 from docgen.nav import nav
 from docgen.reference import (
     consumer_defaults,
@@ -57,8 +60,7 @@ def generate(root: Path) -> dict[str, str]:
         "docs/reference/fields.md": fields_matrix(cat),
         "docs/reference/consumer-defaults.md": consumer_defaults(cat),
     }
-    with contextlib.chdir(root):
-        out["docs/reference/cli.md"] = cli_page()
+    out["docs/reference/cli.md"] = cli_page()
     for version, entry in schemas.versions().items():
         out[f"docs/reference/{version}/index.md"] = version_page(cat, version)
         for t in entry.types:
@@ -67,5 +69,6 @@ def generate(root: Path) -> dict[str, str]:
     for rule in registry.RULES:
         out[f"docs/rules/{rule.id}.md"] = rule_page(root, rule)
     out.update(snippets(root))
+    out.update(all_diagrams())
     out["generated/docs/nav.yml"] = nav(root, cat)
     return out

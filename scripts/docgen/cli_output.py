@@ -1,4 +1,4 @@
-"""Real command output for the docs: guide snippets and the CLI reference page."""
+"""Real command output for the docs: the snippets the hand-written guide includes."""
 
 from __future__ import annotations
 
@@ -11,12 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from docgen.checks import _commands
-from docgen.schema_walk import BANNER
-
 #: a fixed terminal for command output in the docs (the same on every machine and CI)
 CLI_ENV = {
-    "COLUMNS": "100",
+    "COLUMNS": "80",  # fits the main column at 800 px and beside both sidebars at 1280 px
     "NO_COLOR": "1",
     "TERM": "dumb",
     "FORCE_COLOR": None,
@@ -114,26 +111,4 @@ def _publish_table() -> str:
     lines.append("|---|---|---|")
     for folder, names in by_folder.items():
         lines.append(f"| `{folder}/` | `{base}{folder}/` | {', '.join(names)} |")
-    return "\n".join(lines) + "\n"
-
-
-def cli_page() -> str:
-    lines = [
-        BANNER.format(source="the specfmt command line (`--help` of every command)"),
-        "# Command line",
-        "",
-        "Every command and its options, as `--help` prints them. Exit codes are shared: 0 ok, "
-        "1 findings (or, with `--check`, a file would change), 2 usage error, 3 an input "
-        "could not be read, 70 a bug in specfmt.",
-    ]
-
-    def visit(command, path: list[str]) -> None:
-        code, output = _run_cli([*path[1:], "--help"], Path.cwd())
-        title = " ".join(path)
-        lines.extend(["", f"## {title}", "", "```text", output.rstrip(), "```"])
-        if hasattr(command, "commands"):  # a group (typer bundles its own click)
-            for name in sorted(command.commands):
-                visit(command.commands[name], [*path, name])
-
-    visit(_commands(), ["specfmt"])
     return "\n".join(lines) + "\n"

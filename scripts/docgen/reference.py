@@ -3,9 +3,12 @@ consumer-defaults table."""
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
+from docgen.diagrams import FLOWS
+from docgen.nav import type_title
 from docgen.schema_walk import (
     BANNER,
     MISSING,
@@ -20,6 +23,10 @@ from docgen.schema_walk import (
     type_text,
 )
 from spec_format import export, schemas
+
+#: front matter for pages of wide tables: the table of contents would take the width the
+#: columns need (at 1280 px the tables then fit without scrolling)
+HIDE_TOC = "---\nhide:\n  - toc\n---\n"
 
 
 def _since_cell(cat: Catalogue, model_type: str, path: str, version: str) -> str:
@@ -66,6 +73,7 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
     universe = cat.versions_of(model_type)
     name = f"{model_type}{schemas.SCHEMA_SUFFIX}"
     lines = [
+        HIDE_TOC,
         BANNER.format(source=f"schema/{version}/{name}"),
         f"# {model_type} (format {version})",
         "",
@@ -79,6 +87,16 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
         f"| Required keys | {', '.join(f'`{r}`' for r in doc.get('required', [])) or 'none'} |",
         f"| Unknown keys | {'kept (allowed)' if doc.get('additionalProperties', True) is not False else 'rejected'} |",
         "",
+    ]
+    if model_type in FLOWS:
+        lines += [
+            "## Data flow",
+            "",
+            f"![Data flow of a {type_title(model_type)} draft, with the tensors of its tensor "
+            f"contract](../../diagrams/{model_type}-dataflow.svg){{ .diagram }}",
+            "",
+        ]
+    lines += [
         "## Fields",
         "",
         "Defaults are what speculators writes and reads; where other readers assume something "
@@ -226,6 +244,9 @@ def reference_index(cat: Catalogue) -> str:
         "A format version is a speculators release line. Each has its own JSON Schemas, one "
         "per `speculators_model_type`; these pages are generated from them.",
         "",
+        "![Which format versions have which type, coloured by family]"
+        "(../diagrams/type-timeline.svg){ .diagram }",
+        "",
         "| Format | Release | transformers | Types |",
         "|---|---|---|---|",
     ]
@@ -257,14 +278,60 @@ def reference_index(cat: Catalogue) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tree_order(paths: list[str]) -> list[str]:
+    """Paths in first-seen order, each nested path right after its parent's subtree."""
+    children: dict[str, list[str]] = {}
+    roots = []
+    for path in paths:
+        parent = path.rsplit(".", 1)[0] if "." in path else None
+        if parent is not None and parent in paths:
+            children.setdefault(parent, []).append(path)
+        else:
+            roots.append(path)
+    out: list[str] = []
+
+    def visit(path: str) -> None:
+        out.append(path)
+        for child in children.get(path, []):
+            visit(child)
+
+    for root in roots:
+        visit(root)
+    return out
+
+
+def _matrix_field(path: str, paths: list[str]) -> str:
+    """A nested field as its last key, indented under its parent row (the full path in the
+    tooltip), so the column stays narrow enough for every version column beside it."""
+    parent = path.rsplit(".", 1)[0] if "." in path else None
+    if parent is None or parent not in paths:
+        return f"`{path}`"
+    depth = path.count(".")
+    leaf = path.rsplit(".", 1)[1]
+    return f'{"&ensp;" * depth}<code title="{path}">.{leaf}</code>'
+
+
+def _matrix_default(text: str, limit: int = 7) -> str:
+    if len(text) <= limit:
+        return f"`{_cell(text)}`"
+    escaped = html.escape(text, quote=True).replace("|", "&#124;")
+    short = html.escape(text[: limit - 1]).replace("|", "&#124;")
+    return f'<code title="{escaped}">{short}…</code>'
+
+
 def fields_matrix(cat: Catalogue) -> str:
     lines = [
+        HIDE_TOC,
         BANNER.format(source="schema/"),
         "# Field × version matrix",
         "",
-        "For each type: every field (nested ones with dotted paths) against every format "
-        "version that has the type. A cell shows the schema default, ✓ for a field without "
-        "one, and is empty where the version does not have the field.",
+        "For each type: every field against every format version that has the type. Nested "
+        "fields are indented under the object that holds them (hover for the dotted path). A "
+        "cell shows the schema default (hover for a long one), ✓ for a field without one, "
+        "and is empty where the version does not have the field. The version headers link to "
+        "the type's page in that version.",
+        "",
+        "Types: " + ", ".join(f"[{type_title(t)}](#{t})" for t in cat.types()) + ".",
     ]
     for model_type in cat.types():
         versions = cat.versions_of(model_type)
@@ -272,12 +339,19 @@ def fields_matrix(cat: Catalogue) -> str:
         for v in versions:
             for f in cat.fields[(v, model_type)]:
                 order.setdefault(f.path, None)
-        lines += ["", f"## {model_type}", ""]
+        paths = _tree_order(list(order))
+        lines += [
+            "",
+            f"## {type_title(model_type)} (`{model_type}`) {{#{model_type}}}",
+            "",
+            '<div class="field-matrix" markdown>',
+            "",
+        ]
         lines.append(
             "| Field | " + " | ".join(f"[{v}]({v}/{model_type}.md)" for v in versions) + " |"
         )
-        lines.append("|---|" + "---|" * len(versions))
-        for path in order:
+        lines.append("|---|" + ":-:|" * len(versions))
+        for path in paths:
             cells = []
             for v in versions:
                 fd = next((f for f in cat.fields[(v, model_type)] if f.path == path), None)
@@ -286,9 +360,9 @@ def fields_matrix(cat: Catalogue) -> str:
                 elif fd.default is MISSING:
                     cells.append("✓")
                 else:
-                    text = _json(fd.default)
-                    cells.append(f"`{_cell(text if len(text) <= 24 else text[:21] + '...')}`")
-            lines.append(f"| `{path}` | " + " | ".join(cells) + " |")
+                    cells.append(_matrix_default(_json(fd.default)))
+            lines.append(f"| {_matrix_field(path, paths)} | " + " | ".join(cells) + " |")
+        lines += ["", "</div>"]
     return "\n".join(lines) + "\n"
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+import sys
+
 import typer
 
 from spec_format import __version__
@@ -16,7 +20,12 @@ from spec_format.cli.validate_cmd import validate_command
 
 app = typer.Typer(
     name="specfmt",
-    help="Schemas, validation and migration for speculators-format draft checkpoints.",
+    help="Schemas, validation and migration for speculators-format draft checkpoints.\n\n"
+    # the extras of pyproject.toml (tests/test_docs.py checks that every one is named here)
+    "Extras add the packages of one group of features (installing: README, docs Install): "
+    "deep (numpy) for validate --deep and --scan-weights and inspect --token-freq; "
+    "forward (torch) for specfmt forward; remote (huggingface_hub) for hf:// inputs; "
+    "plot (matplotlib) for inspect --plot; dev for the tests, code generation and the docs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
@@ -26,7 +35,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"specfmt {__version__}")
+        sys.stdout.write(f"specfmt {__version__}\n")
         raise typer.Exit()
 
 
@@ -49,19 +58,42 @@ app.command("forward")(forward_command)
 app.command("inspect")(inspect_command)
 app.add_typer(schema_app, name="schema")
 
+#: what rich takes for a markup tag: ``[`` then a lowercase letter, ``#``, ``/`` or ``@``
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def literal_help(text: str) -> str:
+    """Help text with every ``[...]`` rich would read as markup escaped, so ``[@REV]`` and
+    ``'specfmt[forward]'`` reach the screen as written."""
+    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
+
+
+def _literal_help_everywhere(typer_app: typer.Typer) -> None:
+    """Help text is plain text: escape it in every command, option and group (once, here,
+    instead of at each ``help=``)."""
+    if typer_app.info.help:
+        typer_app.info.help = literal_help(typer_app.info.help)
+    for command in typer_app.registered_commands:
+        doc = command.help or inspect.getdoc(command.callback)
+        if doc:
+            command.help = literal_help(doc)
+        for param in inspect.signature(command.callback).parameters.values():
+            info = param.default
+            if isinstance(info, typer.models.ParameterInfo) and info.help:
+                info.help = literal_help(info.help)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _literal_help_everywhere(group.typer_instance)
+
+
+_literal_help_everywhere(app)
+
 
 def main() -> None:
-    import sys
+    from spec_format.cli.common import PipeSafeStdout
 
     for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    try:
-        app()
-    except BrokenPipeError:
-        # the reader of our output went away (`specfmt ... | head`): not an error
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+    sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
+    app()

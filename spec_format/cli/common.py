@@ -69,6 +69,32 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
     )
 
 
+def verifier_option(help: str):
+    """--verifier, shared by every command that takes one: a path or hf://ORG/NAME[@REV]."""
+    return typer.Option(None, "--verifier", help=help, metavar="PATH|hf://ORG/NAME")
+
+
+#: --config / --isolated, shared by validate, fix and migrate (see spec_format.settings)
+def config_option():
+    return typer.Option(
+        None,
+        "--config",
+        help="Read this specfmt.toml or pyproject.toml for every input instead of the closest "
+        "one above each input.",
+        metavar="PATH",
+    )
+
+
+def isolated_option():
+    return typer.Option(
+        False,
+        "--isolated",
+        "--no-config",
+        help="Ignore every configuration file (specfmt.toml, the tool.specfmt table of "
+        "pyproject.toml).",
+    )
+
+
 class Color(str, enum.Enum):
     auto = "auto"
     always = "always"
@@ -76,6 +102,64 @@ class Color(str, enum.Enum):
 
     def flag(self) -> bool | None:
         return {"auto": None, "always": True, "never": False}[self.value]
+
+
+def use_color(stream: Any) -> bool:
+    """Colour on a terminal unless ``NO_COLOR`` is set to anything (no-color.org)."""
+    import os
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and not os.environ.get("NO_COLOR")
+
+
+def progress_display(text_output: bool) -> Any:
+    """The display of :mod:`spec_format.progress` for this run: a transient rich bar on
+    stderr when stderr is a terminal and the output is text; otherwise None (nothing shown
+    in pipes, CI logs, or next to JSON/SARIF/GitHub output)."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not (text_output and tty):
+        return None
+
+    def start(label: str, total: int, unit: str) -> Any:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            amount,
+            TimeRemainingColumn(),
+            console=err_console(),
+            transient=True,  # the bar goes away when the work is done
+        )
+        bar.start()
+        return _Bar(bar, bar.add_task(label, total=total))
+
+    return start
+
+
+class _Bar:
+    def __init__(self, progress: Any, task_id: Any) -> None:
+        self._progress, self._task = progress, task_id
+
+    def advance(self, amount: int) -> None:
+        self._progress.advance(self._task, amount)
+
+    def close(self) -> None:
+        self._progress.stop()
 
 
 def err_console() -> Console:
@@ -132,3 +216,36 @@ def handle_errors(func: F) -> F:
 
 def stdout() -> Any:
     return sys.stdout
+
+
+class PipeSafeStdout:
+    """``sys.stdout`` for the ``specfmt`` program: when the reader of a pipe goes away
+    (``specfmt explain C001 | head -1``) the rest of the output is discarded instead of
+    raising, so the command finishes its work (``--in-place`` rewrites every file) and
+    exits with the status it would have had, whether or not the reader left early."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())  # later writes and the final flush go nowhere
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -7,11 +7,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, engine_option, format_option, handle_errors
+from spec_format.cli.common import (
+    ExitCode,
+    config_option,
+    engine_option,
+    format_option,
+    handle_errors,
+    isolated_option,
+    verifier_option,
+)
 from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
     FileResult,
+    engines_by_input,
     render_text,
     run_files,
     write_options,
@@ -26,7 +35,8 @@ if TYPE_CHECKING:
 def fix_command(
     paths: list[Path] = typer.Argument(
         ...,
-        help="config.json files or checkpoint directories (several need --check, --dry-run or --in-place).",
+        help="config.json files or checkpoint directories (several need --check, --dry-run or "
+        "--in-place), or - for a config on standard input (the result goes to stdout).",
     ),
     format_version: str = typer.Option(
         None,
@@ -46,13 +56,13 @@ def fix_command(
     check: bool = typer.Option(
         False, "--check", help="Exit 1 when fixing would change the file; write nothing."
     ),
-    verifier: Path = typer.Option(
-        None,
-        "--verifier",
-        help="The verifier's config.json (or folder): aux layer ids and verifier.architectures.",
+    verifier: str = verifier_option(
+        "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): aux layer ids and verifier.architectures."
     ),
     report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
     engine: list[str] = engine_option(),
+    config: Path = config_option(),
+    isolated: bool = isolated_option(),
 ) -> None:
     """Write out the defaults readers disagree about, each with its reason (same version).
 
@@ -60,19 +70,19 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.disputes import parse_engines
     from spec_format.fix import FixOptions
     from spec_format.verifier import load_verifier
 
-    parse_engines(engine)  # a usage error before any file is touched
-    options = FixOptions(
-        format_version=format_version,
-        verifier=load_verifier(verifier).config if verifier else None,
-        engines=tuple(engine or ()),
-    )
-    raise typer.Exit(
-        run_files(paths, opts, report_format, lambda p: _fix_one(p, options, opts, check))
-    )
+    engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
+    verifier_config = load_verifier(verifier).config if verifier else None
+
+    def one(path: Path) -> FileResult:
+        options = FixOptions(
+            format_version=format_version, verifier=verifier_config, engines=engines[str(path)]
+        )
+        return _fix_one(path, options, opts, check)
+
+    raise typer.Exit(run_files(paths, opts, report_format, one))
 
 
 def _fix_one(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.cli.common import handle_errors, progress_display, stdout, verifier_option
 
 
 class Device(str, enum.Enum):
@@ -35,11 +35,9 @@ class Format(str, enum.Enum):
 @handle_errors
 def forward_command(
     checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
-    verifier: Path = typer.Option(
-        None,
-        "--verifier",
-        help="Verifier directory (config.json + safetensors): supplies "
-        "embed_tokens / lm_head when the draft leaves them out.",
+    verifier: str = verifier_option(
+        "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
+        "when the draft leaves them out (a local copy: the weights are needed)."
     ),
     inputs: Path = typer.Option(
         None,
@@ -78,30 +76,42 @@ def forward_command(
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
     The config is read and checked as `specfmt validate` does; a config with errors is
-    refused with its findings. Needs torch: pip install 'specfmt\\[forward]'. Exit codes: 0
+    refused with its findings. Needs torch: pip install 'specfmt[forward]'. Exit codes: 0
     ok, 1 the config has errors or the checkpoint cannot run (missing/unexpected/misshapen
     tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond
     the reference's limits, 3 an input could not be read or --dump could not be written.
     """
+    from spec_format import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
-    result = run_forward(
-        ForwardOptions(
-            checkpoint=checkpoint,
-            verifier=verifier,
-            inputs=inputs,
-            tokens=tokens,
-            seed=seed,
-            steps=steps,
-            anchor=anchor,
-            top_k=top_k,
-            device=device.value,
-            dtype=dtype.value,
-            dump=dump,
-            compare=compare,
-            atol=atol,
+    if verifier and verifier.startswith("hf://"):
+        from spec_format.errors import UsageError
+
+        repo, _, rev = verifier.removeprefix("hf://").partition("@")
+        revision = f" --revision {rev}" if rev else ""
+        raise UsageError(
+            f"--verifier {verifier}: forward reads the verifier's weights (embed_tokens, "
+            "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
+            f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
         )
-    )
+    with progress.showing(progress_display(output_format is Format.text)):
+        result = run_forward(
+            ForwardOptions(
+                checkpoint=checkpoint,
+                verifier=Path(verifier) if verifier else None,
+                inputs=inputs,
+                tokens=tokens,
+                seed=seed,
+                steps=steps,
+                anchor=anchor,
+                top_k=top_k,
+                device=device.value,
+                dtype=dtype.value,
+                dump=dump,
+                compare=compare,
+                atol=atol,
+            )
+        )
     out = stdout()
     if output_format is Format.json:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.cli.common import handle_errors, stdout, verifier_option
 from spec_format.errors import UsageError
 
 
@@ -37,11 +37,9 @@ def inspect_command(
         "(header-only, needs the remote extra).",
         show_default=False,
     ),
-    verifier: str = typer.Option(
-        None,
-        "--verifier",
-        help="The target model: its config.json, its directory (with safetensors: counted "
-        "from the headers) or hf://ORG/NAME.",
+    verifier: str = verifier_option(
+        "The target model: its config.json, its directory (with safetensors: counted from "
+        "the headers) or hf://ORG/NAME (headers only)."
     ),
     token_freq: Path = typer.Option(
         None,

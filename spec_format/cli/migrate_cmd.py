@@ -8,11 +8,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import ExitCode, engine_option, format_option, handle_errors
+from spec_format.cli.common import (
+    ExitCode,
+    config_option,
+    engine_option,
+    format_option,
+    handle_errors,
+    isolated_option,
+    verifier_option,
+)
 from spec_format.cli.rewrite_common import (
     OUTPUT_HELP,
     FileFailed,
     FileResult,
+    engines_by_input,
     render_text,
     run_files,
     write_options,
@@ -32,7 +41,8 @@ class ReportFormat(str, enum.Enum):
 def migrate_command(
     paths: list[Path] = typer.Argument(
         ...,
-        help="config.json files or checkpoint directories (several need --check, --dry-run or --in-place).",
+        help="config.json files or checkpoint directories (several need --check, --dry-run or "
+        "--in-place), or - for a config on standard input (the result goes to stdout).",
     ),
     to: str = typer.Option(
         None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
@@ -56,13 +66,13 @@ def migrate_command(
     allow_lossy: bool = typer.Option(
         False, "--allow-lossy", help="Accept a downgrade that loses information."
     ),
-    verifier: Path = typer.Option(
-        None,
-        "--verifier",
-        help="The verifier's config.json (or folder): fills verifier.architectures.",
+    verifier: str = verifier_option(
+        "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): fills verifier.architectures."
     ),
     report_format: str = format_option(ReportFormat, "text", "--to", "Report format."),
     engine: list[str] = engine_option(),
+    config: Path = config_option(),
+    isolated: bool = isolated_option(),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.
 
@@ -72,21 +82,23 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.disputes import parse_engines
     from spec_format.migration import MigrateOptions
     from spec_format.verifier import load_verifier
 
-    parse_engines(engine)  # a usage error before any file is touched
-    options = MigrateOptions(
-        to=to,
-        source_version=source,
-        allow_lossy=allow_lossy,
-        verifier=load_verifier(verifier).config if verifier else None,
-        engines=tuple(engine or ()),
-    )
-    raise typer.Exit(
-        run_files(paths, opts, report_format, lambda p: _migrate_one(p, options, opts, check))
-    )
+    engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
+    verifier_config = load_verifier(verifier).config if verifier else None
+
+    def one(path: Path) -> FileResult:
+        options = MigrateOptions(
+            to=to,
+            source_version=source,
+            allow_lossy=allow_lossy,
+            verifier=verifier_config,
+            engines=engines[str(path)],
+        )
+        return _migrate_one(path, options, opts, check)
+
+    raise typer.Exit(run_files(paths, opts, report_format, one))
 
 
 def _migrate_one(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spec_format.cli.common import ExitCode, err_console, escape
+from spec_format.cli.common import ExitCode, err_console, escape, use_color
 from spec_format.errors import SpecfmtError, UsageError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
@@ -38,31 +38,60 @@ def render_text(
     opts: rewrite.WriteOptions,
     extra: list[str] | None = None,
 ) -> str:
-    lines = [head, *(extra or [])]
-    for c in changes:
-        mark = " [lossy]" if c.lossy else ""
-        lines.append(f"  {c.step:<9} {c.describe()}{mark}")
-    for p in problems:
-        lines.append(f"  {p.severity:<9} {p.rule} {p.code}: {p.message}")
+    from spec_format.render.text import terminal_width, wrap
+
+    stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
+    width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
+    rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
+    rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
+
+    def fit(text: str) -> list[str]:
+        return ["".join(t for t, _ in line) for line in wrap([(text, "")], width, 4)]
+
+    lines = [line for text in (head, *(extra or [])) for line in fit(text)]
+    for label, text in rows:  # on a terminal, wrapped and continued under the description
+        prefix = f"  {label:<9} "
+        body = wrap([(text, "")], max(width - len(prefix), 20) if width else 0, 0)
+        for i, line in enumerate(body):
+            lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
     if not changes and not problems:
         lines.append("  no changes")
     if opts.dry_run and outcome.changed:
+        from spec_format.migration.output import colour_diff
+
+        diff = outcome.diff()
         lines.append("")
-        lines.append(outcome.diff().rstrip("\n"))
+        lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
     if opts.check:
-        lines.append(
+        lines += fit(
             f"  would change {outcome.path}"
             if outcome.changed
             else f"  {outcome.path} is up to date"
         )
     if outcome.written_to is not None:
-        lines.append(
+        lines += fit(
             f"  wrote {outcome.written_to}"
             + (f" (backup {outcome.backup})" if outcome.backup else "")
         )
     elif opts.in_place and not outcome.changed:
-        lines.append(f"  {outcome.path} already up to date; not rewritten")
+        lines += fit(f"  {outcome.path} already up to date; not rewritten")
     return "\n".join(lines) + "\n"
+
+
+def engines_by_input(
+    paths: list[Path], flag: list[str] | None, config: Path | None, isolated: bool
+) -> dict[str, tuple[str, ...]]:
+    """The engines of each input: --engine, else ``engine`` of its configuration file
+    (spec_format.settings); an unknown engine is a usage error here, before any write."""
+    from spec_format import settings
+    from spec_format.disputes import parse_engines
+
+    parse_engines(flag or ())
+    return {
+        name: tuple(settings.merged(flag, conf.engine) or ())
+        for conf, names in settings.for_inputs(paths, config, isolated)
+        for name in names
+    }
 
 
 @dataclass
@@ -101,6 +130,11 @@ def run_files(
     writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
     list with one object per input.
     """
+    if opts.in_place and any(str(p) == "-" for p in paths):
+        raise UsageError(
+            "- (standard input) cannot be rewritten in place; drop --in-place (the result "
+            "goes to stdout) or pass -o FILE"
+        )
     if len(paths) > 1 and (opts.to_stdout or opts.output is not None):
         raise UsageError(
             f"{len(paths)} inputs given: stdout and -o take one file; use --check, --dry-run or "
@@ -108,6 +142,7 @@ def run_files(
         )
     payloads: list[dict[str, Any]] = []
     codes: list[int] = []
+    would_change = failed = 0
     for path in paths:
         try:
             result = process(path)
@@ -128,8 +163,10 @@ def run_files(
             err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
+            failed += 1
             continue
         codes.append(result.exit_code)
+        would_change += result.outcome.changed
         if fmt == "json":
             payloads.append(_json_payload(result, opts))
         elif opts.to_stdout:
@@ -140,7 +177,18 @@ def run_files(
     if fmt == "json":
         doc: Any = payloads[0] if len(paths) == 1 else payloads
         sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    elif opts.check:
+        sys.stdout.write(check_summary(len(paths), would_change, failed) + "\n")
     return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))
+
+
+def check_summary(total: int, would_change: int, failed: int) -> str:
+    """The last line of ``--check``: how many of the inputs would change."""
+    inputs = f"{total} input{'s' if total != 1 else ''}"
+    if not would_change and not failed:
+        return f"{inputs} up to date"
+    line = f"{would_change} of {inputs} would change"
+    return line + (f"; {failed} could not be processed" if failed else "")
 
 
 def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.cli.common import escape, handle_errors, stdout
 from spec_format.errors import UsageError
 from spec_format.rules import registry
 from spec_format.rules.base import Rule
@@ -41,10 +41,11 @@ def rules_command(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
-    for r in registry.RULES:
-        table.add_row(r.id, r.name, r.layer.value, r.severity.value, r.summary())
+    for r in registry.RULES:  # Text cells: a summary's [brackets] are text, not markup
+        table.add_row(*map(Text, (r.id, r.name, r.layer.value, r.severity.value, r.summary())))
     Console(file=stdout(), soft_wrap=False).print(table)
 
 
@@ -80,14 +81,14 @@ def explain_command(
         now = f"; it was replaced by {removed.redirect}" if removed.redirect else ""
         console.print(
             f"[bold]{removed.id} {removed.name}[/bold] was removed in specfmt "
-            f"{removed.removed_in}: {removed.why}{now}"
+            f"{escape(f'{removed.removed_in}: {removed.why}{now}')}"
         )
         if rule is None:
             return
         console.print()
     console.print(
         f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value}; "
-        f"{rule.status.value}, since format {rule.since})"
+        f"{rule.status.value}, since format {escape(rule.since)})"
     )
     console.print(Markdown(rule.doc))
 

@@ -58,7 +58,7 @@ def export_command(
     """
     files = export.export_all(_versions(version), drafts=(draft,), codegen=codegen)
     for path in export.write_export(files, output):
-        typer.echo(str(path))
+        stdout().write(f"{path}\n")
 
 
 @schema_app.command("show")

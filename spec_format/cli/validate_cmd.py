@@ -7,35 +7,49 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import Color, engine_option, format_option, handle_errors, stdout
+from spec_format import progress
+from spec_format.cli.common import (
+    Color,
+    config_option,
+    engine_option,
+    format_option,
+    handle_errors,
+    isolated_option,
+    progress_display,
+    stdout,
+    verifier_option,
+)
 from spec_format.render import RENDERERS, render
+from spec_format.report import Report
 from spec_format.rules.base import Profile
 from spec_format.validation import ValidateOptions, validate
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
 
 
-def _ids(values: list[str] | None) -> frozenset[str]:
-    out: set[str] = set()
-    for value in values or []:
-        out.update(v.strip() for v in value.split(",") if v.strip())
-    return frozenset(out)
+def _ids(values: list[str] | None, option: str) -> frozenset[str] | None:
+    """None when the flag was not given (the configuration's value applies)."""
+    from spec_format.validation import rule_ids
+
+    return None if values is None else rule_ids(values, option)
 
 
 @handle_errors
 def validate_command(
     paths: list[str] = typer.Argument(
         ...,
-        help="config.json files, checkpoint directories, .safetensors files or "
-        "hf://ORG/NAME[@REV] (header-only, needs the remote extra).",
+        help="config.json files, checkpoint directories, .safetensors files, "
+        "hf://ORG/NAME or hf://ORG/NAME@REV (header-only, needs the remote extra), or - for a "
+        "config on standard input.",
         show_default=False,
     ),
     output_format: str = format_option(OutputFormat, "text", "--format-version", "Output format."),
     profile: Profile = typer.Option(
-        Profile.CURRENT,
+        None,
         "--profile",
-        help="legacy: what was validly published at the time passes; current: the current "
-        "contract; strict: warnings become errors.",
+        help="legacy: what was validly published at the time passes; current (default): the "
+        "current contract; strict: warnings become errors.",
+        show_default=False,
         case_sensitive=False,
     ),
     format_version: str = typer.Option(
@@ -50,10 +64,9 @@ def validate_command(
     ignore: list[str] = typer.Option(
         None, "--ignore", help="Skip these rules: ids, prefixes (C, C00) or ALL (comma list)."
     ),
-    verifier: Path = typer.Option(
-        None,
-        "--verifier",
-        help="The target model's config.json (or its directory): check the draft against it.",
+    verifier: str = verifier_option(
+        "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
+        "config.json is fetched): check the draft against it."
     ),
     deep: bool = typer.Option(
         False, "--deep", help="Also read the vocabulary maps (t2d/d2t, a few MB) and check them."
@@ -67,6 +80,11 @@ def validate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and the summary."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
     engine: list[str] = engine_option(),
+    statistics: bool = typer.Option(
+        False, "--statistics", help="Count the findings per rule instead of listing them."
+    ),
+    config: Path = config_option(),
+    isolated: bool = isolated_option(),
 ) -> None:
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
@@ -76,23 +94,53 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
-    options = ValidateOptions(
-        profile=profile,
-        format_version=format_version,
-        recursive=recursive,
-        select=_ids(select),
-        ignore=_ids(ignore),
-        verifier=str(verifier) if verifier is not None else None,
-        deep=deep,
-        scan_weights=scan_weights,
-        engines=tuple(engine or ()),
-    )
-    report = validate(paths, options)
-    render(
-        report,
-        output_format,
-        stdout(),
-        color=color.flag(),
-        verbosity=0 if quiet else (2 if verbose else 1),
-    )
+    from spec_format import settings
+
+    select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")
+    report = Report()
+    for conf, inputs in settings.for_inputs(paths, config, isolated):
+        options = ValidateOptions(
+            profile=settings.merged(profile, conf.profile) or Profile.CURRENT,
+            format_version=format_version,
+            recursive=recursive,
+            select=settings.merged(select_ids, conf.select) or (),
+            ignore=settings.merged(ignore_ids, conf.ignore) or (),
+            verifier=verifier,
+            deep=deep,
+            scan_weights=scan_weights,
+            engines=tuple(settings.merged(engine, conf.engine) or ()),
+        )
+        with progress.showing(progress_display(output_format == "text")):
+            part = validate(inputs, options)
+        settings.drop_per_file_ignores(part, conf)
+        report.files.extend(part.files)
+        report.notes.extend(n for n in part.notes if n not in report.notes)
+    if statistics:
+        render_statistics(report, output_format, stdout())
+    else:
+        render(
+            report,
+            output_format,
+            stdout(),
+            color=color.flag(),
+            verbosity=0 if quiet else (2 if verbose else 1),
+        )
     raise typer.Exit(report.exit_code)
+
+
+def render_statistics(report: Report, fmt: str, out) -> None:
+    """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
+    import json
+
+    from spec_format.errors import UsageError
+
+    rows = report.statistics()
+    if fmt == "json":
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return
+    if fmt != "text":
+        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
+    width = max((len(str(r["count"])) for r in rows), default=1)
+    for r in rows:
+        out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
+    out.write(report.summary() + "\n")

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from safetensors import safe_open
 
+from spec_format import progress
 from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
 from spec_format.contract import ExpectedSet, diff_tensors, evaluate, expected_tensors
 from spec_format.errors import InputError, InternalError
@@ -317,22 +318,25 @@ def load_draft(
         sources: dict[str, str] = {}
         nonfinite: list[str] = []
         generator = torch.Generator().manual_seed(seed)
-        for name, meta in _iter_state(model):
-            want = dtype if meta.dtype.is_floating_point else meta.dtype
-            if name in files.location:
-                tensor = files.get(name)
-                if tensor.dtype.is_floating_point and _nonfinite(tensor):
-                    nonfinite.append(name)
-                sources[name] = "file"
-            elif verifier is not None:
-                tensor = verifier.tensor(name, spec)
-                if _nonfinite(tensor):
-                    nonfinite.append(f"{name} (from the verifier)")
-                sources[name] = "verifier"
-            else:
-                tensor = _random_fill(list(meta.shape), want, device, generator)
-                sources[name] = "random"
-            state[name] = tensor.to(device=device, dtype=want)
+        tensors = sum(1 for _ in _iter_state(model))
+        with progress.task(f"loading {directory.name}", tensors, unit="tensors"):
+            for name, meta in _iter_state(model):
+                want = dtype if meta.dtype.is_floating_point else meta.dtype
+                if name in files.location:
+                    tensor = files.get(name)
+                    if tensor.dtype.is_floating_point and _nonfinite(tensor):
+                        nonfinite.append(name)
+                    sources[name] = "file"
+                elif verifier is not None:
+                    tensor = verifier.tensor(name, spec)
+                    if _nonfinite(tensor):
+                        nonfinite.append(f"{name} (from the verifier)")
+                    sources[name] = "verifier"
+                else:
+                    tensor = _random_fill(list(meta.shape), want, device, generator)
+                    sources[name] = "random"
+                state[name] = tensor.to(device=device, dtype=want)
+                progress.advance(1)
         if nonfinite:
             raise CheckpointError(
                 f"{directory}: NaN or Inf values (speculators leaves never-loaded weights as NaN)",

@@ -9,6 +9,7 @@ re-validating the result against the target version's schema.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -45,6 +46,11 @@ class MigrateOptions:
     verifier: dict[str, Any] | None = None  # the verifier's text config (--verifier)
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from spec_format.documents import normalise_options
+
+        normalise_options(self)  # one engine as a string, the verifier as a path
 
 
 @dataclass
@@ -95,12 +101,22 @@ def resolve_target(to: str | None) -> tuple[str, str]:
     return versions.option_version(to, "--to")
 
 
-def migrate(document: dict[str, Any], options: MigrateOptions | None = None) -> MigrationResult:
-    """Migrate a parsed config. Raises :class:`MigrationRefused` when it cannot be done as
-    asked; otherwise returns the result (check ``target_errors`` before writing it)."""
+def migrate(
+    document: dict[str, Any] | str | os.PathLike[str], options: MigrateOptions | None = None
+) -> MigrationResult:
+    """Migrate a config: a parsed dict (changed in place), or a ``config.json`` path or its
+    directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
+    as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
     options = options or MigrateOptions()
     if not isinstance(document, dict):
-        raise MigrationRefused("the config is not a JSON object")
+        from spec_format.documents import as_document
+
+        document = as_document(document)
+    if not isinstance(document, dict):
+        raise MigrationRefused(
+            f"the config is a {type(document).__name__}, not a JSON object; pass a dict, a "
+            "config.json path or its directory"
+        )
     _refuse_unmigratable(document)
     source = None
     if options.source_version is not None:  # a usage error when unknown

@@ -1,32 +1,131 @@
-"""``--format text``: readable findings, one per line, coloured only on a terminal.
+"""``--format text``: findings for people, in the shape of ruff and rustc.
+
+Each finding is a headline ``path:line:col: severity ID message`` followed by indented
+``why:`` and ``help:`` lines (the parts of the message after the headline: its reasons, then
+the change that fixes it; see :func:`split_message`). Each input gets a status line first;
+the run ends with its notes and a summary coloured by the worst severity.
+
+Width: lines are wrapped at spaces (never inside a word; a path or other long token stays
+whole) to ``COLUMNS`` when set, else to the terminal's width; output that is not a terminal
+is not wrapped, so each finding's headline stays one greppable line.
 
 Colour (and any other terminal styling) only when the stream is a terminal and the
 ``NO_COLOR`` environment variable is unset or empty; ``--color always|never`` overrides.
-Lines are built as (text, style) segments: with colour they go through rich, without it
-they are written directly (rich's per-line markup work dominates large runs otherwise).
+With colour, Markdown code spans (`` `specfmt fix` ``) are shown as code without their
+backticks; plain output keeps the backticks. Lines are built as (text, style) segments:
+with colour they go through rich, without it they are written directly.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import TextIO
 
-from spec_format.report import FileReport, Finding, Report, Severity, Status
+from spec_format.report import Coverage, FileReport, Finding, Report, Severity, Status
 
 Segment = tuple[str, str]  # (text, rich style or "")
+Line = list[Segment]
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+#: the word a finding's severity is shown as ("note", as the summary counts "notes")
+WORD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _STATUS_STYLE = {Status.OK: "green", Status.FAIL: "bold red", Status.UNREADABLE: "bold magenta"}
+CODE_STYLE = "bold cyan"
+#: hanging indents: a headline's continuation lines, and the why:/help: lines
+HEAD_INDENT = 4
+DETAIL_INDENT = 2
+
+#: the first word of a clause that tells the reader what to do (the ``help:`` part)
+_ACTIONS = frozenset(
+    [
+        "add",
+        "align",
+        "build",
+        "change",
+        "check",
+        "choose",
+        "convert",
+        "copy",
+        "correct",
+        "create",
+        "declare",
+        "delete",
+        "drop",
+        "edit",
+        "export",
+        "fill",
+        "fix",
+        "give",
+        "install",
+        "keep",
+        "list",
+        "load",
+        "make",
+        "mark",
+        "measure",
+        "migrate",
+        "move",
+        "name",
+        "open",
+        "pass",
+        "pick",
+        "point",
+        "provide",
+        "publish",
+        "put",
+        "quote",
+        "re-convert",
+        "re-create",
+        "re-export",
+        "re-run",
+        "re-train",
+        "reconvert",
+        "regenerate",
+        "remove",
+        "rename",
+        "replace",
+        "rerun",
+        "retrain",
+        "rewrite",
+        "run",
+        "save",
+        "see",
+        "select",
+        "serve",
+        "set",
+        "spell",
+        "split",
+        "store",
+        "supply",
+        "train",
+        "update",
+        "upgrade",
+        "use",
+        "write",
+    ]
+)
+_CLAUSE_END = re.compile(r"; |\. (?=[A-Z`\"])")
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
 
 
 def render_text(
-    report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
+    report: Report,
+    stream: TextIO,
+    *,
+    color: bool | None = None,
+    verbosity: int = 1,
+    width: int | None = None,
 ) -> None:
-    """verbosity 0: errors and the summary; 1: every finding; 2: also skipped checks."""
+    """verbosity 0: errors and the summary; 1: every finding; 2: also skipped checks.
+    ``width``: wrap to this many columns (0: never; None: COLUMNS or the terminal)."""
+    tty = _isatty(stream)
     if color is None:  # auto: a terminal, and NO_COLOR unset (no-color.org: any value)
-        color = _isatty(stream) and not os.environ.get("NO_COLOR")
-    lines = _lines(report, verbosity)
+        color = tty and not os.environ.get("NO_COLOR")
+    if width is None:
+        width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+    lines = _lines(report, verbosity, color, width)
     if not color:
         stream.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
         return
@@ -38,6 +137,18 @@ def render_text(
         console.print(Text.assemble(*line))
 
 
+def terminal_width(stream: TextIO | None = None) -> int:
+    """``COLUMNS`` when it is a number, else the width of the terminal ``stream`` is (80
+    when it cannot be asked)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno() if stream is not None else 1).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -45,52 +156,259 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _lines(report: Report, verbosity: int) -> list[list[Segment]]:
-    out: list[list[Segment]] = []
+def _lines(report: Report, verbosity: int, color: bool, width: int) -> list[Line]:
+    out: list[Line] = []
     for file_report in report.files:
-        out.extend(_file(file_report, verbosity))
-    out.extend([("note: ", "dim"), (note, "")] for note in report.notes)
-    style = "green" if report.exit_code == 0 else "bold red"
-    out.append([(report.summary(), style)])
+        group = list(_file(file_report, verbosity, color, width))
+        out.extend(group)
+        if len(group) > 1:  # an input with findings is set off from the next one
+            out.append([])
+    for note in report.notes:
+        out.extend(wrap([("note: ", "dim"), *code_spans(note, color)], width, 6))
+    out.append([(report.summary(), _summary_style(report))])
     return out
 
 
-def _file(fr: FileReport, verbosity: int) -> Iterator[list[Segment]]:
+def _summary_style(report: Report) -> str:
+    """Coloured by the worst severity of the run."""
+    counts = report.counts()
+    if report.exit_code != 0 or counts.get("error"):
+        return "bold red"
+    if counts.get("warning"):
+        return "yellow"
+    return "green"
+
+
+def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[Line]:
     findings = fr.sorted_findings()
     shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
     if not shown and verbosity == 0:
         return
-    what = []
-    if fr.model_type:
-        what.append(fr.model_type)
+    head: Line = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]
+    what = [fr.model_type] if fr.model_type else []
     if fr.format_version:
         what.append(f"format {fr.format_version} ({fr.version_source})")
-    head: list[Segment] = [
-        (fr.status.value, _STATUS_STYLE[fr.status]),
-        (" ", ""),
-        (fr.path, "bold"),
-    ]
     if what:
-        head += [(" ", ""), (", ".join(what), "dim")]
-    yield head
+        head += [(": ", ""), (", ".join(what), "dim")]
+    checked = coverage_text(fr.coverage)
+    if checked and fr.status is Status.OK:
+        tail: Line = [("; checked ", "dim"), (checked, "dim")]
+        if width and sum(len(t) for t, _ in head + tail) > width:  # its own line, not split
+            yield from wrap([*head, (";", "dim")], width, HEAD_INDENT)
+            head = [(" " * HEAD_INDENT, ""), ("checked ", "dim"), (checked, "dim")]
+        else:
+            head += tail
+    yield from wrap(head, width, HEAD_INDENT)
     for f in shown:
-        yield [("  ", ""), *_finding(f)]
+        yield from finding_lines(f, color, width)
     if verbosity >= 2:
         for skipped in fr.skipped:
-            yield [("  ", ""), (f"skipped: {skipped}", "dim")]
+            yield from wrap([("  skipped: ", "dim"), (skipped, "dim")], width, 11)
 
 
-def _finding(f: Finding) -> list[Segment]:
+def coverage_text(c: Coverage | None) -> str:
+    """What the checks of one input read, in words (empty when nothing is known)."""
+    if c is None or not c.config and c.tensors is None:
+        return ""
+    parts = ["config"] if c.config else []
+    if c.tensors is not None:
+        dtypes = "/".join(c.dtypes)
+        size = ", ".join(x for x in (human_bytes(c.tensor_bytes or 0), dtypes) if x)
+        tensors = f"{c.tensors:,} tensor{'s' if c.tensors != 1 else ''} ({size})"
+        if c.contract:
+            tensors += f" against the {c.contract} tensor contract"
+        parts.append(tensors)
+    if c.vocab_maps:
+        parts.append("vocabulary maps")
+    if c.nan_scan:
+        parts.append("NaN/Inf scan")
+    if c.verifier:
+        parts.append(f"verifier {c.verifier}")
+    return ", ".join(parts)
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{n} B"  # pragma: no cover - unreachable
+
+
+def finding_lines(f: Finding, color: bool, width: int) -> list[Line]:
+    """The headline of one finding, then its why: and help: lines."""
     where = f.file
     if f.line:
         where += f":{f.line}" + (f":{f.column}" if f.column else "")
-    segments: list[Segment] = [
-        (f"{where}: ", ""),
-        (f.severity.value, _STYLE[f.severity]),
+    message = _without_location(f.message, f.file, where)
+    spot = f.pointer or f.tensor
+    if spot and not f.line and spot not in message:
+        where += f" ({spot})"  # no line to show it by: name the place once
+    head, why, help_ = split_message(message)
+    headline: Line = [
+        (f"{where}: ", "bold"),
+        (WORD[f.severity], _STYLE[f.severity]),
         (" ", ""),
         (f.rule, "bold"),
-        (f" {f.message}", ""),
+        (" ", ""),
+        *code_spans(head, color),
     ]
-    if f.pointer or f.tensor:
-        segments.append((f" ({f.pointer or f.tensor})", "dim"))
-    return segments
+    out = wrap(headline, width, HEAD_INDENT)
+    for label, text in (("why", why), ("help", help_)):
+        if text:
+            prefix = " " * DETAIL_INDENT + f"{label}: "
+            out += wrap(
+                [(prefix, "dim" if label == "why" else "green")] + code_spans(text, color),
+                width,
+                len(prefix),
+            )
+    return out
+
+
+def _without_location(message: str, file: str, where: str) -> str:
+    """Drop a leading ``path:line:col:`` (or ``path:``) the headline already shows."""
+    for prefix in (f"{where}: ", f"{file}: "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
+def split_message(message: str) -> tuple[str, str, str]:
+    """``(headline, why, help)`` of a finding's message.
+
+    Messages say what is wrong, then why it matters, then what to do, as clauses joined by
+    ``"; "`` (or sentences). The first clause is the headline (its ``", so ..."`` tail is a
+    reason); the first later clause that starts with an instruction (``set ...``, ``pass
+    ...``, a `` `command` ``) and everything after it is the help; the rest is the why.
+    """
+    clauses = _clauses(message)
+    head, why = clauses[0], []
+    so = _top_level(head, ", so ")
+    if so is not None:
+        head, reason = head[:so], head[so + len(", so ") :]
+        why.append(reason)
+    rest = []
+    for clause in clauses[1:]:  # "X marks Y: load the weights" is a reason, then the help
+        colon = _top_level(clause, ": ")
+        if colon is not None and not _is_action(clause) and _is_action(clause[colon + 2 :]):
+            rest += [clause[:colon], clause[colon + 2 :]]
+        else:
+            rest.append(clause)
+    k = next((i for i, c in enumerate(rest) if _is_action(c)), len(rest))
+    why += rest[:k]
+    if rest or why:  # a headline is a phrase, not a sentence
+        head = head.removesuffix(".")
+    return head, _join(why), _join(rest[k:])
+
+
+def _join(clauses: list[str]) -> str:
+    """Clauses back into text: sentences with a space, the others with ``"; "``."""
+    out = ""
+    for clause in clauses:
+        out += (" " if out.endswith(".") else "; ") + clause if out else clause
+    return out
+
+
+def _is_action(clause: str) -> bool:
+    text = clause.lstrip("(")
+    if text.startswith("`"):
+        return True
+    if text.lower().startswith(("if ", "when ", "otherwise ")) and ", " in text:
+        text = text.split(", ", 1)[1]  # "if these are z-lab ids, add 1 to each"
+    words = text.split(maxsplit=2)
+    if words and words[0].lower() in ("or", "either", "then") and len(words) > 1:
+        words = words[1:]
+    return bool(words) and words[0].lower().rstrip(",:") in _ACTIONS
+
+
+def _clauses(message: str) -> list[str]:
+    """``message`` split at ``"; "`` and sentence ends outside brackets, quotes and code."""
+    out, start = [], 0
+    for m in _CLAUSE_END.finditer(message):
+        if _depth_zero(message, start, m.start()):
+            piece = message[start : m.start() + (1 if m.group().startswith(".") else 0)]
+            if piece.strip():
+                out.append(piece.strip())
+            start = m.end()
+    out.append(message[start:].strip())
+    return [c for c in out if c] or [message]
+
+
+def _depth_zero(text: str, start: int, end: int) -> bool:
+    """Whether position ``end`` of ``text`` is outside brackets and code spans (counted from
+    ``start``, where a clause begins)."""
+    stack: list[str] = []
+    code = False
+    for ch in text[start:end]:
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch in _BRACKETS:
+            stack.append(_BRACKETS[ch])
+        elif stack and ch == stack[-1]:
+            stack.pop()
+    return not stack and not code
+
+
+def _top_level(text: str, needle: str) -> int | None:
+    i = text.find(needle)
+    while i != -1:
+        if _depth_zero(text, 0, i):
+            return i
+        i = text.find(needle, i + 1)
+    return None
+
+
+def code_spans(text: str, color: bool, style: str = "") -> Line:
+    """``text`` as segments, Markdown code spans styled as code (colour) or kept in
+    backticks (plain)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0 or not color:  # unbalanced backticks are literal text
+        return [(text, style)]
+    return [(p, CODE_STYLE if i % 2 else style) for i, p in enumerate(parts) if p]
+
+
+def wrap(line: Line, width: int, indent: int) -> list[Line]:
+    """``line`` broken at spaces into lines of at most ``width`` columns, every line after
+    the first indented by ``indent``; a word longer than a line stays whole. ``width`` 0:
+    one line."""
+    if width <= 0:
+        return [line]
+    words: list[Line] = [[]]  # each word a list of segments; a space ends a word
+    for text, style in line:
+        for i, piece in enumerate(text.split(" ")):
+            if i:
+                words.append([])
+            if piece:
+                words[-1].append((piece, style))
+    lead = []  # leading spaces of the line (an indent segment) are kept as they are
+    while len(words) > 1 and not words[0]:
+        lead.append(" ")
+        words.pop(0)
+    out: list[Line] = []
+    current: Line = [("".join(lead), "")] if lead else []
+    used = len(lead)
+    fresh = True  # nothing but the indent on the current line yet
+    for word in words:
+        size = sum(len(t) for t, _ in word)
+        if not word:
+            continue
+        if not fresh and used + 1 + size > width:
+            out.append(current)
+            current, used, fresh = [(" " * indent, "")], indent, True
+        if not fresh:
+            current.append((" ", ""))
+            used += 1
+        for text, style in word:  # one segment per run of a style, not one per word
+            if len(current) > 1 and current[-1] == (" ", "") and current[-2][1] == style:
+                current.pop()  # the space joins the run of its neighbours' style
+                text = " " + text
+            if current and current[-1][1] == style:
+                text = current.pop()[0] + text
+            current.append((text, style))
+        used += size
+        fresh = False
+    out.append(current)
+    return out

@@ -117,9 +117,17 @@ class Context:
     # -- small helpers shared by many rules ---------------------------------------------
     def command(self, *args: str) -> tuple[str, ...] | None:
         """``specfmt ARGS... CONFIG``: the command line that rewrites this config (None for
-        a remote one, which no command rewrites in place)."""
+        a remote one or standard input, which no command rewrites in place)."""
         path = str(self.config_path)
-        return None if path.startswith("hf://") else ("specfmt", *args, path)
+        if path.startswith("hf://") or path in ("-", "<stdin>"):
+            return None
+        return ("specfmt", *args, path)
+
+    @property
+    def verifier_given(self) -> str | None:
+        """The verifier as the user named it (a path or hf://...), for commands to repeat."""
+        given = self.options.get("verifier_given")
+        return given or (str(self.verifier_path) if self.verifier_path is not None else None)
 
     @property
     def layer_config(self) -> dict[str, Any]:

@@ -128,7 +128,7 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
             given = (ctx.verifier or {}).get("architectures")
             command = None
             if ctx.verifier_path is not None and isinstance(given, list) and given:
-                command = ctx.command("fix", "--verifier", str(ctx.verifier_path), "--in-place")
+                command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
             if command:
                 advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
             else:
@@ -222,9 +222,8 @@ class MisspelledKey(_ConsumerRule):
             else:
                 command, advice = None, f"rename it to the one meant ({' or '.join(m.known)})"
             yield Hit(
-                f"{place} is not a key readers read; did you mean {' or '.join(m.known)}? "
-                f"its value is ignored, as if it were not there; "
-                f"{advice}",
+                f"{place} is not a key readers read (did you mean {' or '.join(m.known)}?): "
+                f"its value is ignored, as if it were not there; {advice}",
                 pointer=m.pointer,
                 command=command,
             )

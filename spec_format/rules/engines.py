@@ -131,7 +131,7 @@ def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
                 else " (the verifier's config does not say how many layers it has)"
             )
         return Hit(f"{head}; write the ids the draft was trained with{how}", pointer=f"/{aux}")
-    command = ctx.command("fix", "--verifier", str(ctx.verifier_path), "--in-place")
+    command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
     return Hit(
         f"{head}: with this verifier they use {ids}; if the draft was trained on those, "
         f"{shown(command)} writes them, otherwise write the ids it was trained with",

@@ -205,6 +205,10 @@ class WeightsNotFound(_InputRule):
             "run (exit 3); put the weights next to config.json, or drop {flags} to check the "
             "config alone"
         ),
+        "stdin": (
+            "the config came from standard input, so {what} could not run (exit 3); pass the "
+            "checkpoint directory instead of -"
+        ),
         "config-file": (
             "a config.json file was given, so {what} could not run (exit 3); pass the "
             "checkpoint directory (`specfmt validate {parent} {flags}`)"

@@ -281,23 +281,26 @@ _PREFIX = re.compile(r"[A-Z][0-9]{0,2}")
 
 def _unknown_selector(text: str, option: str) -> str:
     upper = text.upper()
+    head = f"{option}: unknown rule id {text!r}"
+    tail = "`specfmt rules` lists them"
     by_name = {r.name: r.id for r in RULES}
     if text.lower() in by_name:
-        return f"{option} {text}: rule ids are codes; did you mean {by_name[text.lower()]}?"
+        return f"{head} (did you mean {by_name[text.lower()]}, the id of that name?); {tail}"
     letters = {i[0] for i in BY_ID}
     if upper[:1] not in letters:
         known = ", ".join(p for p in LAYER_PREFIX.values() if p in letters)
         return (
-            f"{option} {text}: no rule id or prefix starts with {upper[:1]!r}; rule ids are a "
-            f"layer letter ({known}) and three digits, for example C001 (`specfmt rules` "
-            "lists them)"
+            f"{head}: a rule id is a layer letter ({known}) and three digits, such as C001, "
+            f"or a prefix of one (C, C00); {tail}"
         )
-    close = (
-        difflib.get_close_matches(upper, list(BY_ID), n=3, cutoff=0.5) if len(upper) < 16 else []
-    )
+    # a letter typed for a digit (C0O1, C00l) first, then the ids that look closest
+    digits = upper[:1] + upper[1:].translate(str.maketrans("OILS", "0115"))
+    close = [digits] if digits in BY_ID else []
+    if len(upper) < 16:
+        close += [
+            c for c in difflib.get_close_matches(upper, list(BY_ID), n=3, cutoff=0.5) if c != digits
+        ]
+    if close:
+        return f"{head} (did you mean {', '.join(close[:3])}?); {tail}"
     layer = sorted(i for i in BY_ID if i[0] == upper[0])
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    return (
-        f"{option} {text}: no rule has that id or prefix; {hint}the {upper[0]} rules are "
-        f"{layer[0]}-{layer[-1]} (`specfmt rules` lists them)"
-    )
+    return f"{head}; the {upper[0]} rules are {layer[0]}-{layer[-1]}; {tail}"

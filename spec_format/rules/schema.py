@@ -16,7 +16,7 @@ from jsonschema import ValidationError
 from jsonschema.exceptions import best_match
 
 from spec_format import schemas
-from spec_format.jsonload import pointer_from_parts
+from spec_format.jsonload import pointer_from_parts, spelled
 from spec_format.report import MAX_FINDINGS_PER_RULE, Severity
 from spec_format.rules.base import Hit, Layer, Rule
 
@@ -53,7 +53,7 @@ class UnknownModelType(_SchemaRule):
     id = "S002"
     name = "unknown-model-type"
     since = "0.1.0"
-    template = "unknown speculators_model_type {type!r}{hint}; known types: {known}"
+    template = "unknown speculators_model_type {type!r}{hint}; use one of the known types: {known}"
 
 
 class RetiredModelType(_SchemaRule):
@@ -159,7 +159,7 @@ class ValueNotAllowed(_SchemaRule):
     name = "value-not-allowed"
     since = "0.1.0"
     template = {
-        "const": "{where}: {value} is not allowed; expected {expected!r}{more}",
+        "const": "{where}: {value} is not allowed; expected {expected}{more}",
         "enum": "{where}: {value} is not one of {choices}{more}",
     }
 
@@ -288,9 +288,9 @@ def _value_params(error: ValidationError) -> tuple[str | None, dict[str, Any]]:
     if kw == "type":
         return None, {"value": shown, "expected": " or ".join(v) if isinstance(v, list) else v}
     if kw == "const":
-        return "const", {"value": shown, "expected": v}
+        return "const", {"value": shown, "expected": spelled(v)}
     if kw == "enum":
-        return "enum", {"value": shown, "choices": ", ".join(repr(x) for x in v)}
+        return "enum", {"value": shown, "choices": ", ".join(map(spelled, v))}
     if kw in _BOUND_OPS:
         return "bound", {"value": shown, "op": _BOUND_OPS[kw], "limit": v}
     if kw in ("minItems", "maxItems"):
@@ -311,7 +311,7 @@ def _shown(value: Any, limit: int = 80) -> str:
         return type(value).__name__
     if isinstance(value, str) and len(value) > limit:
         return f"{value[: limit // 2]!r}... ({len(value):,} characters)"
-    text = repr(value)
+    text = spelled(value)
     return text if len(text) <= limit else f"{text[: limit // 2]}... ({len(text):,} characters)"
 
 

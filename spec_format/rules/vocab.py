@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from spec_format import progress
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
@@ -315,6 +316,14 @@ class NonFiniteWeights(_VocabRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         ckpt = ctx.checkpoint
         buffer = bytearray(SCAN_CHUNK_BYTES)
+        scanned = sum(
+            r.nbytes for r in ckpt.tensors.values() if r.dtype in _IEEE or r.dtype in _NAN_ONLY
+        )
+        where = str(ckpt.location).rstrip("/").rsplit("/", 1)[-1]
+        with progress.task(f"NaN/Inf scan of {where}", scanned):
+            yield from self._scan(ctx, ckpt, buffer)
+
+    def _scan(self, ctx: Context, ckpt, buffer: bytearray) -> Iterator[Hit]:
         for name, record in sorted(ckpt.tensors.items(), key=lambda kv: (kv[1].file, kv[1].begin)):
             try:
                 nan, inf, first = scan_tensor(ckpt, name, buffer)

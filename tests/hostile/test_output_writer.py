@@ -124,11 +124,16 @@ def test_a_name_near_name_max_can_be_rewritten(tmp_path, old_config):
     assert json.loads(long.read_text())["speculators_version"] == "0.9.0"
 
 
-def test_missing_output_directory_is_a_usage_error(tmp_path, old_config):
+def test_missing_output_directories_are_created_and_a_file_in_the_way_is_a_usage_error(
+    tmp_path, old_config
+):
     run = run_limited("migrate", old_config, "--to", "0.9", "-o", tmp_path / "no" / "x.json")
-    assert run.returncode == 2 and "does not exist; create it first" in run.output
-    with pytest.raises(UsageError):
-        outfile.write_output(tmp_path / "no" / "x.json", "{}")
+    assert run.returncode == 0, run.output
+    assert json.loads((tmp_path / "no" / "x.json").read_text())["speculators_version"] == "0.9.0"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match="file is not a directory"):
+        outfile.write_output(tmp_path / "file" / "sub" / "x.json", "{}")
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_file_changed_since_read_is_not_overwritten(tmp_path):

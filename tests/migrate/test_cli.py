@@ -216,7 +216,8 @@ def test_several_paths_each_reported_and_worst_exit_code_wins(tmp_path):
 
     result = runner.invoke(app, ["migrate", "--check", str(old), str(old / "config.json")])
     assert result.exit_code == 1
-    assert result.output.count("would change") == 2
+    assert result.output.count("  would change ") == 2
+    assert result.output.endswith("\n2 of 2 inputs would change\n")
 
     result = runner.invoke(app, ["migrate", "--check", str(broken), str(old), "--format", "json"])
     assert result.exit_code == 3

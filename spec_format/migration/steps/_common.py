@@ -10,6 +10,7 @@ from typing import Any
 
 from spec_format import catalog
 from spec_format.errors import MigrationRefused
+from spec_format.jsonload import spelled
 from spec_format.migration.records import ABSENT, Editor, pointer
 
 EAGLE3_FAMILY = catalog.family("chain")
@@ -35,7 +36,9 @@ def drop_field(ed: Editor, types: tuple[str, ...], key: str, old_meaning: Any, w
     value = ed.doc[key]
     lossy = not (value == old_meaning and type(value) is type(old_meaning))
     ed.remove(
-        pointer(key), why if not lossy else f"{why}; the value {value!r} is lost", lossy=lossy
+        pointer(key),
+        why if not lossy else f"{why}; the value {spelled(value)} is lost",
+        lossy=lossy,
     )
 
 
@@ -70,8 +73,8 @@ def respell_dtype(ed: Editor, to_key: str, why: str) -> None:
         if to_key in node and node[to_key] != old and node[to_key] is not None and old is not None:
             ed.problem(
                 "X012",
-                f"{pointer(*base, from_key)} is {old!r} but {pointer(*base, to_key)} is "
-                f"{node[to_key]!r}; transformers refuses two different values. Keep the one "
+                f"{pointer(*base, from_key)} is {spelled(old)} but {pointer(*base, to_key)} is "
+                f"{spelled(node[to_key])}; transformers refuses two different values. Keep the one "
                 "that matches the tensors in model.safetensors and delete the other",
                 pointer=pointer(*base, from_key),
                 severity="error",

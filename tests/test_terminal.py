@@ -1,0 +1,313 @@
+"""The real ``specfmt`` program in a terminal and in pipes: wrapping at the terminal's width,
+colour, text that rich must not eat, diffs, closed pipes and progress bars."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import stat
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, ROOT
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+PROGRAM = [sys.executable, "-m", "spec_format"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM", "GITHUB_ACTIONS")
+    }
+    return {**env, "TERM": "xterm-256color", "PYTHONPATH": str(ROOT), **extra}
+
+
+def in_terminal(*args: str | os.PathLike, columns: int = 80, env: dict | None = None):
+    """Run specfmt with stdout and stderr on a pseudo-terminal ``columns`` wide; returns
+    (exit code, raw output)."""
+    env = _env(**(env or {}))
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+        os.chdir(ROOT)
+        os.execvpe(sys.executable, [*PROGRAM, *map(str, args)], env)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+
+def piped(*args: str | os.PathLike, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*PROGRAM, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_env(**(env or {})),
+    )
+
+
+def visible(raw: str) -> list[str]:
+    return ANSI.sub("", raw).replace("\r\n", "\n").split("\n")
+
+
+# -- wrapping to the terminal ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+def test_validate_examples_fits_the_terminal(columns):
+    code, raw = in_terminal("validate", *(p.relative_to(ROOT) for p in EXAMPLES), columns=columns)
+    assert code == 0
+    lines = visible(raw)
+    for line in lines:  # longer only when one word cannot be broken (a path)
+        if len(line) > columns:
+            assert len(line.split()) == 1 or len(line.split()[0]) > columns - 8, line
+    assert "\x1b[" in raw  # a terminal gets colour
+    assert "`" not in "".join(lines)  # code spans are styled, not shown as backticks
+    # ruff/rustc shape: headline at column 0, then indented why:/help: lines
+    head = next(i for i, line in enumerate(lines) if " C006 " in line)
+    assert re.match(r"examples/\S+/config\.json:\d+:\d+: warning C006 ", lines[head])
+    after = lines[head + 1 : head + 8]
+    assert any(line.startswith("  why: ") for line in after)
+    assert any(line.startswith("  help: fill it from the verifier's config.json") for line in after)
+    # 3 warnings: the off-by-one DFlash example is reported once, by its cause (M006)
+    assert lines[-2].startswith("11 inputs checked: 11 ok, 0 errors, 3 warnings, ")
+    assert lines[-2].endswith(" notes")
+    assert not any(" info " in line for line in lines)  # the severity word is "note"
+
+
+def test_wider_terminal_wraps_less_and_never_inside_a_word():
+    narrow = [line for line in visible(in_terminal("validate", EXAMPLES[0], columns=80)[1]) if line]
+    wide = [line for line in visible(in_terminal("validate", EXAMPLES[0], columns=160)[1]) if line]
+    assert len(wide) < len(narrow)
+    words = lambda lines: " ".join(" ".join(lines).split())  # noqa: E731
+    assert words(narrow) == words(wide)  # the same words: breaks fall only between them
+
+
+def test_pointer_is_not_repeated_when_the_line_is_known():
+    out = piped("validate", EXAMPLES[0]).stdout
+    assert "(/speculators_config/verifier/architectures)" not in out
+
+
+def test_piped_text_is_not_wrapped_and_keeps_backticks():
+    out = piped("validate", "examples/qwen3-8b-dflash").stdout
+    (head,) = [line for line in out.splitlines() if " C006 " in line]
+    assert head.endswith("warning C006 verifier.architectures is empty")
+    assert "  help: fill it from the verifier's config.json (`specfmt fix --verifier DIR " in out
+    assert "\x1b[" not in out
+
+
+def test_success_says_what_was_checked_from_the_report(tmp_path):
+    from spec_format.testing.builder import build_checkpoint, tiny_config
+
+    built = build_checkpoint(tmp_path / "ckpt", tiny_config("eagle3"), dtype="BF16")
+    result = piped("validate", "--scan-weights", built.path, "-f", "json")
+    (fr,) = json.loads(result.stdout)["files"]
+    checked = fr["checked"]
+    assert checked["tensors"] > 0 and checked["nan_scan"] and checked["contract"] == "eagle3"
+    text = piped("validate", "--scan-weights", built.path).stdout
+    first = text.splitlines()[0]
+    assert first.startswith(f"ok {built.path}: eagle3, format ")
+    dtypes = "/".join(checked["dtypes"])
+    assert "BF16" in dtypes
+    assert f"checked config, {checked['tensors']} tensors (" in first
+    assert f" kB, {dtypes}) against the eagle3 tensor contract" in first
+    assert first.endswith(", NaN/Inf scan")
+
+
+# -- text rich must not eat --------------------------------------------------------------------
+
+
+def test_square_brackets_survive_rules_and_help():
+    rules = piped("rules", env={"COLUMNS": "250"}).stdout
+    assert "`[vocab_size]`" in rules and "`[draft_vocab_size]`" in rules
+    assert "hf://ORG/NAME[@REV]" in " ".join(
+        piped("validate", "--help", env={"COLUMNS": "200"}).stdout.split()
+    )
+    assert (
+        "pip install 'specfmt[forward]'"
+        in piped("forward", "--help", env={"COLUMNS": "200"}).stdout
+    )
+
+
+def test_unknown_type_lists_each_type_once(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"speculators_model_type": "eagle4", "speculators_config": {}}))
+    out = piped("validate", path).stdout
+    (listing,) = [line for line in out.splitlines() if "known types" in line]
+    names = re.findall(r"[a-z0-9]+", listing.split("known types:", 1)[1])
+    names.remove("retired")
+    assert len(names) == len(set(names)) and "mlp" in names
+
+
+def test_trailing_comma_is_named_once_at_the_comma(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{\n  "a": 1,\n}\n')
+    out = piped("validate", path).stdout
+    assert f"{path}:2:9: error I006 not valid JSON: trailing comma before '}}'\n" in out
+    assert out.count(str(path)) == 2  # the status line and the headline, not the message
+
+
+# -- migrate and fix output --------------------------------------------------------------------
+
+
+def _old(tmp_path: Path, *, newline: bool = True) -> Path:
+    text = (ROOT / "examples" / "llama-3.1-8b-eagle3-0.2" / "config.json").read_text()
+    path = tmp_path / "old" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if newline else text.rstrip("\n"))
+    return path
+
+
+def test_dry_run_diff_marks_a_missing_final_newline_and_is_coloured_on_a_terminal(tmp_path):
+    path = _old(tmp_path, newline=False)
+    out = piped("migrate", path, "--dry-run").stdout
+    assert "-}+" not in out and "-}\n\\ No newline at end of file\n+}\n" in out
+    assert "\x1b[" not in out
+    code, raw = in_terminal("migrate", path, "--dry-run")
+    assert code == 0
+    assert "\x1b[31m-}\x1b[0m" in raw and "\x1b[32m+}\x1b[0m" in raw
+
+
+@pytest.mark.parametrize("command", ["migrate", "fix"])
+def test_check_counts_what_would_change(tmp_path, command):
+    changing = _old(tmp_path)
+    if command == "fix":  # a current config that leaves out keys readers disagree on
+        lean = json.loads(
+            (ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text()
+        )
+        del lean["norm_before_residual"]
+        changing.write_text(json.dumps(lean, indent=2) + "\n")
+    current = tmp_path / "current" / "config.json"
+    current.parent.mkdir()
+    piped("migrate", changing, "-o", current)
+    piped("fix", current, "-i")
+    result = piped(command, changing, current, "--check")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-1] == "1 of 2 inputs would change"
+    result = piped(command, current, "--check")
+    assert result.returncode == 0 and result.stdout.splitlines()[-1] == "1 input up to date"
+
+
+def test_lossy_refusal_spells_values_as_json(tmp_path):
+    result = piped("migrate", EXAMPLES[3] / "config.json", "--to", "0.4")
+    assert result.returncode == 2
+    assert "the value true is lost" in result.stderr and "True" not in result.stderr
+
+
+def test_backup_keeps_mode_0644_under_a_strict_umask(tmp_path):
+    path = _old(tmp_path)
+    path.chmod(0o644)
+    result = subprocess.run(
+        [
+            "sh",
+            "-c",
+            'umask 077 && exec "$@"',
+            "sh",
+            *PROGRAM,
+            "migrate",
+            str(path),
+            "-i",
+            "--backup",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    for p in (path, path.with_name("config.json.bak")):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+
+
+def test_output_into_a_missing_directory_creates_it(tmp_path):
+    target = tmp_path / "new" / "dir" / "config.json"
+    result = piped("migrate", _old(tmp_path), "-o", target)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(target.read_text())["speculators_version"]
+    (tmp_path / "file").write_text("")
+    result = piped("migrate", _old(tmp_path), "-o", tmp_path / "file" / "x" / "config.json")
+    assert result.returncode == 2
+    assert f"{tmp_path / 'file'} is not a directory" in result.stderr
+
+
+# -- closed pipes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, expect",
+    [
+        (["explain", "C001"], 0),
+        (["validate", *map(str, EXAMPLES * 20)], 0),
+        (["validate", "-f", "json", *map(str, EXAMPLES * 20)], 0),
+    ],
+    ids=["explain", "validate-text", "validate-json"],
+)
+def test_a_reader_that_leaves_early_changes_nothing(args, expect):
+    command = " ".join([*PROGRAM, *args])
+    for _ in range(4):  # the reader's timing varies between runs; the outcome must not
+        proc = subprocess.run(
+            ["bash", "-c", f"{command} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=_env(),
+        )
+        assert proc.stdout.strip() == str(expect), proc.stderr
+        assert proc.stderr == ""
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def test_scan_shows_a_progress_bar_on_a_terminal_only(tmp_path):
+    from spec_format.testing.builder import build_checkpoint, tiny_config
+
+    built = build_checkpoint(tmp_path / "ckpt", tiny_config("eagle3"))
+    code, raw = in_terminal("validate", "--scan-weights", built.path)
+    assert code == 0 and "NaN/Inf scan of ckpt" in ANSI.sub("", raw)
+    code, raw = in_terminal("validate", "--scan-weights", "-f", "json", built.path)
+    assert code == 0 and "NaN/Inf scan" not in raw
+    result = piped("validate", "--scan-weights", built.path)
+    assert result.returncode == 0
+    assert "NaN/Inf scan of" not in result.stderr and "NaN/Inf scan of" not in result.stdout
+
+
+def test_forward_shows_loading_progress_on_a_terminal_only(tmp_path):
+    pytest.importorskip("torch", reason="forward needs the forward extra")
+    from spec_format.testing.builder import build_checkpoint, tiny_config
+
+    built = build_checkpoint(tmp_path / "draft", tiny_config("eagle3"))
+    start = time.monotonic()
+    code, raw = in_terminal("forward", built.path, "--tokens", "4")
+    assert code == 0, ANSI.sub("", raw)[-2000:]
+    assert "loading draft" in ANSI.sub("", raw)
+    result = piped("forward", built.path, "--tokens", "4")
+    assert result.returncode == 0 and "loading draft" not in result.stderr
+    assert time.monotonic() - start < 120
+
+
+def test_migrate_report_fits_the_terminal(tmp_path):
+    code, raw = in_terminal("migrate", _old(tmp_path), "--check", columns=80)
+    assert code == 1
+    lines = visible(raw)
+    assert all(len(line) <= 80 for line in lines if len(line.split()) > 1), lines
+    rows = [line for line in lines if line.startswith("  0.1->0.2  added /dtype = ")]
+    assert rows and lines[lines.index(rows[0]) + 1].startswith(" " * 12)

@@ -201,6 +201,22 @@ class Dispute(NamedTuple):
     def describe(self) -> str:
         return describe((self.meant, *self.others))
 
+    @property
+    def same_value(self) -> bool:
+        """Every reader reads the same value but acts on it differently (a scoped switch
+        such as DFlash causality, which releases apply to different layers)."""
+        return all(v.value == self.meant.value for v in self.others)
+
+    def headline(self, state: str) -> str:
+        """``"F is S and readers act differently on it"``, or, when they read the same value,
+        that they apply it differently: a disagreement is never claimed between equal values."""
+        if self.same_value:
+            return (
+                f"{self.field} is {state}: every reader reads {show(self.meant.value)} but "
+                "they apply it to different layers"
+            )
+        return f"{self.field} is {state} and readers act differently on it"
+
 
 _CASES = ("absent", "null", "empty", "given_rejects", "ignored", "scope")
 _CONTESTED: dict[tuple[str, str, str], tuple[str, ...]] = {}

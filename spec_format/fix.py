@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format import catalog, disputes, schemas, versions
+from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
@@ -83,9 +83,10 @@ def fix(
             "no speculators_model_type: this is not a speculators config, so there are no "
             "format defaults to write"
         )
-    if options.format_version is not None:
-        schemas.version_entry(options.format_version)
-    detection = versions.detect(document, requested=options.format_version)
+    requested = None
+    if options.format_version is not None:  # a usage error when unknown
+        requested, _ = versions.option_version(options.format_version)
+    detection = versions.detect(document, requested=requested)
     line = detection.line
     if model_type not in versions.types_of(line):
         raise UsageError(
@@ -95,7 +96,11 @@ def fix(
     result = FixResult(original=copy.deepcopy(document), document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
-    ed = Editor(era.document, FIX_STEP)
+    spelling = Editor(era.document, misspell.STEP)
+    # a misspelled key first: renamed to the key meant (its value kept), so no default is
+    # written beside it; one that cannot be renamed is reported and its field left alone
+    misspell.rename(spelling, line)
+    ed = Editor(spelling.doc, FIX_STEP)
     writer = disputes.writer_of(line)
     if writer is not None:
         _write_disputed_defaults(ed, model_type, line, writer)
@@ -112,8 +117,8 @@ def fix(
                 "other releases and vLLM assume other classes",
             )
     result.document = ed.doc
-    result.changes = [*era.changes, *ed.changes]
-    result.problems = [*era.problems, *ed.problems, *eras.problems(ed.doc)]
+    result.changes = [*era.changes, *spelling.changes, *ed.changes]
+    result.problems = [*era.problems, *spelling.problems, *ed.problems, *eras.problems(ed.doc)]
     return result
 
 
@@ -123,9 +128,10 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
     default); a field no value reconciles is left to the engines' pass to report."""
     serving = [r for r in disputes.covered() if r is not writer and r.serves(model_type)]
     bare = dict(ed.doc)
+    typos = {k for m in misspell.find(bare, model_type, line) if m.parent == "" for k in m.known}
     for d in disputes.disputes(bare, model_type, writer, serving):
         node = schemas.resolve(line, model_type, (d.field,))
-        if d.field in bare or not node or "default" not in node:
+        if d.field in bare or d.field in typos or not node or "default" not in node:
             continue
         done = disputes.reconcile(bare, model_type, d.field, d.meant, [writer, *serving])
         if done.ok:
@@ -133,17 +139,35 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
             ed.set(pointer(d.field), done.value, why)
 
 
+AUX_KEY = "eagle_aux_hidden_state_layer_ids"
+
+
+def default_aux_ids(model_type: str, line: str, verifier: dict | None) -> list[int] | None:
+    """The aux layer ids every reader derives from the verifier when the config has none
+    (2, L//2, L-3), for the types and versions ``fix --verifier`` writes them for; None
+    when it does not (another type, no verifier, no usable layer count)."""
+    if model_type not in catalog.family("chain"):
+        return None
+    if not schemas.resolve(line, model_type, (AUX_KEY,)):
+        return None
+    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 4:
+        return [2, n // 2, n - 3]
+    return None
+
+
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:
-    key = "eagle_aux_hidden_state_layer_ids"
+    key = AUX_KEY
     if model_type not in catalog.family("chain") or not schemas.resolve(line, model_type, (key,)):
         return
     if ed.doc.get(key) is not None:
         return
-    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
-    if isinstance(n, int) and n >= 4:
+    ids = default_aux_ids(model_type, line, verifier)
+    if ids is not None:
+        n = verifier.get("num_hidden_layers")  # type: ignore[union-attr]
         ed.set(
             pointer(key),
-            [2, n // 2, n - 3],
+            ids,
             f"the default every reader derives from the verifier's {n} layers "
             "(2, L//2, L-3), now explicit; change it if the draft was trained on other layers",
         )

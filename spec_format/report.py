@@ -8,7 +8,8 @@ documented contract of ``specfmt validate``:
 * 0: no errors (warnings and notes allowed)
 * 1: at least one error finding
 * 2: usage error (raised before any report exists)
-* 3: at least one input could not be read or parsed at all
+* 3: at least one input could not be read or parsed at all, or has no weights where
+  ``--deep`` / ``--scan-weights`` asked to read them (I013)
 * 70: checking at least one input hit a bug in specfmt (that input's report says so with
   an I012 finding; every other input is still checked and reported)
 
@@ -61,6 +62,9 @@ class Finding:
     tensor: str | None = None
     line: int | None = None
     column: int | None = None
+    #: the specfmt command line (argv) that makes the change the message advises, when the
+    #: change is known and one command makes it; the message quotes it
+    command: tuple[str, ...] | None = None
 
     def location(self) -> str:
         """``file:line:column`` (as far as known), then the JSON pointer or the tensor."""
@@ -86,6 +90,8 @@ class Finding:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.command is not None:
+            out["command"] = list(self.command)
         return out
 
 
@@ -142,6 +148,10 @@ class FileReport:
     skipped: list[str] = field(default_factory=list)  # checks not run, and why
     unreadable: bool = False
     internal_error: bool = False  # a bug in specfmt stopped the checks of this input
+    #: a checkpoint (directory or hf://) without weights: only its config was checked
+    weights_absent: bool = False
+    #: weights the run was asked to read (--deep, --scan-weights) are not there (exit 3)
+    weights_required: bool = False
     coverage: Coverage | None = None  # what was read and checked (None: not recorded)
     positions: PositionSource | None = field(default=None, repr=False, compare=False)
 
@@ -228,7 +238,7 @@ class Report:
         statuses = {f.status for f in self.files}
         if any(f.internal_error for f in self.files):
             return 70
-        if Status.UNREADABLE in statuses:
+        if Status.UNREADABLE in statuses or any(f.weights_required for f in self.files):
             return 3
         if Status.FAIL in statuses:
             return 1
@@ -352,4 +362,5 @@ def cap_per_rule(
             tensor=None,
             line=None,
             column=None,
+            command=None,
         )

@@ -26,7 +26,7 @@ from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
-from spec_format.rules.registry import by_layer, by_name, checks_for, entries
+from spec_format.rules.registry import by_layer, by_name, checks_for, entries, expand
 from spec_format.verifier import VerifierInfo, load_verifier
 
 CONFIG_NAME = "config.json"
@@ -86,33 +86,24 @@ def _known_ids() -> frozenset[str]:
 
 
 def rule_ids(value: str | Iterable[str] | None, option: str = "select") -> frozenset[str]:
-    """Rule ids as a caller gives them (one id, a comma list, or an iterable of either),
-    upper-cased. An id that is neither a rule (live or retired) nor the start of one is a
-    :class:`UsageError` naming ``option`` with the closest ids."""
+    """Rule selectors as a caller gives them (one, a comma list, or an iterable of either)
+    -> the rule ids they name: an id, a prefix (``C`` a layer, ``C00`` C001-C009) or ``ALL``,
+    like ruff's (see :func:`spec_format.rules.registry.expand`). A selector that names no
+    rule is a :class:`UsageError` naming ``option`` with the closest ids."""
     if not value:
         return frozenset()
     if isinstance(value, frozenset) and value <= _known_ids():
-        return value  # already normalised (dataclasses.replace re-runs __post_init__)
+        return value  # already expanded (dataclasses.replace re-runs __post_init__)
     items = [value] if isinstance(value, str) else list(value)
-    out: set[str] = set()
+    out: list[str] = []
     for item in items:
         if not isinstance(item, str):
             raise UsageError(
                 f"{option}: {item!r} is not a rule id; pass ids such as 'C001' (a string, "
                 "a list of strings or a comma list)"
             )
-        out.update(part.strip().upper() for part in item.split(",") if part.strip())
-    known = _known_ids()
-    for rule_id in sorted(out):
-        if rule_id not in known and not any(k.startswith(rule_id) for k in known):
-            close = (
-                difflib.get_close_matches(rule_id, sorted(known), n=3) if len(rule_id) < 16 else []
-            )
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise UsageError(
-                f"{option}: unknown rule id {rule_id!r}{hint}; `specfmt rules` lists them"
-            )
-    return frozenset(out)
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return expand(out, option)
 
 
 @dataclass
@@ -134,6 +125,8 @@ def validate(
     directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
     into one report."""
     options = options or ValidateOptions()
+    if options.deep or options.scan_weights:
+        _require_numpy(options)
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     report = Report()
@@ -149,10 +142,43 @@ def validate(
         else:
             report.files.append(_isolated(target_or_report, options, verifier))
     if verifier is None and any(f.model_type for f in report.files):
-        report.notes.append(_verifier_note(options))
+        note = _verifier_note(options)
+        if note:
+            report.notes.append(note)
     if not engines and any(f.model_type for f in report.files):
         report.notes.append(_engines_note())
+    absent = [f.path for f in report.files if f.weights_absent and not f.weights_required]
+    if absent:
+        report.notes.append(_no_weights_note(absent))
     return report
+
+
+def _no_weights_note(paths: list[str]) -> str:
+    if len(paths) == 1:
+        who = f"{paths[0]} has no weights"
+    else:
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        who = f"{len(paths)} checkpoints have no weights ({', '.join(paths[:3])}{more})"
+    return (
+        f"{who}: no model.safetensors or model.safetensors.index.json, so only the config "
+        "was checked, not the safetensors header, tensor contract or values (H, W, D rules)"
+    )
+
+
+def _require_numpy(options: ValidateOptions) -> None:
+    """--deep and --scan-weights read tensor values with numpy (the deep extra)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        flags = " and ".join(
+            f
+            for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+            if on
+        )
+        raise UsageError(
+            f"{flags} needs numpy, which is not installed: pip install 'specfmt[deep]' (or "
+            "drop the option to check configs, headers and the tensor contract alone)"
+        ) from None
 
 
 def _isolated(
@@ -198,8 +224,10 @@ def _engines_note() -> str:
     )
 
 
-def _verifier_note(options: ValidateOptions) -> str:
+def _verifier_note(options: ValidateOptions) -> str | None:
     ids = ", ".join(r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options))
+    if not ids:  # --select / --ignore left no verifier rule: nothing was skipped
+        return None
     return (
         f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
         "size, vocabulary, aux layer range, attention and rope settings, architectures); "
@@ -348,7 +376,7 @@ def validate_target(
     else:
         assert target.config_path is not None
         loaded = load_json(target.config_path)
-    ctx = _check_loaded(loaded, target.config_path, report, options)
+    ctx = _check_loaded(loaded, target.config_path, report, options, verifier)
     if ctx is None and report.unreadable:
         if checkpoint is not None:
             checkpoint.close()
@@ -384,7 +412,11 @@ def check_config_file(
 
 
 def _check_loaded(
-    loaded: Loaded, config_path: Path | None, report: FileReport, options: ValidateOptions
+    loaded: Loaded,
+    config_path: Path | None,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
 ) -> Context | None:
     """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:  # jsonload caps each kind itself
@@ -401,7 +433,7 @@ def _check_loaded(
     if not loaded.ok:
         report.unreadable = True
         return None
-    return _check_config(loaded, report, options)
+    return _check_config(loaded, report, options, verifier)
 
 
 # -- weights, tensor data and verifier ------------------------------------------------------
@@ -424,9 +456,11 @@ def _check_weights(
         if checkpoint.has_weights:
             available.add("weights")
         else:
+            report.weights_absent = True
             report.skipped.append(
                 "weights (H, W, D rules): no model.safetensors or model.safetensors.index.json"
             )
+            _weights_required(report, target, options, "directory")
     elif target.remote is None:
         given = (
             "the config came from standard input"
@@ -436,6 +470,7 @@ def _check_weights(
         report.skipped.append(
             f"weights (H, W, D rules): {given}; pass the checkpoint directory to check its weights"
         )
+        _weights_required(report, target, options, "stdin" if target.stdin else "config-file")
     if verifier is not None:
         available.add("verifier")
     if options.deep:
@@ -464,6 +499,39 @@ def _check_weights(
     finally:
         if checkpoint is not None:
             checkpoint.close()
+
+
+def _weights_required(
+    report: FileReport, target: Target, options: ValidateOptions, variant: str
+) -> None:
+    """I013 (exit 3) when --deep or --scan-weights asked for weights the input lacks."""
+    asked = [
+        flag
+        for flag, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+        if on
+    ]
+    if not asked or not _selected(input_rules.WeightsNotFound, options):
+        return
+    what = " and ".join(
+        {
+            "--deep": "the vocabulary map checks (--deep)",
+            "--scan-weights": "the NaN/Inf scan (--scan-weights)",
+        }[a]
+        for a in asked
+    )
+    parent = Path(target.shown).parent
+    report.weights_required = True
+    report.findings.append(
+        input_rules.WeightsNotFound.emit(
+            target.shown,
+            profile=options.profile,
+            variant=variant,
+            path=target.shown,
+            what=what,
+            flags=" ".join(asked) if variant == "config-file" else " and ".join(asked),
+            parent=f"{parent}/" if str(parent) != "." else "./",
+        )
+    )
 
 
 def _coverage(ctx: Context, ran: set[str], verifier: VerifierInfo | None) -> Coverage:
@@ -532,7 +600,12 @@ def _audit_safetensors_file(target: Target, options: ValidateOptions) -> FileRep
     return report
 
 
-def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) -> Context | None:
+def _check_config(
+    loaded: Loaded,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
+) -> Context | None:
     """Dispatch, schema and config-only rule layers; returns the context for later layers."""
     config = loaded.data
     file = str(loaded.path)
@@ -578,7 +651,13 @@ def _check_config(loaded: Loaded, report: FileReport, options: ValidateOptions) 
         else None,
         options={"engines": _engines(tuple(options.engines))},
     )
-    for rule in _config_rules(model_type, version, options.select, options.ignore):
+    if verifier is not None:  # config rules name the concrete values it implies in hints
+        ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
+        ctx.options["verifier_info"] = verifier
+        ctx.options["verifier_given"] = options.verifier
+    rules = _config_rules(model_type, version, options.select, options.ignore)
+    ctx.options["running"] = frozenset(r.id for r in rules)  # a symptom defers to its cause
+    for rule in rules:
         findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
     report.positions = loaded if loaded.text else None
@@ -629,9 +708,9 @@ def _format_version(
     """The format version to validate against and where it came from: ``requested``
     (``--format-version``), ``declared`` (``speculators_version``, when the keys agree) or
     ``inferred`` (from the keys; see :func:`spec_format.versions.detect`)."""
-    if options.format_version:
-        schemas.version_entry(options.format_version)  # raises UsageError when unknown
-        return options.format_version, "requested", None
+    if options.format_version:  # a usage error when unknown
+        line, _ = versions.option_version(options.format_version)
+        return line, "requested", None
     detection = versions.detect(config)
     return detection.line, detection.source, detection
 

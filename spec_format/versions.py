@@ -83,6 +83,34 @@ def next_line(line: str) -> str:
     return f"{major}.{minor + 1}"
 
 
+@cache
+def option_version(text: str, option: str = "--format-version") -> tuple[str, str]:
+    """A version option (``--format-version``, ``--to``, ``schema --version``) -> (format
+    line, release to stamp). Every option accepts the same spellings: a line (``0.5``,
+    ``v0.5``) or a release of a line (``0.5.0``, ``0.6.0.2``); anything else is a usage
+    error listing the lines."""
+    from spec_format.errors import UsageError
+
+    known = ", ".join(lines())
+    stripped = str(text).strip()
+    bare = stripped[1:] if stripped[:1] in ("v", "V") else stripped
+    if bare in lines():
+        return bare, release_of(bare)
+    try:
+        v = Version(bare) if len(bare) <= 64 else None
+    except InvalidVersion:
+        v = None
+    if v is None or v.is_prerelease or v.is_devrelease or v.is_postrelease or v.local:
+        raise UsageError(
+            f"{option} {text!r} is not a format version; use a line ({known}) or a release "
+            "such as 0.5.0"
+        )
+    line = f"{v.release[0]}.{v.release[1] if len(v.release) > 1 else 0}"
+    if line not in lines() or len(v.release) < 3:
+        raise UsageError(f"{option} {text}: unknown format version {line}; known: {known}")
+    return line, bare
+
+
 # -- parsing ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ParsedVersion:

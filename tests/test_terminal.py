@@ -88,7 +88,8 @@ def test_validate_examples_fits_the_terminal(columns):
     after = lines[head + 1 : head + 8]
     assert any(line.startswith("  why: ") for line in after)
     assert any(line.startswith("  help: fill it from the verifier's config.json") for line in after)
-    assert lines[-2].startswith("11 inputs checked: 11 ok, 0 errors, 4 warnings, ")
+    # 3 warnings: the off-by-one DFlash example is reported once, by its cause (M006)
+    assert lines[-2].startswith("11 inputs checked: 11 ok, 0 errors, 3 warnings, ")
     assert lines[-2].endswith(" notes")
     assert not any(" info " in line for line in lines)  # the severity word is "note"
 
@@ -110,7 +111,7 @@ def test_piped_text_is_not_wrapped_and_keeps_backticks():
     out = piped("validate", "examples/qwen3-8b-dflash").stdout
     (head,) = [line for line in out.splitlines() if " C006 " in line]
     assert head.endswith("warning C006 verifier.architectures is empty")
-    assert "  help: fill it from the verifier's config.json, for example with `specfmt " in out
+    assert "  help: fill it from the verifier's config.json (`specfmt fix --verifier DIR " in out
     assert "\x1b[" not in out
 
 

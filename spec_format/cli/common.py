@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,6 +39,34 @@ ENGINE_HELP = (
 
 def engine_option():
     return typer.Option(None, "--engine", "-e", help=ENGINE_HELP, metavar="NAME==VERSION")
+
+
+_VERSIONISH = re.compile(r"[vV]?[0-9]+(\.[0-9]+)+")
+
+
+def format_option(choices: type[enum.Enum], default: str, version_option: str, help: str):
+    """``--format/-f``, the output format (case-insensitive), whose error for a value that
+    looks like a version (``--format 0.5``) names the option that was meant. The command
+    receives the name, lower-cased."""
+    names = [c.value for c in choices]
+
+    def parse(value: Any) -> str:
+        text = str(getattr(value, "value", value)).strip()
+        if text.lower() in names:
+            return text.lower()
+        hint = f"; did you mean {version_option} {text}?" if _VERSIONISH.fullmatch(text) else ""
+        raise typer.BadParameter(f"{text!r} is not one of {', '.join(names)}{hint}")
+
+    return typer.Option(
+        default,
+        "--format",
+        "-f",
+        help=help,
+        callback=parse,
+        autocompletion=lambda: names,
+        metavar="<" + "|".join(names) + ">",
+        show_default=True,
+    )
 
 
 def verifier_option(help: str):

@@ -11,6 +11,7 @@ from spec_format.cli.common import (
     ExitCode,
     config_option,
     engine_option,
+    format_option,
     handle_errors,
     isolated_option,
     verifier_option,
@@ -58,9 +59,7 @@ def fix_command(
     verifier: str = verifier_option(
         "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): aux layer ids and verifier.architectures."
     ),
-    report_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Report format."
-    ),
+    report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
     engine: list[str] = engine_option(),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
@@ -83,7 +82,7 @@ def fix_command(
         )
         return _fix_one(path, options, opts, check)
 
-    raise typer.Exit(run_files(paths, opts, report_format.value, one))
+    raise typer.Exit(run_files(paths, opts, report_format, one))
 
 
 def _fix_one(

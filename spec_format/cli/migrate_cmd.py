@@ -12,6 +12,7 @@ from spec_format.cli.common import (
     ExitCode,
     config_option,
     engine_option,
+    format_option,
     handle_errors,
     isolated_option,
     verifier_option,
@@ -68,9 +69,7 @@ def migrate_command(
     verifier: str = verifier_option(
         "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): fills verifier.architectures."
     ),
-    report_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Report format."
-    ),
+    report_format: str = format_option(ReportFormat, "text", "--to", "Report format."),
     engine: list[str] = engine_option(),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
@@ -99,7 +98,7 @@ def migrate_command(
         )
         return _migrate_one(path, options, opts, check)
 
-    raise typer.Exit(run_files(paths, opts, report_format.value, one))
+    raise typer.Exit(run_files(paths, opts, report_format, one))
 
 
 def _migrate_one(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format import export, schemas
+from spec_format import export, schemas, versions
 from spec_format.cli.common import handle_errors, stdout
 
 schema_app = typer.Typer(
@@ -24,8 +24,7 @@ _VERSION_HELP = "Format version (default: every version for export, the newest f
 def _versions(version: str | None) -> list[str]:
     if version is None:
         return list(schemas.versions())
-    schemas.version_entry(version)  # UsageError for unknown versions
-    return [version]
+    return [versions.option_version(version, "--version")[0]]  # UsageError when unknown
 
 
 @schema_app.command("export")
@@ -79,7 +78,10 @@ def show_command(
     ),
 ) -> None:
     """Print the self-contained schema of one type (or the root schema)."""
-    version = version or export.newest_version_with(model_type)
+    if version:
+        version = versions.option_version(version, "--version")[0]
+    else:
+        version = export.newest_version_with(model_type)
     if model_type == export.root_name(version):
         schema = export.bundle_root(version, draft)
     else:
@@ -116,8 +118,10 @@ def vscode_command(
     the snippet matches paths: directories named after a draft type or 'speculator'. Paste it
     into .vscode/settings.json and adjust the globs to your layout.
     """
-    version = version or schemas.latest_version()
-    schemas.version_entry(version)
+    if version:
+        version = versions.option_version(version, "--version")[0]
+    else:
+        version = schemas.latest_version()
     name = export.root_name(version)
     if url is None:
         (written,) = export.write_export(

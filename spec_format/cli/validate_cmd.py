@@ -12,6 +12,7 @@ from spec_format.cli.common import (
     Color,
     config_option,
     engine_option,
+    format_option,
     handle_errors,
     isolated_option,
     progress_display,
@@ -42,9 +43,7 @@ def validate_command(
         "config on standard input.",
         show_default=False,
     ),
-    output_format: OutputFormat = typer.Option(
-        "text", "--format", "-f", help="Output format.", case_sensitive=False
-    ),
+    output_format: str = format_option(OutputFormat, "text", "--format-version", "Output format."),
     profile: Profile = typer.Option(
         None,
         "--profile",
@@ -59,8 +58,12 @@ def validate_command(
     recursive: bool = typer.Option(
         False, "--recursive", "-r", help="Search directories for draft checkpoints."
     ),
-    select: list[str] = typer.Option(None, "--select", help="Only these rule ids (comma list)."),
-    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule ids (comma list)."),
+    select: list[str] = typer.Option(
+        None, "--select", help="Only these rules: ids, prefixes (C, C00) or ALL (comma list)."
+    ),
+    ignore: list[str] = typer.Option(
+        None, "--ignore", help="Skip these rules: ids, prefixes (C, C00) or ALL (comma list)."
+    ),
     verifier: str = verifier_option(
         "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
         "config.json is fetched): check the draft against it."
@@ -86,6 +89,10 @@ def validate_command(
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
     Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
+
+    --deep and --scan-weights need numpy: pip install 'specfmt\\[deep]' (else exit 2).
+
+    An input without weights for them exits 3 (I013).
     """
     from spec_format import settings
 
@@ -103,17 +110,17 @@ def validate_command(
             scan_weights=scan_weights,
             engines=tuple(settings.merged(engine, conf.engine) or ()),
         )
-        with progress.showing(progress_display(output_format.value == "text")):
+        with progress.showing(progress_display(output_format == "text")):
             part = validate(inputs, options)
         settings.drop_per_file_ignores(part, conf)
         report.files.extend(part.files)
         report.notes.extend(n for n in part.notes if n not in report.notes)
     if statistics:
-        render_statistics(report, output_format.value, stdout())
+        render_statistics(report, output_format, stdout())
     else:
         render(
             report,
-            output_format.value,
+            output_format,
             stdout(),
             color=color.flag(),
             verbosity=0 if quiet else (2 if verbose else 1),

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
-from spec_format import catalog, disputes, schemas, versions
-from spec_format.errors import MigrationRefused, UsageError
+from spec_format import catalog, disputes, misspell, schemas, versions
+from spec_format.errors import MigrationRefused
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
@@ -100,31 +98,7 @@ def resolve_target(to: str | None) -> tuple[str, str]:
     if to is None:
         line = versions.latest()
         return line, versions.release_of(line)
-    text = to.strip().lstrip("v")
-    if text in versions.lines():
-        return text, versions.release_of(text)
-    try:
-        v = Version(text)
-    except InvalidVersion:
-        v = None
-    if (
-        v is None
-        or v.is_prerelease
-        or v.is_devrelease
-        or v.is_postrelease
-        or v.local
-        or len(v.release) < 3
-    ):
-        raise UsageError(
-            f"--to {to!r} is not a release; use a format version ({', '.join(versions.lines())}) "
-            "or a release such as 0.5.0"
-        )
-    line = f"{v.release[0]}.{v.release[1]}"
-    if line not in versions.lines():
-        raise UsageError(
-            f"--to {to}: no format version {line}; known: {', '.join(versions.lines())}"
-        )
-    return line, text
+    return versions.option_version(to, "--to")
 
 
 def migrate(
@@ -144,12 +118,10 @@ def migrate(
             "config.json path or its directory"
         )
     _refuse_unmigratable(document)
-    if options.source_version is not None and options.source_version not in versions.lines():
-        raise UsageError(
-            f"--from {options.source_version!r}: known format versions are "
-            f"{', '.join(versions.lines())}"
-        )
-    detection = versions.detect(document, requested=options.source_version)
+    source = None
+    if options.source_version is not None:  # a usage error when unknown
+        source, _ = versions.option_version(options.source_version, "--from")
+    detection = versions.detect(document, requested=source)
     target, release = resolve_target(options.to)
     steps = plan(detection.line, target)
     ctx = StepContext(
@@ -168,6 +140,10 @@ def migrate(
     outputs = [
         eras.apply_fixups(document, options.verifier),
     ]
+    # misspelled keys renamed before any step writes a default beside them (C014)
+    spelling = Editor(outputs[-1].document, misspell.STEP)
+    misspell.rename(spelling, detection.line)
+    outputs.append(spelling.output())
     outputs.append(explicit(outputs[-1].document, detection.line))
     for step in steps:
         outputs.append(step.run(outputs[-1].document, ctx))

@@ -94,6 +94,8 @@ class Hit:
     pointer: str | None = None
     tensor: str | None = None
     file: str | None = None  # defaults to the config file of the context
+    #: the command (argv) that makes the change the message advises (Context.command)
+    command: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -113,6 +115,20 @@ class Context:
     options: dict[str, Any] = field(default_factory=dict)
 
     # -- small helpers shared by many rules ---------------------------------------------
+    def command(self, *args: str) -> tuple[str, ...] | None:
+        """``specfmt ARGS... CONFIG``: the command line that rewrites this config (None for
+        a remote one or standard input, which no command rewrites in place)."""
+        path = str(self.config_path)
+        if path.startswith("hf://") or path in ("-", "<stdin>"):
+            return None
+        return ("specfmt", *args, path)
+
+    @property
+    def verifier_given(self) -> str | None:
+        """The verifier as the user named it (a path or hf://...), for commands to repeat."""
+        given = self.options.get("verifier_given")
+        return given or (str(self.verifier_path) if self.verifier_path is not None else None)
+
     @property
     def layer_config(self) -> dict[str, Any]:
         tlc = self.config.get("transformer_layer_config")
@@ -313,6 +329,7 @@ class Rule:
         tensor: str | None = None,
         line: int | None = None,
         column: int | None = None,
+        command: tuple[str, ...] | None = None,
     ) -> Finding:
         """Build a finding of this rule directly (used by the engine and parsers). Messages,
         pointers and tensor names are bounded (a 10 MB string in a config stays a short
@@ -327,7 +344,15 @@ class Rule:
             tensor=None if tensor is None else bounded(tensor, MAX_NAME),
             line=line,
             column=column,
+            command=command,
         )
+
+
+def shown(command: tuple[str, ...] | None) -> str:
+    """A command as a message quotes it: ```specfmt fix --in-place path```."""
+    import shlex
+
+    return f"`{shlex.join(command)}`" if command else ""
 
 
 MAX_MESSAGE = 2000
@@ -361,6 +386,7 @@ def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Findi
             profile=profile,
             pointer=hit.pointer,
             tensor=hit.tensor,
+            command=hit.command,
         )
         for hit in instance.check(ctx)
     )

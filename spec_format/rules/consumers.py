@@ -7,13 +7,14 @@ What each reader release reads, ignores or refuses is the reader table's (rules 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, versions
+from spec_format import catalog, misspell, versions
 from spec_format.report import Severity
-from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
 
 
 class _ConsumerRule(Rule):
@@ -70,11 +71,12 @@ class NestedKeyDropped(_ConsumerRule):
             (f"/speculators_config/proposal_methods/{i}", m, _PROPOSAL_KEYS)
             for i, m in enumerate(ctx.proposal_methods)
         ]
+        typos = misspelled_pointers(ctx)  # C014 names the key that was meant
         for where, obj, known in objects:
             if not isinstance(obj, dict):
                 continue
             for key in obj:
-                if key not in known:
+                if key not in known and f"{where}/{key}" not in typos:
                     yield Hit(
                         f"{where[1:]}.{key} is not a field of that object: speculators drops "
                         "it silently on load; move it where it belongs or remove it",
@@ -119,11 +121,25 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         verifier = ctx.spec_config.get("verifier")
         if isinstance(verifier, dict) and verifier.get("architectures") == []:
-            yield Hit(
+            head = (
                 "verifier.architectures is empty, so no reader can check the draft's target "
-                f"({_OLD_ARCH_RELEASES}); fill it from the verifier's config.json, for example "
-                "with `specfmt migrate --verifier DIR`",
+                f"({_OLD_ARCH_RELEASES})"
+            )
+            given = (ctx.verifier or {}).get("architectures")
+            command = None
+            if ctx.verifier_path is not None and isinstance(given, list) and given:
+                command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
+            if command:
+                advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
+            else:
+                advice = (
+                    "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
+                    "--in-place CONFIG` does)"
+                )
+            yield Hit(
+                f"{head}; {advice}",
                 pointer="/speculators_config/verifier/architectures",
+                command=command,
             )
 
 
@@ -139,15 +155,27 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
+        same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                yield Hit(f"{key} is {noise.why}; `specfmt migrate` drops it", pointer=f"/{key}")
+                yield Hit(
+                    f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
+                    "(same format version)",
+                    pointer=f"/{key}",
+                    command=same,
+                )
         for key, until in versions.removed_fields(ctx.model_type).items():
             if key in ctx.config:
+                # migrating drops it only across the step that removed it
+                past = None
+                if versions.line_index(ctx.format_version) <= versions.line_index(until):
+                    past = ctx.command("migrate", "--to", versions.latest(), "--in-place")
+                advice = f"{shown(past)} drops it" if past else "remove it"
                 yield Hit(
                     f"{key} is a field of {ctx.model_type} up to format {until}, removed after "
-                    "it; no current reader uses it; `specfmt migrate` drops it",
+                    f"it; no current reader uses it; {advice}",
                     pointer=f"/{key}",
+                    command=past,
                 )
 
 
@@ -168,3 +196,48 @@ class AnchorSamplingSupport(_ConsumerRule):
                 "with vllm-project/vllm#54154; older readers draft with the wrong layout",
                 pointer="/sample_from_anchor",
             )
+
+
+class MisspelledKey(_ConsumerRule):
+    """A key no reader reads is a slip away from one that readers read."""
+
+    id = "C014"
+    name = "misspelled-key"
+    since = "0.1.0"
+    severity = Severity.WARNING
+    status = Status.PREVIEW
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for m in misspellings(ctx):
+            where = m.parent.strip("/").replace("/", ".")
+            place = f"{where}.{m.key}" if where else m.key
+            if m.target is not None:
+                command = ctx.command("fix", "--in-place")
+                advice = (
+                    f"rename it to {m.known[0]} ({shown(command) or '`specfmt fix`'} does, "
+                    "keeping the value)"
+                )
+            elif m.present:
+                command, advice = None, f"{m.known[0]} is there too: remove {m.key}"
+            else:
+                command, advice = None, f"rename it to the one meant ({' or '.join(m.known)})"
+            yield Hit(
+                f"{place} is not a key readers read (did you mean {' or '.join(m.known)}?): "
+                f"its value is ignored, as if it were not there; {advice}",
+                pointer=m.pointer,
+                command=command,
+            )
+
+
+def misspellings(ctx: Context) -> list:
+    """The misspelled keys of the config, found once per config (C001, C003 and C014 ask)."""
+    if "_misspelled" not in ctx.options:
+        ctx.options["_misspelled"] = misspell.find(ctx.config, ctx.model_type, ctx.format_version)
+    return ctx.options["_misspelled"]
+
+
+def misspelled_pointers(ctx: Context) -> frozenset[str]:
+    """Pointers C014 reports (empty when it does not run): the symptoms defer to it."""
+    if "C014" not in ctx.options.get("running", ("C014",)):
+        return frozenset()
+    return frozenset(m.pointer for m in misspellings(ctx))

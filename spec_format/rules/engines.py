@@ -10,11 +10,15 @@ as a warning instead of an error.
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Iterator
 
-from spec_format import catalog, disputes
+from spec_format import catalog, disputes, schemas
+from spec_format.migration import eras
 from spec_format.report import Severity
-from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.rules.base import Context, Hit, Layer, Rule, shown
+from spec_format.rules.consumers import misspellings
 
 
 class _ReaderRule(Rule):
@@ -41,9 +45,9 @@ def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     return [r for r in ctx.options[key] if r.kind == kind]
 
 
-def _fix_hint(ctx: Context) -> str:
-    named = " ".join(f"--engine {e.id}" for e in engines(ctx))
-    return f"`specfmt fix {named} {ctx.config_path}`"
+def _fix_command(ctx: Context, *args: str) -> tuple[str, ...] | None:
+    named = [a for e in engines(ctx) for a in ("--engine", e.id)]
+    return ctx.command("fix", *named, *args, "--in-place")
 
 
 class ReadersDisagree(_ReaderRule):
@@ -66,28 +70,74 @@ class ReadersDisagree(_ReaderRule):
             return
         aux = catalog.aux_key(ctx.model_type)
         meant = disputes.view(writer, ctx.model_type, aux, ctx.config) if aux else None
-        if meant is not None and meant.how in ("absent", "null") and meant.value is None:
-            others = [
-                v
-                for e in engines(ctx)
-                if e.serves(ctx.model_type)
-                and (v := disputes.view(e, ctx.model_type, aux, ctx.config)) is not None
-            ]
+        if aux and meant is not None and meant.how in ("absent", "null") and meant.value is None:
+            yield _aux_hit(ctx, aux, meant)
+        readers = [writer, *engines(ctx)]
+        config = ctx.config
+        if eras.dspark_anchor_missing(config) is not None:
+            # what its writer meant is not the table's default (M005 reports it, and fix
+            # writes it first): compare the readers on the config as fix will see it
+            config = eras.apply_fixups(copy.deepcopy(config), values=False).document
+        # a field whose misspelling is present is C014's: the author gave it a value
+        meant_as = {m.known[0] for m in misspellings(ctx) if m.parent == "" and m.target}
+        if "C014" not in ctx.options.get("running", ("C014",)):
+            meant_as = set()
+        for d in disputes.disputes(config, ctx.model_type, writer, engines(ctx)):
+            if d.field in meant_as:
+                continue
+            state = "absent" if d.field not in config else f"{disputes.show(d.meant.value)}"
+            done = disputes.reconcile(config, ctx.model_type, d.field, d.meant, readers)
+            declared = schemas.resolve(ctx.format_version, ctx.model_type, (d.field,))
+            command = _fix_command(ctx) if done.ok and declared else None
+            if command:
+                advice = (
+                    f"{shown(command)} writes {d.field}: {json.dumps(done.value)}, under which "
+                    f"every reader acts as {writer.id} does"
+                )
+            elif done.ok:
+                advice = f"format {ctx.format_version} has no {d.field} to write; migrate it"
+            else:
+                advice = f"no value removes it: {done.why}"
             yield Hit(
-                f"{aux} is {meant.how}, so every reader picks the verifier layers itself "
-                f"({disputes.describe([meant, *others])}: the default layers of the "
-                "verifier); write the ids the draft was trained with "
-                f"(`specfmt fix --verifier DIR {ctx.config_path}` writes the default ones)",
-                pointer=f"/{aux}",
-            )
-        for d in disputes.disputes(ctx.config, ctx.model_type, writer, engines(ctx)):
-            state = "absent" if d.field not in ctx.config else f"{disputes.show(d.meant.value)}"
-            yield Hit(
-                f"{d.field} is {state} and readers act differently on it ({d.describe()}); "
-                f"{_fix_hint(ctx)} writes the value every reader reads the same, or names "
-                "the disagreement no value removes",
+                f"{d.headline(state)} ({d.describe()}); {advice}",
                 pointer=d.pointer,
+                command=command,
             )
+
+
+def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
+    """Aux layer ids left to the readers: the layers they pick, and the command that writes
+    them when the verifier is known (``fix --verifier``, the same values)."""
+    from spec_format.fix import default_aux_ids
+
+    others = [
+        v
+        for e in engines(ctx)
+        if e.serves(ctx.model_type)
+        and (v := disputes.view(e, ctx.model_type, aux, ctx.config)) is not None
+    ]
+    head = (
+        f"{aux} is {meant.how}, so every reader picks the verifier layers itself "
+        f"({disputes.describe([meant, *others])}: the default layers of the verifier)"
+    )
+    ids = default_aux_ids(ctx.model_type, ctx.format_version, ctx.verifier)
+    if ids is None or ctx.verifier_path is None:
+        how = ""
+        if ctx.model_type in catalog.family("chain"):
+            how = (
+                " (`specfmt validate --verifier DIR` shows the layers they use and the "
+                "command that writes them)"
+                if ctx.verifier is None
+                else " (the verifier's config does not say how many layers it has)"
+            )
+        return Hit(f"{head}; write the ids the draft was trained with{how}", pointer=f"/{aux}")
+    command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
+    return Hit(
+        f"{head}: with this verifier they use {ids}; if the draft was trained on those, "
+        f"{shown(command)} writes them, otherwise write the ids it was trained with",
+        pointer=f"/{aux}",
+        command=command,
+    )
 
 
 class VerifierNotAHubId(_ReaderRule):

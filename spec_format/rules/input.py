@@ -190,3 +190,27 @@ BY_PROBLEM_KIND: dict[str, type[Rule]] = {
     "number-out-of-range": NonFiniteNumber,
     "lone-surrogate": NotUtf8,
 }
+
+
+class WeightsNotFound(_InputRule):
+    """`--deep` or `--scan-weights` was asked for, but the input has no weights to read."""
+
+    id = "I013"
+    name = "weights-not-found"
+    since = "0.1.0"
+    severity = Severity.ERROR
+    template = {
+        "directory": (
+            "no model.safetensors or model.safetensors.index.json, so {what} could not "
+            "run (exit 3); put the weights next to config.json, or drop {flags} to check the "
+            "config alone"
+        ),
+        "stdin": (
+            "the config came from standard input, so {what} could not run (exit 3); pass the "
+            "checkpoint directory instead of -"
+        ),
+        "config-file": (
+            "a config.json file was given, so {what} could not run (exit 3); pass the "
+            "checkpoint directory (`specfmt validate {parent} {flags}`)"
+        ),
+    }

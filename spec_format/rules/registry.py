@@ -11,9 +11,13 @@ module lists its rules a second time.
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Iterable
 from functools import cache
 from typing import NamedTuple
 
+from spec_format.errors import UsageError
 from spec_format.rules import (
     consumers,
     crossfield,
@@ -27,7 +31,7 @@ from spec_format.rules import (
     vocab,
     weights,
 )
-from spec_format.rules.base import Layer, Rule, Status
+from spec_format.rules.base import LAYER_PREFIX, Layer, Rule, Status
 
 RULES: tuple[type[Rule], ...] = (
     # input (I), emitted while reading files
@@ -43,6 +47,7 @@ RULES: tuple[type[Rule], ...] = (
     input.NonFiniteNumber,
     input.NoConfigInDirectory,
     input.InternalError,
+    input.WeightsNotFound,
     # schema (S)
     schema.MissingModelType,
     schema.UnknownModelType,
@@ -89,6 +94,7 @@ RULES: tuple[type[Rule], ...] = (
     engines.TypeNotServed,
     engines.EngineRejects,
     engines.AssumedEngineRejects,
+    consumers.MisspelledKey,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,
@@ -245,3 +251,56 @@ def checks_for(layer: Layer) -> tuple[type[Rule], ...]:
 def by_name(layer: Layer) -> dict[str, type[Rule]]:
     """The rules of one layer by kebab-case name (parsers name H rules by kind)."""
     return {r.name: r for r in by_layer(layer)}
+
+
+def expand(selectors: Iterable[str], option: str = "--select") -> frozenset[str]:
+    """Rule selectors -> the rule ids they name, like ruff's: an id (``C001``; a removed
+    id follows its redirect), a prefix (``C`` every consumer rule, ``C00`` C001-C009) or
+    ``ALL``. Anything that names no rule is a usage error with the closest ids."""
+    out: set[str] = set()
+    for raw in selectors:
+        text = str(raw).strip().upper()
+        if not text:
+            continue
+        if text == "ALL":
+            out.update(BY_ID)
+            continue
+        if text in BY_ID or text in REDIRECTS:
+            if text in BY_ID or REDIRECTS.get(text):  # removed without a successor: nothing
+                out.add(get(text).id)
+            continue
+        matched = [i for i in BY_ID if _PREFIX.fullmatch(text) and i.startswith(text)]
+        if not matched:
+            raise UsageError(_unknown_selector(str(raw).strip(), option))
+        out.update(matched)
+    return frozenset(out)
+
+
+_PREFIX = re.compile(r"[A-Z][0-9]{0,2}")
+
+
+def _unknown_selector(text: str, option: str) -> str:
+    upper = text.upper()
+    head = f"{option}: unknown rule id {text!r}"
+    tail = "`specfmt rules` lists them"
+    by_name = {r.name: r.id for r in RULES}
+    if text.lower() in by_name:
+        return f"{head} (did you mean {by_name[text.lower()]}, the id of that name?); {tail}"
+    letters = {i[0] for i in BY_ID}
+    if upper[:1] not in letters:
+        known = ", ".join(p for p in LAYER_PREFIX.values() if p in letters)
+        return (
+            f"{head}: a rule id is a layer letter ({known}) and three digits, such as C001, "
+            f"or a prefix of one (C, C00); {tail}"
+        )
+    # a letter typed for a digit (C0O1, C00l) first, then the ids that look closest
+    digits = upper[:1] + upper[1:].translate(str.maketrans("OILS", "0115"))
+    close = [digits] if digits in BY_ID else []
+    if len(upper) < 16:
+        close += [
+            c for c in difflib.get_close_matches(upper, list(BY_ID), n=3, cutoff=0.5) if c != digits
+        ]
+    if close:
+        return f"{head} (did you mean {', '.join(close[:3])}?); {tail}"
+    layer = sorted(i for i in BY_ID if i[0] == upper[0])
+    return f"{head}; the {upper[0]} rules are {layer[0]}-{layer[-1]}; {tail}"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from spec_format import versions
 from spec_format.migration import eras
 from spec_format.report import Severity
-from spec_format.rules.base import Context, Hit, Layer, Rule
+from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
 
 class _VersionRule(Rule):
@@ -25,6 +25,14 @@ def _detect(ctx: Context) -> versions.Detection:
     if ctx.detection is None:
         ctx.detection = versions.detect(ctx.config)
     return ctx.detection
+
+
+def _migrate(ctx: Context, line: str) -> tuple[str, ...] | None:
+    return ctx.command("migrate", "--to", line, "--in-place")
+
+
+def _run(command: tuple[str, ...] | None, line: str) -> str:
+    return shown(command) or f"`specfmt migrate --to {line}`"
 
 
 def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
@@ -47,11 +55,13 @@ class VersionStringInvalid(_VersionRule):
         raw = ctx.config.get("speculators_version")
         if raw is None or (det.parsed is not None and det.declared_line is not None):
             return
+        command = _migrate(ctx, det.line)
         yield Hit(
             f"speculators_version {raw!r} is not a speculators version "
             f"({'; '.join(det.problems) or 'unrecognised'}); the keys say format "
-            f"{det.inferred_span}. Run `specfmt migrate --to {det.line}` to stamp a real one",
+            f"{det.inferred_span}. {_run(command, det.line)} stamps a real one",
             pointer="/speculators_version",
+            command=command,
         )
 
 
@@ -67,11 +77,13 @@ class VersionMissing(_VersionRule):
         if "speculators_version" in ctx.config:
             return
         det = _detect(ctx)
+        command = _migrate(ctx, det.line)
         yield Hit(
             f"no speculators_version; the keys say format {det.inferred_span} "
             f"({'; '.join(e.describe() for e in det.evidence if e.strong) or 'no evidence'}). "
-            f"Run `specfmt migrate --to {det.line}` to write it",
+            f"{_run(command, det.line)} writes it",
             pointer="",
+            command=command,
         )
 
 
@@ -88,15 +100,17 @@ class VersionDisagreesWithKeys(_VersionRule):
         det = _detect(ctx)
         if det.declared_line is None or det.agrees:
             return
+        command = _migrate(ctx, det.line)
         against = [e for e in det.evidence if not e.allows(det.declared_line)]
         strong = [e for e in against if e.strong]
         why = "; ".join(e.describe() for e in (strong or against))
         yield Hit(
             f"speculators_version {det.declared!r} names format {det.declared_line}, but the "
             f"keys say {det.inferred_span} ({why}); the file was probably re-saved by another "
-            f"release, which never updates the stamp. specfmt uses {det.line}; run "
-            f"`specfmt migrate --to {det.line}` to re-stamp it",
+            f"release, which never updates the stamp. specfmt uses {det.line}; "
+            f"{_run(command, det.line)} re-stamps it",
             pointer="/speculators_version",
+            command=command,
         )
 
 
@@ -112,10 +126,21 @@ class OlderFormat(_VersionRule):
         latest = versions.latest()
         if ctx.format_version == latest:
             return
+        newest = (versions.lines_with_type(ctx.model_type) or (latest,))[-1]
+        if newest == ctx.format_version:  # a retired type: nothing to migrate to (S003)
+            yield Hit(
+                f"format {ctx.format_version} is older than {latest}, and the newest format "
+                f"with {ctx.model_type} drafts; no migration carries it further",
+                pointer="/speculators_version" if "speculators_version" in ctx.config else "",
+            )
+            return
+        command = _migrate(ctx, newest)
+        last = "" if newest == latest else f" (the newest format with {ctx.model_type} drafts)"
         yield Hit(
-            f"format {ctx.format_version} is older than {latest}; `specfmt migrate --to "
-            f"{latest}` converts it and lists every change",
+            f"format {ctx.format_version} is older than {latest}; {_run(command, newest)}"
+            f"{last} converts it and lists every change",
             pointer="/speculators_version" if "speculators_version" in ctx.config else "",
+            command=command,
         )
 
 
@@ -131,10 +156,12 @@ class DSparkAnchorUnrecorded(_VersionRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         why = eras.dspark_anchor_missing(ctx.config)
         if why is not None:
+            command = ctx.command("fix", "--in-place")
             yield Hit(
                 f'sample_from_anchor is absent: {why}. Write "sample_from_anchor": false '
-                "(`specfmt fix` does)",
+                f"({shown(command) or '`specfmt fix`'} does)",
                 pointer="/sample_from_anchor",
+                command=command,
             )
 
 
@@ -151,11 +178,15 @@ class DFlashTokensOffByOne(_VersionRule):
         bug = eras.dflash_off_by_one(ctx.config)
         if bug is not None:
             i, written, right = bug
+            command = _migrate(ctx, ctx.format_version)
             yield Hit(
                 f"speculative_tokens is {written} = block_size, written by "
                 f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 were "
-                f"off by one); set it to {right} (`specfmt migrate` does)",
+                f"off by one): block_size {written} without anchor sampling drafts {right} "
+                f"tokens per step; set it to {right} ({_run(command, ctx.format_version)} "
+                "does, in the same format version)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
+                command=command,
             )
 
 

@@ -135,8 +135,12 @@ def test_only_a_stray_file_means_no_weights(tmp_path):
 def test_a_directory_without_weights_is_checked_as_config_only(tmp_path):
     built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"))
     (built.path / "model.safetensors").unlink()
-    report = check(built.path, deep=True)
+    report = check(built.path)
     assert not rule_ids(report) and report.exit_code == 0
+    assert any(note.startswith(f"{built.path} has no weights") for note in report.notes)
+    # asked to read tensor values that are not there: I013, exit 3 (see tests/test_cli_checks.py)
+    report = check(built.path, deep=True)
+    assert rule_ids(report, "I") == {"I013"} and report.exit_code == 3
 
 
 def test_an_unreadable_index_is_one_finding(tmp_path):

@@ -1,0 +1,200 @@
+"""Misspelled keys: an unknown key one or two typing slips away from a key that readers read.
+
+Every object of a config allows keys its schema does not declare (Hugging Face configs carry
+arbitrary keys, and speculators drops unknown nested ones), so ``norm_befor_residual: true``
+is valid JSON Schema, and the reader silently uses its default for ``norm_before_residual``.
+A key is *misspelled* when it is declared by no schema of any version or type at that place
+(a key of another version, ``torch_dtype`` beside ``dtype``, is not a typo) and is close to
+a key the schema of the config's own version and type declares there: the same letters
+apart from case and ``_``/``-``, or at most one edit (two for keys of 12 or more
+characters; an edit is an insertion, deletion, substitution or swap of neighbours). In
+``transformer_layer_config``, where every transformers key is legal, only near-misses of the
+keys the readers read (the schema's properties) count, never other unknown keys.
+
+The C014 rule reports them; ``fix`` and ``migrate`` rename a misspelled key to the known one
+(keeping its value) when that key is absent and the match is unique, and so never write a
+default for a field whose misspelling is present.
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from typing import Any, NamedTuple
+
+from spec_format import catalog, schemas
+
+#: the objects checked: pointer of the object -> schema path parts (``*``: every list item)
+OBJECTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ()),
+    ("/speculators_config", ("speculators_config",)),
+    ("/speculators_config/verifier", ("speculators_config", "verifier")),
+    ("/speculators_config/proposal_methods/*", ("speculators_config", "proposal_methods", "0")),
+    ("/transformer_layer_config", ("transformer_layer_config",)),
+)
+
+
+class Misspelling(NamedTuple):
+    parent: str  # JSON pointer of the object ("" for the top level)
+    key: str  # the key as written
+    known: tuple[str, ...]  # the declared keys it is close to, closest first
+    present: bool  # the (single) known key is present too: nothing to rename
+
+    @property
+    def pointer(self) -> str:
+        return f"{self.parent}/{_escape(self.key)}"
+
+    @property
+    def target(self) -> str | None:
+        """The pointer to rename to: one known key, absent from the object; else None."""
+        if len(self.known) != 1 or self.present:
+            return None
+        return f"{self.parent}/{_escape(self.known[0])}"
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
+    """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
+    entry = catalog.versions().get(line)
+    if entry is None or model_type not in entry.types:
+        return []
+    out: list[Misspelling] = []
+    for pointer, parts in OBJECTS:
+        declared = _declared(line, model_type, parts)
+        if not declared:
+            continue
+        for where, obj in _objects(config, pointer):
+            for key in obj:
+                if not isinstance(key, str) or key in declared:
+                    continue
+                close = _close(key, declared, _ever_declared(parts, pointer == ""))
+                if close:
+                    present = len(close) == 1 and close[0] in obj
+                    out.append(Misspelling(where, key, close, present))
+    return out
+
+
+def _objects(config: dict[str, Any], pointer: str):
+    if pointer == "":
+        yield "", config
+        return
+    parts = pointer.strip("/").split("/")
+    nodes: list[tuple[str, Any]] = [("", config)]
+    for part in parts:
+        nxt = []
+        for where, node in nodes:
+            if part == "*" and isinstance(node, list):
+                nxt += [(f"{where}/{i}", item) for i, item in enumerate(node)]
+            elif isinstance(node, dict) and part in node:
+                nxt.append((f"{where}/{part}", node[part]))
+        nodes = nxt
+    yield from ((w, n) for w, n in nodes if isinstance(n, dict))
+
+
+@cache
+def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
+    """The properties the schema declares at ``parts``, with those of every branch of a
+    ``oneOf``/``anyOf``/``allOf`` there (proposal methods are one per proposal type)."""
+    node: Any = schemas.validator(line, model_type).schema  # every $ref inlined
+    for part in parts:
+        props = node.get("properties", {}) if isinstance(node, dict) else {}
+        if part in props:
+            node = props[part]
+        elif part.isdigit() and isinstance(node, dict) and "items" in node:
+            node = node["items"]
+        else:
+            return frozenset()
+    names: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, dict):
+            names |= set(n.get("properties", {}))
+            for key in ("oneOf", "anyOf", "allOf"):
+                todo += n.get(key, [])
+    return frozenset(names)
+
+
+@cache
+def _ever_declared(parts: tuple[str, ...], top: bool) -> frozenset[str]:
+    """Keys some schema of any version and type declares at ``parts`` (and, at the top
+    level, the serialization noise C009 reports): never a typo."""
+    names: set[str] = set(catalog.noise_keys()) if top else set()
+    for line, entry in catalog.versions().items():
+        for model_type in entry.types:
+            names |= _declared(line, model_type, parts)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1 << 16)  # bounded: hostile inputs bring any number of distinct keys
+def _close(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple[str, ...]:
+    """The declared keys ``key`` is a slip away from, closest first (cached: unknown keys
+    such as transformers' own recur in every config)."""
+    if key in ever or len(key) > 64:
+        return ()
+    folded = _fold(key)
+    scored = []
+    for known in declared:
+        if _fold(known) == folded:
+            scored.append((0, known))
+            continue
+        limit = 2 if len(known) >= 12 else 1
+        if len(known) < 4 or abs(len(known) - len(key)) > limit:
+            continue
+        d = _distance(key.lower(), known.lower(), limit)
+        if d <= limit:
+            scored.append((d, known))
+    if not scored:
+        return ()
+    best = min(d for d, _ in scored)
+    return tuple(sorted(k for d, k in scored if d == best))
+
+
+def _fold(key: str) -> str:
+    return key.lower().replace("_", "").replace("-", "")
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Optimal string alignment distance (edits and swaps of neighbours), or limit + 1
+    once it exceeds ``limit``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+#: the step name of the renames in the reports of ``fix`` and ``migrate``
+STEP = "spelling"
+
+
+def rename(ed, line: str) -> None:
+    """Rename each misspelled key of the editor's document to its known key (keeping the
+    value) where that key is absent and the match unique; report the others (C014)."""
+    model_type = ed.model_type
+    if not isinstance(model_type, str):
+        return
+    for m in find(ed.doc, model_type, line):
+        if m.target is None:
+            if m.present:
+                why = f"{m.key} is a misspelling of {m.known[0]}, which is there too: remove it"
+            else:
+                why = (
+                    f"{m.key} is a misspelling of {' or '.join(m.known)}: rename it to the one "
+                    "meant (no default is written for them meanwhile)"
+                )
+            ed.problem("C014", why, pointer=m.pointer, severity="warning")
+            continue
+        value = ed.get(m.pointer)
+        ed.remove(m.pointer, f"a misspelling of {m.known[0]} (C014), which readers read")
+        ed.set(m.target, value, f"renamed from {m.key}, keeping its value")

@@ -142,10 +142,18 @@ def test_dump_onto_a_full_device_is_an_error(checkpoints):
     assert result.exit_code == 3 and "No space left on device" in result.output
 
 
-def test_dump_into_a_missing_directory_is_a_usage_error(checkpoints, tmp_path):
+def test_dump_into_a_missing_directory_creates_it_and_a_file_in_the_way_is_a_usage_error(
+    checkpoints, tmp_path
+):
+    """Like every -o: missing directories are made (mkdir -p); a file where a directory
+    should be is a usage error naming it."""
     path = _with_config(checkpoints["eagle3"], tiny_config("eagle3"))
-    result = forward(path, "--tokens", 3, "--dump", tmp_path / "missing" / "out.safetensors")
-    assert result.exit_code == 2 and "does not exist" in result.output
+    dump = tmp_path / "missing" / "deeper" / "out.safetensors"
+    assert forward(path, "--tokens", 3, "--dump", dump).exit_code == 0
+    assert dump.read_bytes()[:8] != b""
+    (tmp_path / "plain").write_text("x")
+    result = forward(path, "--tokens", 3, "--dump", tmp_path / "plain" / "out.safetensors")
+    assert result.exit_code == 2 and "plain" in result.output, result.output
 
 
 def test_dump_replaces_a_file_atomically_keeping_its_mode_and_links(checkpoints, tmp_path):

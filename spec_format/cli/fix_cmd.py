@@ -28,7 +28,7 @@ from spec_format.cli.rewrite_common import (
 
 if TYPE_CHECKING:
     from spec_format import rewrite
-    from spec_format.fix import FixOptions
+    from spec_format.fixing import FixOptions
 
 
 @handle_errors
@@ -70,7 +70,7 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.fix import FixOptions
+    from spec_format.fixing import FixOptions
     from spec_format.verifier import load_verifier
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
@@ -89,7 +89,7 @@ def _fix_one(
     path: Path, options: FixOptions, opts: rewrite.WriteOptions, check: bool
 ) -> FileResult:
     from spec_format import documents, rewrite
-    from spec_format.fix import fix
+    from spec_format.fixing import fix
 
     cfg = documents.read_config(path)
     result = fix(cfg.data, options)

@@ -33,6 +33,7 @@ from spec_format.checkpoint import TensorRecord
 from spec_format.convert.plan import ConvertRefused, Plan
 from spec_format.errors import InputError, UsageError
 from spec_format.migration.output import dumps
+from spec_format.outfile import fsync_dir
 from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
 
 #: save_pretrained's default max_shard_size per transformers major (decimal units, as
@@ -259,7 +260,7 @@ def write_checkpoint(
         }
         text = json.dumps(index, indent=2, sort_keys=True) + "\n"
         written.append((INDEX_NAME, _write_file(directory / INDEX_NAME, text)))
-    _fsync_dir(directory)
+    fsync_dir(directory)
     return written
 
 
@@ -277,7 +278,7 @@ def publish(tmp: Path, dest: Path) -> None:
             f"-o {dest}: could not rename the converted checkpoint into place "
             f"({exc.strerror}); nothing was written"
         ) from None
-    _fsync_dir(dest.parent)
+    fsync_dir(dest.parent)
 
 
 def remove_tree(path: Path) -> None:
@@ -477,13 +478,3 @@ def _to_dtype(np, values, dtype: str) -> bytes:
         out[np.isnan(values)] = 0x7FC0
         return out.tobytes()
     return values.astype({"F64": "<f8", "F32": "<f4", "F16": "<f2"}[dtype]).tobytes()
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    with contextlib.suppress(OSError):
-        os.fsync(fd)
-    os.close(fd)

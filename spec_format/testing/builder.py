@@ -135,6 +135,17 @@ def set_path(config: dict[str, Any], path: str, value: Any) -> None:
         node[parts[-1]] = value
 
 
+def replace_keys(config: dict[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Replace top-level keys of ``config`` with ``overrides`` (a value of None removes the
+    key); returns ``config``."""
+    for key, value in (overrides or {}).items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    return config
+
+
 def qwen3_8b_eagle3_config() -> dict[str, Any]:
     """The real shapes of RedHatAI/Qwen3-8B-speculator.eagle3 (H=4096, V=151936, D=32000,
     one layer, bf16): the benchmark's checkpoint."""

@@ -27,7 +27,7 @@ import shutil
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from spec_format.checkpoint import TensorRecord
 from spec_format.convert.plan import ConvertRefused, Plan
@@ -39,6 +39,7 @@ from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
 #: save_pretrained's default max_shard_size per transformers major (decimal units, as
 #: huggingface_hub parses "5GB" / "50GB")
 SHARD_SIZE = {"4": 5 * 10**9, "5": 50 * 10**9}
+_T = TypeVar("_T")
 CHUNK = 16 << 20
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 #: --dtype spellings: safetensors names and torch names
@@ -299,14 +300,20 @@ def _write_file(path: Path, text: str) -> int:
     return len(data)
 
 
-def _header(members: Iterable[OutTensor]) -> tuple[bytes, list[OutTensor]]:
-    """The canonical safetensors header (dtype alignment descending, then name; padded
-    with spaces to a multiple of 8) and the tensors in data order."""
-    order = sorted(members, key=lambda t: (-DTYPE_BITS[t.dtype], t.name))
-    header: dict = {"__metadata__": {"format": "pt"}}
+def canonical_header(
+    tensors: Iterable[tuple[str, _T]], metadata: Mapping[str, str] | None
+) -> tuple[bytes, list[tuple[str, _T]]]:
+    """The canonical safetensors header of ``(name, tensor)`` pairs, each tensor having
+    ``dtype``, ``shape`` and ``nbytes``: the 8-byte length, then the JSON (``__metadata__``
+    first when given; tensors by dtype alignment descending, then name; padded with spaces
+    to a multiple of 8). Returns it and the pairs in data order."""
+    order = sorted(tensors, key=lambda pair: (-DTYPE_BITS[pair[1].dtype], pair[0]))
+    header: dict[str, Any] = {}
+    if metadata is not None:
+        header["__metadata__"] = dict(metadata)
     offset = 0
-    for t in order:
-        header[t.name] = {
+    for name, t in order:
+        header[name] = {
             "dtype": t.dtype,
             "shape": list(t.shape),
             "data_offsets": [offset, offset + t.nbytes],
@@ -318,7 +325,8 @@ def _header(members: Iterable[OutTensor]) -> tuple[bytes, list[OutTensor]]:
 
 
 def _write_safetensors(path: Path, members: list[OutTensor], sources: _Sources) -> int:
-    head, order = _header(members)
+    head, pairs = canonical_header(((t.name, t) for t in members), {"format": "pt"})
+    order = [t for _, t in pairs]
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         os.write(fd, head)

@@ -18,9 +18,12 @@ from spec_format.cli.common import (
 )
 from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
-    OUTPUT_HELP,
     FileResult,
+    backup_option,
     engines_by_input,
+    in_place_option,
+    output_option,
+    paths_argument,
     render_text,
     run_files,
     write_options,
@@ -33,23 +36,15 @@ if TYPE_CHECKING:
 
 @handle_errors
 def fix_command(
-    paths: list[Path] = typer.Argument(
-        ...,
-        help="config.json files or checkpoint directories (several need --check, --dry-run or "
-        "--in-place), or - for a config on standard input (the result goes to stdout).",
-    ),
+    paths: list[Path] = paths_argument(),
     format_version: str = typer.Option(
         None,
         "--format-version",
         help="Use this format version's defaults instead of the detected one.",
     ),
-    output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
-    in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
-    backup: bool = typer.Option(
-        False,
-        "--backup",
-        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
-    ),
+    output: Path = output_option(),
+    in_place: bool = in_place_option(),
+    backup: bool = backup_option(),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print a unified diff and the report; write nothing."
     ),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import ExitCode, handle_errors, stdout
+from spec_format.cli.common import ExitCode, handle_errors, stdout, verifier_option
 from spec_format.cli.migrate_cmd import ReportFormat
 
 
@@ -50,10 +50,8 @@ def convert_command(
     output: Path = typer.Option(
         None, "--output", "-o", help="The new checkpoint directory (absent or empty)."
     ),
-    verifier: str = typer.Option(
-        None,
-        "--verifier",
-        help="The verifier's config.json, its directory, or hf://ORG/NAME[@REV].",
+    verifier: str = verifier_option(
+        "The verifier's config.json, its directory, or hf://ORG/NAME[@REV]."
     ),
     verifier_name: str = typer.Option(
         None,

@@ -9,12 +9,12 @@ import typer
 
 from spec_format.cli.common import (
     ExitCode,
+    ReportFormat,
     format_option,
     handle_errors,
     stdout,
     verifier_option,
 )
-from spec_format.cli.migrate_cmd import ReportFormat
 
 
 def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:

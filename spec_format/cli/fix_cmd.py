@@ -9,6 +9,7 @@ import typer
 
 from spec_format.cli.common import (
     ExitCode,
+    ReportFormat,
     config_option,
     engine_option,
     format_option,
@@ -16,7 +17,6 @@ from spec_format.cli.common import (
     isolated_option,
     verifier_option,
 )
-from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
     FileResult,
     backup_option,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +9,7 @@ import typer
 
 from spec_format.cli.common import (
     ExitCode,
+    ReportFormat,
     config_option,
     engine_option,
     format_option,
@@ -33,11 +33,6 @@ from spec_format.cli.rewrite_common import (
 if TYPE_CHECKING:
     from spec_format import rewrite
     from spec_format.migration import MigrateOptions
-
-
-class ReportFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 @handle_errors

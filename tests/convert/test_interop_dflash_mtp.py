@@ -34,7 +34,12 @@ from spec_format.testing.sources import (
     tiny_mtp_verifier_config,
     zlab_dflash_config,
 )
-from tests.interop.test_releases import _scoped, meaning_changes, run_with_specfmt
+from tests.interop.test_releases import (
+    _scoped,
+    meaning_changes,
+    run_with_specfmt,
+    skip_unless_asked,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -82,13 +87,6 @@ MTP_CASES = {
 }
 
 
-def _wanted(request) -> bool:
-    return (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-
-
 def env(release: str) -> Path | None:
     target = CACHE / "envs" / release
     return target if (target / ".ok").is_file() and PYTHON.exists() else None
@@ -98,8 +96,7 @@ def env(release: str) -> Path | None:
 def judged(request, tmp_path_factory):
     """Build every source, convert it with specfmt per format line and with each release;
     returns {(case, line): (job, answer)}."""
-    if not _wanted(request):
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+    skip_unless_asked(request)
     root = tmp_path_factory.mktemp("release-converters")
     verifier = build_dense_verifier(root / "verifier", tiny_dflash_verifier_config()).path
     sources = {}

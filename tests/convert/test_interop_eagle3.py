@@ -23,7 +23,14 @@ import pytest
 
 from spec_format.checkpoint import load_checkpoint
 from spec_format.testing import builder, safeailab
-from tests.interop.test_releases import CACHE, RELEASES, env, run_probe, run_with_specfmt
+from tests.interop.test_releases import (
+    CACHE,
+    RELEASES,
+    env,
+    run_probe,
+    run_with_specfmt,
+    skip_unless_asked,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -53,15 +60,6 @@ DIFFERENCES = {
     "no-aux-ids": ("0.1",),
 }
 ATOL = 1e-5
-
-
-def _wanted(request) -> None:
-    wanted = (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-    if not wanted:
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
 
 
 def _lines() -> list[str]:
@@ -123,7 +121,7 @@ class Work:
 
 @pytest.fixture(scope="session")
 def work(request, tmp_path_factory) -> Work:
-    _wanted(request)
+    skip_unless_asked(request)
     if not _lines():
         pytest.skip(f"no interop environments under {CACHE} (scripts/interop-envs.sh)")
     return Work(tmp_path_factory.mktemp("convert-interop"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop.test_releases import run_with_specfmt
+from tests.interop.test_releases import run_with_specfmt, skip_unless_asked
 
 pytestmark = pytest.mark.interop
 
@@ -43,12 +43,7 @@ ATOL = 1e-5
 
 
 def _need_env(request) -> None:
-    wanted = (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-    if not wanted:
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+    skip_unless_asked(request)
     if not ((ENV / ".ok").is_file() and PYTHON.exists()):
         pytest.skip(f"no speculators 0.9.0 environment in {CACHE} (scripts/interop-envs.sh)")
 

@@ -87,6 +87,16 @@ def run_probe(line: str, requests: list[dict]) -> list[dict]:
     return json.loads(proc.stdout)
 
 
+def skip_unless_asked(request) -> None:
+    """Skip unless interop tests were asked for (``pytest -m interop`` or SPECFMT_INTEROP=1)."""
+    asked = (
+        "interop" in (request.config.getoption("-m") or "")
+        or os.environ.get("SPECFMT_INTEROP") == "1"
+    )
+    if not asked:
+        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+
+
 def run_with_specfmt(target: Path, script: Path, *args: str, stdin: str | None = None) -> Any:
     """Run ``script`` with the base interpreter, the release environment ``target`` and this
     checkout importable (spec_format's own dependencies fall back to the running venv's

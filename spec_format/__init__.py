@@ -17,9 +17,9 @@ _API = {
     "ValidateOptions": "spec_format.validation",
     "migrate": "spec_format.migration",
     "MigrateOptions": "spec_format.migration",
-    "fix": None,  # the module spec_format.fix, which is callable: spec_format.fix(config)
-    "FixOptions": "spec_format.fix",
-    "FixResult": "spec_format.fix",
+    "fix": "spec_format.fixing",
+    "FixOptions": "spec_format.fixing",
+    "FixResult": "spec_format.fixing",
     "load_config": "spec_format.api",
     "model_class": "spec_format.api",
     "ConfigInvalid": "spec_format.api",
@@ -37,12 +37,7 @@ def __getattr__(name: str):
     if name in _API:
         from importlib import import_module
 
-        module = _API[name]
-        value = (
-            import_module(f"spec_format.{name}")
-            if module is None
-            else getattr(import_module(module), name)
-        )
+        value = getattr(import_module(_API[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'spec_format' has no attribute {name!r}")

@@ -148,7 +148,7 @@ def _replace(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
     return Written(path=target, replaced=True, backup=backup_path)
 
 
@@ -287,7 +287,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Flush a directory's entries (a rename or a new file in it) to disk, where the
+    platform allows."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds

@@ -152,12 +152,12 @@ def test_fix_is_public_and_lazy():
     import subprocess
     import sys
 
-    from spec_format.fix import FixOptions, fix
+    from spec_format.fixing import FixOptions, fix
 
-    assert callable(spec_format.fix) and spec_format.fix.FixOptions is FixOptions
+    assert spec_format.fix is fix
     assert spec_format.FixOptions is FixOptions and "fix" in spec_format.__all__
     assert spec_format.fix(EXAMPLES[0]).to_dict() == fix(EXAMPLES[0]).to_dict()
-    code = "import sys, spec_format; print('spec_format.fix' in sys.modules)"
+    code = "import sys, spec_format; print('spec_format.fixing' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 
 from spec_format import disputes, readers, schemas, versions
-from spec_format.fix import FixOptions, fix
+from spec_format.fixing import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.testing.builder import tiny_config
 

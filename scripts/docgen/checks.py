@@ -189,7 +189,7 @@ def _rewrite_fires(document: dict, rule_id: str) -> bool:
 
     from spec_format import versions
     from spec_format.errors import SpecfmtError
-    from spec_format.fix import fix
+    from spec_format.fixing import fix
     from spec_format.migration import MigrateOptions, migrate
 
     runs = [

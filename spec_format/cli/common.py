@@ -29,6 +29,13 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 70  # a bug in specfmt
 
 
+class ReportFormat(str, enum.Enum):
+    """``--format`` of the commands that print text or JSON."""
+
+    text = "text"
+    json = "json"
+
+
 #: --engine, shared by validate, fix and migrate
 ENGINE_HELP = (
     "An engine the draft is served or trained with, NAME==VERSION (repeatable), for example "

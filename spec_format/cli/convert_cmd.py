@@ -7,8 +7,14 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import ExitCode, handle_errors, stdout
-from spec_format.cli.migrate_cmd import ReportFormat
+from spec_format.cli.common import (
+    ExitCode,
+    ReportFormat,
+    format_option,
+    handle_errors,
+    stdout,
+    verifier_option,
+)
 
 
 def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
@@ -50,10 +56,8 @@ def convert_command(
     output: Path = typer.Option(
         None, "--output", "-o", help="The new checkpoint directory (absent or empty)."
     ),
-    verifier: str = typer.Option(
-        None,
-        "--verifier",
-        help="The verifier's config.json, its directory, or hf://ORG/NAME[@REV].",
+    verifier: str = verifier_option(
+        "The verifier's config.json, its directory, or hf://ORG/NAME[@REV]."
     ),
     verifier_name: str = typer.Option(
         None,
@@ -84,9 +88,7 @@ def convert_command(
         help="Shard the weights above this size (default: save_pretrained's for the target "
         "format's transformers: 5GB for 4.x, 50GB for 5.x).",
     ),
-    report_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Report format."
-    ),
+    report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
 ) -> None:
     """Convert a third-party draft checkpoint (SafeAILab EAGLE-3, ...) into the speculators
     format: every tensor mapped or dropped with its reason, every config value with its
@@ -114,7 +116,7 @@ def convert_command(
     )
     result = convert(src, output, request, dry_run=dry_run, max_shard_size=_size(max_shard_size))
     out = stdout()
-    if report_format is ReportFormat.json:
+    if report_format == ReportFormat.json.value:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")
     else:
         out.write(render_text(result, dry_run))

@@ -9,6 +9,7 @@ import typer
 
 from spec_format.cli.common import (
     ExitCode,
+    ReportFormat,
     config_option,
     engine_option,
     format_option,
@@ -16,11 +17,13 @@ from spec_format.cli.common import (
     isolated_option,
     verifier_option,
 )
-from spec_format.cli.migrate_cmd import ReportFormat
 from spec_format.cli.rewrite_common import (
-    OUTPUT_HELP,
     FileResult,
+    backup_option,
     engines_by_input,
+    in_place_option,
+    output_option,
+    paths_argument,
     render_text,
     run_files,
     write_options,
@@ -28,28 +31,20 @@ from spec_format.cli.rewrite_common import (
 
 if TYPE_CHECKING:
     from spec_format import rewrite
-    from spec_format.fix import FixOptions
+    from spec_format.fixing import FixOptions
 
 
 @handle_errors
 def fix_command(
-    paths: list[Path] = typer.Argument(
-        ...,
-        help="config.json files or checkpoint directories (several need --check, --dry-run or "
-        "--in-place), or - for a config on standard input (the result goes to stdout).",
-    ),
+    paths: list[Path] = paths_argument(),
     format_version: str = typer.Option(
         None,
         "--format-version",
         help="Use this format version's defaults instead of the detected one.",
     ),
-    output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
-    in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
-    backup: bool = typer.Option(
-        False,
-        "--backup",
-        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
-    ),
+    output: Path = output_option(),
+    in_place: bool = in_place_option(),
+    backup: bool = backup_option(),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print a unified diff and the report; write nothing."
     ),
@@ -70,7 +65,7 @@ def fix_command(
     change; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.fix import FixOptions
+    from spec_format.fixing import FixOptions
     from spec_format.verifier import load_verifier
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
@@ -89,7 +84,7 @@ def _fix_one(
     path: Path, options: FixOptions, opts: rewrite.WriteOptions, check: bool
 ) -> FileResult:
     from spec_format import documents, rewrite
-    from spec_format.fix import fix
+    from spec_format.fixing import fix
 
     cfg = documents.read_config(path)
     result = fix(cfg.data, options)

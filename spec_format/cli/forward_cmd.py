@@ -11,7 +11,13 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, progress_display, stdout, verifier_option
+from spec_format.cli.common import (
+    ReportFormat,
+    handle_errors,
+    progress_display,
+    stdout,
+    verifier_option,
+)
 
 
 class Device(str, enum.Enum):
@@ -25,11 +31,6 @@ class Dtype(str, enum.Enum):
     float32 = "float32"
     bfloat16 = "bfloat16"
     float16 = "float16"
-
-
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 @handle_errors
@@ -71,7 +72,9 @@ def forward_command(
         None, "--compare", help="Compare with a --dump file; exit 1 on mismatch."
     ),
     atol: float = typer.Option(1e-3, "--atol", help="Absolute tolerance of --compare."),
-    output_format: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    output_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Output format."
+    ),
 ) -> None:
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
@@ -94,7 +97,7 @@ def forward_command(
             "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
             f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
         )
-    with progress.showing(progress_display(output_format is Format.text)):
+    with progress.showing(progress_display(output_format is ReportFormat.text)):
         result = run_forward(
             ForwardOptions(
                 checkpoint=checkpoint,
@@ -113,7 +116,7 @@ def forward_command(
             )
         )
     out = stdout()
-    if output_format is Format.json:
+    if output_format is ReportFormat.json:
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")
     else:
         out.write(render_text(result) + "\n")

@@ -7,8 +7,7 @@ import sys
 
 import typer
 
-from spec_format.cli.common import handle_errors
-from spec_format.cli.migrate_cmd import ReportFormat
+from spec_format.cli.common import ReportFormat, handle_errors
 
 
 @handle_errors

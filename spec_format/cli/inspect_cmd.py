@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import enum
 import json
 from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout, verifier_option
+from spec_format.cli.common import ReportFormat, handle_errors, stdout, verifier_option
 from spec_format.errors import UsageError
-
-
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 def _floats(values: list[str] | None) -> tuple[float, ...]:
@@ -61,7 +55,9 @@ def inspect_command(
         "--cost-ratio",
         help="Use this draft/target cost ratio instead of the parameter proxy (e.g. measured).",
     ),
-    output_format: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    output_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Output format."
+    ),
     plot: Path = typer.Option(
         None, "--plot", help="Draw speedup vs acceptance to FILE.svg or FILE.png (plot extra)."
     ),
@@ -92,7 +88,7 @@ def inspect_command(
     if plot is not None:
         write_plot(report, plot)
     out = stdout()
-    if output_format is Format.json:
+    if output_format is ReportFormat.json:
         doc = report.to_dict()
         doc["plot"] = str(plot) if plot is not None else None
         out.write(json.dumps(doc, indent=2) + "\n")

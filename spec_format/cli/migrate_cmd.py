@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +9,7 @@ import typer
 
 from spec_format.cli.common import (
     ExitCode,
+    ReportFormat,
     config_option,
     engine_option,
     format_option,
@@ -18,10 +18,13 @@ from spec_format.cli.common import (
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
-    OUTPUT_HELP,
     FileFailed,
     FileResult,
+    backup_option,
     engines_by_input,
+    in_place_option,
+    output_option,
+    paths_argument,
     render_text,
     run_files,
     write_options,
@@ -32,31 +35,18 @@ if TYPE_CHECKING:
     from spec_format.migration import MigrateOptions
 
 
-class ReportFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-
-
 @handle_errors
 def migrate_command(
-    paths: list[Path] = typer.Argument(
-        ...,
-        help="config.json files or checkpoint directories (several need --check, --dry-run or "
-        "--in-place), or - for a config on standard input (the result goes to stdout).",
-    ),
+    paths: list[Path] = paths_argument(),
     to: str = typer.Option(
         None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
     ),
     source: str = typer.Option(
         None, "--from", help="Treat the input as this format version instead of detecting it."
     ),
-    output: Path = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
-    in_place: bool = typer.Option(False, "--in-place", "-i", help="Replace the input atomically."),
-    backup: bool = typer.Option(
-        False,
-        "--backup",
-        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
-    ),
+    output: Path = output_option(),
+    in_place: bool = in_place_option(),
+    backup: bool = backup_option(),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print a unified diff and the change report; write nothing."
     ),

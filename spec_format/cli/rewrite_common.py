@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from spec_format.cli.common import ExitCode, err_console, escape, use_color
 from spec_format.errors import SpecfmtError, UsageError
 
@@ -17,7 +19,29 @@ if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI sta
     from spec_format import rewrite
     from spec_format.migration.records import Change, Problem
 
-OUTPUT_HELP = "Write the result to FILE instead of stdout."
+
+def paths_argument():
+    return typer.Argument(
+        ...,
+        help="config.json files or checkpoint directories (several need --check, --dry-run or "
+        "--in-place), or - for a config on standard input (the result goes to stdout).",
+    )
+
+
+def output_option():
+    return typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout.")
+
+
+def in_place_option():
+    return typer.Option(False, "--in-place", "-i", help="Replace the input atomically.")
+
+
+def backup_option():
+    return typer.Option(
+        False,
+        "--backup",
+        help="With --in-place: keep the original as <name>.bak (.bak.1, ... if taken).",
+    )
 
 
 def write_options(

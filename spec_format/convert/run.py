@@ -210,7 +210,7 @@ def _validate(tmp: Path, dest: Path, request: Request):
 # -- the config: target version and explicit defaults ------------------------------------------
 def _to_target(plan: Plan, request: Request) -> Plan:
     from spec_format import versions
-    from spec_format.fix import FixOptions, fix
+    from spec_format.fixing import FixOptions, fix
     from spec_format.migration import MigrateOptions, migrate
 
     config = copy.deepcopy(plan.config)

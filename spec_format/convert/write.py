@@ -27,17 +27,19 @@ import shutil
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from spec_format.checkpoint import TensorRecord
 from spec_format.convert.plan import ConvertRefused, Plan
 from spec_format.errors import InputError, UsageError
 from spec_format.migration.output import dumps
+from spec_format.outfile import fsync_dir
 from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
 
 #: save_pretrained's default max_shard_size per transformers major (decimal units, as
 #: huggingface_hub parses "5GB" / "50GB")
 SHARD_SIZE = {"4": 5 * 10**9, "5": 50 * 10**9}
+_T = TypeVar("_T")
 CHUNK = 16 << 20
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 #: --dtype spellings: safetensors names and torch names
@@ -259,7 +261,7 @@ def write_checkpoint(
         }
         text = json.dumps(index, indent=2, sort_keys=True) + "\n"
         written.append((INDEX_NAME, _write_file(directory / INDEX_NAME, text)))
-    _fsync_dir(directory)
+    fsync_dir(directory)
     return written
 
 
@@ -277,7 +279,7 @@ def publish(tmp: Path, dest: Path) -> None:
             f"-o {dest}: could not rename the converted checkpoint into place "
             f"({exc.strerror}); nothing was written"
         ) from None
-    _fsync_dir(dest.parent)
+    fsync_dir(dest.parent)
 
 
 def remove_tree(path: Path) -> None:
@@ -298,14 +300,20 @@ def _write_file(path: Path, text: str) -> int:
     return len(data)
 
 
-def _header(members: Iterable[OutTensor]) -> tuple[bytes, list[OutTensor]]:
-    """The canonical safetensors header (dtype alignment descending, then name; padded
-    with spaces to a multiple of 8) and the tensors in data order."""
-    order = sorted(members, key=lambda t: (-DTYPE_BITS[t.dtype], t.name))
-    header: dict = {"__metadata__": {"format": "pt"}}
+def canonical_header(
+    tensors: Iterable[tuple[str, _T]], metadata: Mapping[str, str] | None
+) -> tuple[bytes, list[tuple[str, _T]]]:
+    """The canonical safetensors header of ``(name, tensor)`` pairs, each tensor having
+    ``dtype``, ``shape`` and ``nbytes``: the 8-byte length, then the JSON (``__metadata__``
+    first when given; tensors by dtype alignment descending, then name; padded with spaces
+    to a multiple of 8). Returns it and the pairs in data order."""
+    order = sorted(tensors, key=lambda pair: (-DTYPE_BITS[pair[1].dtype], pair[0]))
+    header: dict[str, Any] = {}
+    if metadata is not None:
+        header["__metadata__"] = dict(metadata)
     offset = 0
-    for t in order:
-        header[t.name] = {
+    for name, t in order:
+        header[name] = {
             "dtype": t.dtype,
             "shape": list(t.shape),
             "data_offsets": [offset, offset + t.nbytes],
@@ -317,7 +325,8 @@ def _header(members: Iterable[OutTensor]) -> tuple[bytes, list[OutTensor]]:
 
 
 def _write_safetensors(path: Path, members: list[OutTensor], sources: _Sources) -> int:
-    head, order = _header(members)
+    head, pairs = canonical_header(((t.name, t) for t in members), {"format": "pt"})
+    order = [t for _, t in pairs]
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         os.write(fd, head)
@@ -477,13 +486,3 @@ def _to_dtype(np, values, dtype: str) -> bytes:
         out[np.isnan(values)] = 0x7FC0
         return out.tobytes()
     return values.astype({"F64": "<f8", "F32": "<f4", "F16": "<f2"}[dtype]).tobytes()
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    with contextlib.suppress(OSError):
-        os.fsync(fd)
-    os.close(fd)

@@ -108,7 +108,7 @@ class ReadersDisagree(_ReaderRule):
 def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
     """Aux layer ids left to the readers: the layers they pick, and the command that writes
     them when the verifier is known (``fix --verifier``, the same values)."""
-    from spec_format.fix import default_aux_ids
+    from spec_format.fixing import default_aux_ids
 
     others = [
         v

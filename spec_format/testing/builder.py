@@ -30,6 +30,7 @@ from typing import Any
 from spec_format import catalog
 from spec_format.contract import expected_tensors
 from spec_format.contract.symbols import get_path
+from spec_format.convert.write import canonical_header
 from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
 
 #: Float dtype of config ``torch_dtype``/``dtype`` values.
@@ -135,6 +136,17 @@ def set_path(config: dict[str, Any], path: str, value: Any) -> None:
         node[parts[-1]] = value
 
 
+def replace_keys(config: dict[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Replace top-level keys of ``config`` with ``overrides`` (a value of None removes the
+    key); returns ``config``."""
+    for key, value in (overrides or {}).items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    return config
+
+
 def qwen3_8b_eagle3_config() -> dict[str, Any]:
     """The real shapes of RedHatAI/Qwen3-8B-speculator.eagle3 (H=4096, V=151936, D=32000,
     one layer, bf16): the benchmark's checkpoint."""
@@ -233,28 +245,12 @@ def write_safetensors(
     metadata: Mapping[str, str] | None = None,
 ) -> int:
     """Write the canonical layout; tensors without data become holes. Returns file size."""
-    order = sorted(tensors, key=lambda n: (-DTYPE_BITS[tensors[n].dtype], n))
-    header: dict[str, Any] = {}
-    if metadata is not None:
-        header["__metadata__"] = dict(metadata)
-    offset = 0
-    for name in order:
-        t = tensors[name]
-        header[name] = {
-            "dtype": t.dtype,
-            "shape": list(t.shape),
-            "data_offsets": [offset, offset + t.nbytes],
-        }
-        offset += t.nbytes
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    total = 8 + len(raw) + offset
+    head, order = canonical_header(tensors.items(), metadata)
+    total = len(head) + sum(t.nbytes for _, t in order)
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(raw)))
-        f.write(raw)
-        position = 8 + len(raw)
-        for name in order:
-            t = tensors[name]
+        f.write(head)
+        position = len(head)
+        for name, t in order:
             if t.data is not None:
                 if len(t.data) != t.nbytes:
                     raise ValueError(f"{name}: {len(t.data)} bytes for {t.nbytes}")

@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spec_format.testing.builder import TensorData, to_bytes, vocab_maps, write_safetensors
+from spec_format.testing.builder import (
+    TensorData,
+    replace_keys,
+    to_bytes,
+    vocab_maps,
+    write_safetensors,
+)
 
 TINY = {"H": 64, "I": 128, "nH": 4, "nKV": 2, "hd": 16, "V": 1000, "D": 256}
 #: the draft of RedHatAI/Qwen3-8B-speculator.eagle3 (with embed_tokens: about 2 GB in bf16)
@@ -46,12 +52,7 @@ def safeailab_config(
         "vocab_size": sizes["V"],
         "draft_vocab_size": sizes["D"],
     }
-    for key, value in (overrides or {}).items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    return config
+    return replace_keys(config, overrides)
 
 
 def safeailab_shapes(

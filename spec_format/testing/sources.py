@@ -21,6 +21,7 @@ from spec_format.testing.builder import (
     _random_values,
     _write_weights,
     build_checkpoint,
+    replace_keys,
     tiny_config,
     to_bytes,
 )
@@ -63,12 +64,7 @@ def zlab_dflash_config(overrides: Mapping[str, Any] | None = None) -> dict[str, 
         **tlc,
         "torch_dtype": "bfloat16",
     }
-    for key, value in (overrides or {}).items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    return config
+    return replace_keys(config, overrides)
 
 
 def build_zlab_dflash(

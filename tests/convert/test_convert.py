@@ -115,6 +115,17 @@ def test_dry_run_writes_nothing(cli, made):
     assert not out.exists()
 
 
+def test_format_is_case_insensitive_and_a_version_there_names_format_version(cli, made):
+    args = ("convert", made.source(), "--dry-run", "--verifier", made.verifier,
+            "--aux-layer-ids", AUX)  # fmt: skip
+    r = cli(*args, "--format", "JSON")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["config"]["speculators_model_type"] == "eagle3"
+    r = cli(*args, "--format", "0.9")
+    assert r.exit_code == 2
+    assert "did you mean --format-version 0.9?" in " ".join(r.output.replace("│", " ").split())
+
+
 @pytest.mark.parametrize(
     ("kw", "args", "needle"),
     [

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sysconfig
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -36,7 +34,12 @@ from spec_format.testing.sources import (
     tiny_mtp_verifier_config,
     zlab_dflash_config,
 )
-from tests.interop.test_releases import _scoped, meaning_changes
+from tests.interop.test_releases import (
+    _scoped,
+    meaning_changes,
+    run_with_specfmt,
+    skip_unless_asked,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -84,13 +87,6 @@ MTP_CASES = {
 }
 
 
-def _wanted(request) -> bool:
-    return (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-
-
 def env(release: str) -> Path | None:
     target = CACHE / "envs" / release
     return target if (target / ".ok").is_file() and PYTHON.exists() else None
@@ -100,8 +96,7 @@ def env(release: str) -> Path | None:
 def judged(request, tmp_path_factory):
     """Build every source, convert it with specfmt per format line and with each release;
     returns {(case, line): (job, answer)}."""
-    if not _wanted(request):
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+    skip_unless_asked(request)
     root = tmp_path_factory.mktemp("release-converters")
     verifier = build_dense_verifier(root / "verifier", tiny_dflash_verifier_config()).path
     sources = {}
@@ -145,24 +140,7 @@ def judged(request, tmp_path_factory):
     for release, batch in jobs.items():
         if env(release) is None:
             continue
-        proc = subprocess.run(
-            [str(PYTHON), str(SCRIPT)],
-            input=json.dumps(batch),
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-            env={
-                **os.environ,
-                "PYTHONPATH": f"{env(release)}{os.pathsep}{ROOT}",
-                "SPECFMT_PROBE_FALLBACK_PATH": sysconfig.get_paths()["purelib"],
-                "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            },
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        answers = json.loads(proc.stdout.strip().splitlines()[-1])
+        answers = run_with_specfmt(env(release), SCRIPT, stdin=json.dumps(batch))
         for job, answer in zip(batch, answers, strict=True):
             out[(job["case"], job["line"])] = (job, answer)
     return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sysconfig
 from functools import cache
 from pathlib import Path
 
@@ -24,11 +23,17 @@ import pytest
 
 from spec_format.checkpoint import load_checkpoint
 from spec_format.testing import builder, safeailab
-from tests.interop.test_releases import CACHE, RELEASES, env, run_probe
+from tests.interop.test_releases import (
+    CACHE,
+    RELEASES,
+    env,
+    run_probe,
+    run_with_specfmt,
+    skip_unless_asked,
+)
 
 pytestmark = pytest.mark.interop
 
-ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 PYTHON = CACHE / "base" / "bin" / "python"
 #: the default ids for the 8-layer verifier (2, L//2, L-3): format 0.1 cannot write others
@@ -55,15 +60,6 @@ DIFFERENCES = {
     "no-aux-ids": ("0.1",),
 }
 ATOL = 1e-5
-
-
-def _wanted(request) -> None:
-    wanted = (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-    if not wanted:
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
 
 
 def _lines() -> list[str]:
@@ -125,7 +121,7 @@ class Work:
 
 @pytest.fixture(scope="session")
 def work(request, tmp_path_factory) -> Work:
-    _wanted(request)
+    skip_unless_asked(request)
     if not _lines():
         pytest.skip(f"no interop environments under {CACHE} (scripts/interop-envs.sh)")
     return Work(tmp_path_factory.mktemp("convert-interop"))
@@ -241,20 +237,5 @@ def test_converted_checkpoint_validates_and_runs(work, cli, line):
 def test_forward_matches_the_training_model_on_the_release_conversion(work):
     ours, theirs, answer = work.result("0.9", "embed")
     assert answer.get("ok"), answer
-    proc = subprocess.run(
-        [str(PYTHON), str(HERE / "release_forward.py"), str(ours), str(theirs)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{env('0.9')}{os.pathsep}{ROOT}",
-            "SPECFMT_PROBE_FALLBACK_PATH": sysconfig.get_paths()["purelib"],
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        },
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1])["max_abs_diff"] <= ATOL
+    compared = run_with_specfmt(env("0.9"), HERE / "release_forward.py", str(ours), str(theirs))
+    assert compared["max_abs_diff"] <= ATOL

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from tests.interop.test_releases import run_with_specfmt, skip_unless_asked
 
 pytestmark = pytest.mark.interop
 
@@ -42,12 +43,7 @@ ATOL = 1e-5
 
 
 def _need_env(request) -> None:
-    wanted = (
-        "interop" in (request.config.getoption("-m") or "")
-        or os.environ.get("SPECFMT_INTEROP") == "1"
-    )
-    if not wanted:
-        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+    skip_unless_asked(request)
     if not ((ENV / ".ok").is_file() and PYTHON.exists()):
         pytest.skip(f"no speculators 0.9.0 environment in {CACHE} (scripts/interop-envs.sh)")
 
@@ -55,23 +51,7 @@ def _need_env(request) -> None:
 @pytest.fixture(scope="module")
 def probe(request) -> dict[str, dict]:
     _need_env(request)
-    proc = subprocess.run(
-        [str(PYTHON), str(PROBE)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{ENV}{os.pathsep}{ROOT}",
-            "SPECFMT_PROBE_FALLBACK_PATH": sysconfig.get_paths()["purelib"],
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        },
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {r["case"]: r for r in json.loads(proc.stdout.strip().splitlines()[-1])}
+    return {r["case"]: r for r in run_with_specfmt(ENV, PROBE)}
 
 
 @pytest.mark.parametrize("case", CASES)

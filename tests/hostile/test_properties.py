@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from spec_format import documents
 from spec_format.errors import SpecfmtError
-from spec_format.fix import FixOptions, fix
+from spec_format.fixing import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.migration.output import dumps
 from spec_format.validation import ValidateOptions, validate

@@ -21,8 +21,10 @@ import copy
 import json
 import os
 import subprocess
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,6 +85,40 @@ def run_probe(line: str, requests: list[dict]) -> list[dict]:
     if proc.returncode != 0:
         raise RuntimeError(f"probe for {RELEASES[line]} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout)
+
+
+def skip_unless_asked(request) -> None:
+    """Skip unless interop tests were asked for (``pytest -m interop`` or SPECFMT_INTEROP=1)."""
+    asked = (
+        "interop" in (request.config.getoption("-m") or "")
+        or os.environ.get("SPECFMT_INTEROP") == "1"
+    )
+    if not asked:
+        pytest.skip("interop tests run with `pytest -m interop` (envs: scripts/interop-envs.sh)")
+
+
+def run_with_specfmt(target: Path, script: Path, *args: str, stdin: str | None = None) -> Any:
+    """Run ``script`` with the base interpreter, the release environment ``target`` and this
+    checkout importable (spec_format's own dependencies fall back to the running venv's
+    site-packages); returns the JSON on the last line of its output."""
+    proc = subprocess.run(
+        [str(CACHE / "base" / "bin" / "python"), str(script), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{target}{os.pathsep}{ROOT}",
+            "SPECFMT_PROBE_FALLBACK_PATH": sysconfig.get_paths()["purelib"],
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _migrations():

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from spec_format import disputes, readers
-from spec_format.fix import FixOptions, fix
+from spec_format.fixing import FixOptions, fix
 from spec_format.report import Severity
 from spec_format.validation import ValidateOptions, validate_config
 from tests.readers import oracle

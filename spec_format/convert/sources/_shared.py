@@ -6,12 +6,22 @@ in :func:`spec_format.convert.run.make_plan`, for every kind.)"""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from spec_format import catalog, schemas, versions
 from spec_format.checkpoint import TensorRecord
 from spec_format.contract import ExpectedTensor
-from spec_format.convert.plan import ConvertRefused, Origin, Plan, Provenance, Request, TensorMove
+from spec_format.convert.plan import (
+    ConvertRefused,
+    Origin,
+    Plan,
+    Provenance,
+    Request,
+    Source,
+    TensorMove,
+)
 from spec_format.convert.run import verifier_name
 from spec_format.convert.write import TORCH_NAMES
 
@@ -148,12 +158,24 @@ class Draft:
         )
 
 
-def planned_in(source, planner, request: Request) -> Plan:
-    """``planner(source, request)``, its refusals naming the source checkpoint."""
-    try:
-        return planner(source, request)
-    except ConvertRefused as exc:
-        raise ConvertRefused(f"{source.path}: {exc}") from None
+@dataclass(frozen=True)
+class Kind:
+    """A :class:`~spec_format.convert.plan.SourceKind` from a kind module's ``detect`` and
+    ``plan`` functions; its refusals name the source checkpoint."""
+
+    name: str
+    description: str
+    detector: Callable[[Mapping[str, Any], frozenset[str]], bool]
+    planner: Callable[[Source, Request], Plan]
+
+    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
+        return self.detector(config, tensor_names)
+
+    def plan(self, source: Source, request: Request) -> Plan:
+        try:
+            return self.planner(source, request)
+        except ConvertRefused as exc:
+            raise ConvertRefused(f"{source.path}: {exc}") from None
 
 
 def check_shape(name: str, record: TensorRecord, expected: ExpectedTensor, why: str = "") -> None:

@@ -20,9 +20,9 @@ from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source, TensorMove
 from spec_format.convert.sources._shared import (
     Draft,
+    Kind,
     check_shape,
     hidden_size_agrees,
-    planned_in,
     target_line,
 )
 from spec_format.jsonload import json_int
@@ -63,20 +63,6 @@ def remap(tensor: str) -> str | None:
         if tensor.startswith(old):
             return new + tensor[len(old) :]
     return None
-
-
-class NativeMTP:
-    name = NAME
-    description = DESCRIPTION
-
-    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
-        return detect(config, tensor_names)
-
-    def plan(self, source: Source, request: Request) -> Plan:
-        return planned_in(source, plan, request)
-
-
-KIND = NativeMTP()
 
 
 def plan(source: Source, request: Request) -> Plan:
@@ -132,6 +118,9 @@ def plan(source: Source, request: Request) -> Plan:
     d.dtype(copied)
     d.defaults()
     return d.plan()
+
+
+KIND = Kind(NAME, DESCRIPTION, detect, plan)
 
 
 def _map_tensors(d: Draft, source: Source, request: Request, expected, family: str) -> None:

@@ -20,9 +20,9 @@ from spec_format.contract import expected_tensors
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source
 from spec_format.convert.sources._shared import (
     Draft,
+    Kind,
     check_shape,
     hidden_size_agrees,
-    planned_in,
     target_line,
 )
 from spec_format.jsonload import json_int
@@ -52,20 +52,6 @@ def detect(config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
     if "speculators_model_type" in config:
         return False
     return third_party_kind(dict(config)) == "z-lab-dflash"
-
-
-class ZlabDFlash:
-    name = NAME
-    description = DESCRIPTION
-
-    def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
-        return detect(config, tensor_names)
-
-    def plan(self, source: Source, request: Request) -> Plan:
-        return planned_in(source, plan, request)
-
-
-KIND = ZlabDFlash()
 
 
 def plan(source: Source, request: Request) -> Plan:
@@ -114,6 +100,9 @@ def plan(source: Source, request: Request) -> Plan:
     d.dtype([source.tensors[m.sources[0]] for m in d.moves if m.op == "copy"])
     d.defaults()
     return d.plan()
+
+
+KIND = Kind(NAME, DESCRIPTION, detect, plan)
 
 
 def _block_size(cfg: Mapping[str, Any], zcfg: Mapping[str, Any]) -> tuple[int, str]:

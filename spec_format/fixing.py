@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,14 +173,3 @@ def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None)
         ed.problem(
             "R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent"
         )
-
-
-class _CallableModule(types.ModuleType):
-    """``spec_format.fix(...)`` calls :func:`fix`: importing this module makes the
-    package's ``fix`` attribute the module itself, so the module forwards calls."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> FixResult:
-        return fix(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -263,12 +263,17 @@ def clean_stale_temps(directory: Path) -> list[Path]:
             continue
         pid = int(m.group(1))
         with contextlib.suppress(OSError):
-            young = now - entry.stat().st_mtime < STALE_AFTER_S
-            if entry.name in _OURS or (pid != os.getpid() and _alive(pid) and young):
+            if entry.name in _OURS or in_use(pid, entry.stat().st_mtime, now):
                 continue
             os.unlink(entry.path)
             removed.append(Path(entry.path))
     return removed
+
+
+def in_use(pid: int, mtime: float, now: float) -> bool:
+    """A temporary named with ``pid`` and last changed at ``mtime`` may belong to a run that is
+    still writing it (another live process, younger than :data:`STALE_AFTER_S`): keep it."""
+    return pid != os.getpid() and now - mtime < STALE_AFTER_S and _alive(pid)
 
 
 def _alive(pid: int) -> bool:

@@ -212,6 +212,7 @@ def _to_target(plan: Plan, request: Request) -> Plan:
     from spec_format import versions
     from spec_format.fixing import FixOptions, fix
     from spec_format.migration import MigrateOptions, migrate
+    from spec_format.migration.runner import describe_loss
 
     config = copy.deepcopy(plan.config)
     provenance = list(plan.provenance)
@@ -233,18 +234,12 @@ def _to_target(plan: Plan, request: Request) -> Plan:
             Provenance(c.pointer, "derived", f"migrate to {line}: {c.why}") for c in result.changes
         ]
         notes += [f"format {line}: {p.message}" for p in result.problems if not p.lossy]
-        lossy = [*plan.lossy, *(_loss(x) for x in result.losses)]
+        lossy = [*plan.lossy, *(describe_loss(x) for x in result.losses)]
         plan = plan._replace(lossy=tuple(lossy))
     fixed = fix(config, FixOptions(format_version=line, verifier=verifier))
     provenance += [Provenance(c.pointer, "default", f"fix: {c.why}") for c in fixed.changes]
     notes += [p.message for p in fixed.problems]
     return plan._replace(config=fixed.document, provenance=tuple(provenance), notes=tuple(notes))
-
-
-def _loss(item) -> str:
-    from spec_format.migration.runner import _describe_loss
-
-    return _describe_loss(item)
 
 
 def _recast_config(plan: Plan, source: Source, dtype: str) -> Plan:

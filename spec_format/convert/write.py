@@ -205,7 +205,7 @@ def _remove_stale(parent: Path, name: str) -> None:
     import re
     import time
 
-    from spec_format.outfile import STALE_AFTER_S, _alive
+    from spec_format.outfile import in_use
 
     pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
     with contextlib.suppress(OSError), os.scandir(parent) as entries:
@@ -213,9 +213,8 @@ def _remove_stale(parent: Path, name: str) -> None:
             m = pattern.fullmatch(entry.name)
             if not m or not entry.is_dir(follow_symlinks=False):
                 continue
-            pid = int(m.group(1))
-            young = time.time() - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER_S
-            if pid != os.getpid() and _alive(pid) and young:
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+            if in_use(int(m.group(1)), mtime, time.time()):
                 continue  # another conversion to the same DEST is running
             remove_tree(Path(entry.path))
 

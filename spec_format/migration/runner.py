@@ -162,14 +162,14 @@ def migrate(
     if result.losses and not options.allow_lossy:
         raise MigrationRefused(
             f"migrating to {target} would lose information:\n"
-            + "\n".join(f"  - {_describe_loss(x)}" for x in result.losses)
+            + "\n".join(f"  - {describe_loss(x)}" for x in result.losses)
             + "\nkeep the checkpoint at its version, or pass --allow-lossy to accept the loss"
         )
     result.target_errors = schema_errors(doc, target)
     return result
 
 
-def _describe_loss(x: Change | Problem) -> str:
+def describe_loss(x: Change | Problem) -> str:
     if isinstance(x, Change):
         return f"{x.pointer} ({x.step}): {x.why}"
     return f"{x.pointer or ''} ({x.step}): {x.message}"

@@ -411,6 +411,20 @@ class HubStorage(Storage):
         )
 
     def _list_page(self, url: str, so_far: int) -> tuple[bytes, str | None]:
+        body, headers = self._get_capped(
+            url,
+            MAX_LISTING_BYTES - so_far,
+            refused=lambda status, headers: (
+                f"{self.url_prefix}: cannot list the repository ({_status_error(status, headers)})"
+            ),
+            too_big=f"{self.url_prefix}: the repository listing is larger than "
+            f"{MAX_LISTING_BYTES:,} bytes; stopped",
+        )
+        return body, _next_link(headers.get("link", ""), url)
+
+    def _get_capped(self, url: str, cap: int, *, refused, too_big: str) -> tuple[bytes, dict]:
+        """GET ``url`` whole (retrying as the budget allows), at most ``cap`` bytes; a status
+        other than 200 is ``refused(status, headers)``, a longer body ``too_big``."""
         for attempt in range(MAX_RETRIES + 1):
             with _stream(self._session, url, dict(self._headers), self.budget) as (
                 status,
@@ -420,21 +434,15 @@ class HubStorage(Storage):
                 wait = self.budget.retry_wait(status, headers, attempt)
                 if wait is None:
                     if status != 200:
-                        raise InputError(
-                            f"{self.url_prefix}: cannot list the repository "
-                            f"({_status_error(status, headers)})"
-                        )
+                        raise InputError(refused(status, headers))
                     body = bytearray()
                     for chunk in chunks:
                         body += chunk
                         self.budget.spend(len(chunk))
-                        if so_far + len(body) > MAX_LISTING_BYTES:
-                            raise InputError(
-                                f"{self.url_prefix}: the repository listing is larger than "
-                                f"{MAX_LISTING_BYTES:,} bytes; stopped"
-                            )
+                        if len(body) > cap:
+                            raise InputError(too_big)
                     self._small += len(body)
-                    return bytes(body), _next_link(headers.get("link", ""), url)
+                    return bytes(body), headers
             time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover - retry_wait raises first
 
@@ -456,29 +464,13 @@ class HubStorage(Storage):
     def read_small(self, name: str, limit: int) -> bytes | None:
         if name not in self.list_files():
             return None
-        data = bytearray()
         try:
-            for attempt in range(MAX_RETRIES + 1):
-                with _stream(
-                    self._session, self.file_url(name), dict(self._headers), self.budget
-                ) as (
-                    status,
-                    headers,
-                    chunks,
-                ):
-                    wait = self.budget.retry_wait(status, headers, attempt)
-                    if wait is None:
-                        if status != 200:
-                            raise InputError(f"{self.display(name)}: HTTP {status}")
-                        for chunk in chunks:
-                            data += chunk
-                            self.budget.spend(len(chunk))
-                            if len(data) > limit:
-                                raise InputError(
-                                    f"{self.display(name)}: over the {limit:,}-byte limit"
-                                )
-                        break
-                time.sleep(wait)
+            data, _ = self._get_capped(
+                self.file_url(name),
+                limit,
+                refused=lambda status, headers: f"{self.display(name)}: HTTP {status}",
+                too_big=f"{self.display(name)}: over the {limit:,}-byte limit",
+            )
         except InputError:
             raise
         except BudgetExceeded as e:
@@ -487,8 +479,7 @@ class HubStorage(Storage):
             raise InputError(
                 f"{self.display(name)}: cannot be fetched ({_network_error(e, self.budget)})"
             ) from None
-        self._small += len(data)
-        return bytes(data)
+        return data
 
     @property
     def bytes_read(self) -> int:

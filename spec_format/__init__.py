@@ -5,7 +5,14 @@ The import name is ``spec_format``; the command is ``specfmt``.
 
 from __future__ import annotations
 
+import os as _os
+
 __version__ = "0.1.0"
+
+if not _os.path.isdir(_os.path.join(__path__[0], "cli")):  # a source checkout, not a wheel
+    from spec_format._checkout import install as _install_checkout
+
+    _install_checkout(__path__[0])
 
 
 # -- the public API ----------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_new_version_is_catalogued_and_latest(scaffolded):
     catalog = json.loads((scaffolded / "schema" / "catalog.json").read_text())
     assert catalog["latest"] == "0.10"
     assert catalog["versions"]["0.10"]["types"] == catalog["versions"]["0.9"]["types"]
-    assert (scaffolded / "spec_format" / "models" / "v0_10.py").is_file()
+    assert (scaffolded / "generated" / "models" / "v0_10.py").is_file()
     assert (scaffolded / "spec_format" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
 
 

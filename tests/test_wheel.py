@@ -1,4 +1,7 @@
-"""The built wheel works from outside the source tree, with every schema bundled."""
+"""The sdist builds a wheel that works from outside the source tree, with every schema bundled.
+
+The repository keeps the CLI in cli/, the schemas in schema/ and the models in generated/models/;
+the wheel has them inside the one import package (pyproject.toml's package-dir)."""
 
 from __future__ import annotations
 
@@ -6,9 +9,11 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import venv
 
 import pytest
+import tomllib
 from conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.slow
@@ -18,17 +23,9 @@ pytestmark = pytest.mark.slow
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
+    # sdist first, then the wheel built from the unpacked sdist: the sdist is complete
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(dist),
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)],
         check=True,
         capture_output=True,
     )
@@ -40,7 +37,20 @@ def installed(tmp_path_factory):
     return env_dir, wheel
 
 
-def test_wheel_contains_every_schema_and_package(installed):
+def _installed_names() -> dict[str, str]:
+    """Each source file of the package -> its path in the wheel (pyproject's package-dir)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    mapped = pyproject["tool"]["setuptools"]["package-dir"]
+    folders = {"spec_format": "spec_format", **mapped}
+    out = {}
+    for package, folder in folders.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT / folder).as_posix()
+            out[path.relative_to(ROOT).as_posix()] = f"{package.replace('.', '/')}/{rel}"
+    return out
+
+
+def test_wheel_contains_every_schema_and_module(installed):
     import zipfile
 
     _, wheel = installed
@@ -48,13 +58,23 @@ def test_wheel_contains_every_schema_and_package(installed):
     for schema in (ROOT / "schema").rglob("*.json"):
         rel = schema.relative_to(ROOT / "schema").as_posix()
         assert f"spec_format/schema/{rel}" in names, rel
-    for init in ROOT.joinpath("spec_format").rglob("__init__.py"):
-        rel = init.relative_to(ROOT).as_posix()
-        assert rel in names, f"{rel}: add the package to pyproject's packages list"
-    assert "spec_format/cli/app.py" in names and "spec_format/models/v0_9.py" in names
+    modules = _installed_names()
+    assert "cli/app.py" in modules and "generated/models/v0_9.py" in modules
+    for source, installed_as in modules.items():
+        assert installed_as in names, f"{source}: add its package to pyproject's packages list"
     for page in ROOT.joinpath("spec_format", "rules", "docs").glob("*.md"):
         rel = page.relative_to(ROOT).as_posix()
         assert rel in names, f"{rel}: the rule page texts are package data"
+
+
+def test_sdist_holds_the_layout_without_links(installed):
+    _, wheel = installed
+    (sdist,) = wheel.parent.glob("specfmt-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+    assert not [m.name for m in members if m.issym() or m.islnk()]
+    top = {m.name.split("/")[1] for m in members if m.name.count("/") >= 1}
+    assert {"cli", "schema", "spec_format", "generated", "pyproject.toml"} <= top
 
 
 def test_installed_explain_prints_the_page_text(installed, tmp_path):

@@ -31,7 +31,7 @@ for _path in (ROOT, ROOT / "scripts"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 REGENERATE = "python scripts/generate.py"
-#: the generated pydantic models (spec_format/models links here: one package, spec_format.models)
+#: the generated pydantic models (pyproject.toml maps this folder to spec_format.models)
 MODELS = "generated/models"
 
 

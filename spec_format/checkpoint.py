@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format import progress
-from spec_format.errors import InputError, UsageError
+from spec_format import header_messages, progress
+from spec_format.errors import InputError
 from spec_format.pathkind import MISSING, REGULAR, kind_of
 from spec_format.safetensors import (
     INDEX_NAME,
@@ -49,6 +48,7 @@ from spec_format.safetensors import (
     parse_index,
     scan_header,
 )
+from spec_format.storage import Storage, parse_hf_url  # noqa: F401 - parse_hf_url re-exported
 
 CONFIG_NAME = "config.json"
 #: A config.json is small; refuse to read more than this.
@@ -224,47 +224,12 @@ class Checkpoint:
         ``variant`` and ``params`` (``message``: already worded, by a HeaderError)."""
         if sum(1 for i in self.issues if i.rule == rule) < MAX_ISSUES_PER_KIND:
             if message is None:
-                message = _header_rule(rule).render(variant, **params)
+                message = header_messages.message(rule, variant, **params)
             self.issues.append(CheckpointIssue(rule, message, file, tensor))
 
 
 # ---------------------------------------------------------------------------------------
 # Storages
-
-
-class Storage:
-    """Where the files are. Subclasses list the top-level files and open them."""
-
-    def __init__(self) -> None:
-        self._sources: dict[str, ByteSource] = {}
-        self._closed_bytes = 0
-
-    def list_files(self) -> dict[str, int | None]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def display(self, name: str) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def open(self, name: str) -> ByteSource:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def read_small(self, name: str, limit: int) -> bytes | None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def source(self, name: str) -> ByteSource:
-        if name not in self._sources:
-            self._sources[name] = self.open(name)
-        return self._sources[name]
-
-    @property
-    def bytes_read(self) -> int:
-        return self._closed_bytes + sum(s.bytes_read for s in self._sources.values())
-
-    def close(self) -> None:
-        for s in self._sources.values():
-            self._closed_bytes += s.bytes_read
-            s.close()
-        self._sources.clear()
 
 
 def _weights_name(name: str) -> bool:
@@ -322,14 +287,6 @@ class LocalStorage(Storage):
 
 # ---------------------------------------------------------------------------------------
 # Loading
-
-
-def _header_rule(name: str):
-    """The H rule named ``name``; it words the issue."""
-    from spec_format.rules.base import Layer
-    from spec_format.rules.registry import by_name
-
-    return by_name(Layer.HEADER)[name]
 
 
 def load_checkpoint(location: str | os.PathLike[str]) -> Checkpoint:
@@ -428,7 +385,9 @@ def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
     """The issues of one header scan (errors, then the leading-whitespace note)."""
     out = [CheckpointIssue(e.kind.value, e.message, display, e.tensor) for e in scan.errors]
     if scan.header is not None and scan.header.leading_whitespace:
-        out.append(CheckpointIssue(HEADER_PADDING, _header_rule(HEADER_PADDING).render(), display))
+        out.append(
+            CheckpointIssue(HEADER_PADDING, header_messages.message(HEADER_PADDING), display)
+        )
     return out
 
 
@@ -538,17 +497,6 @@ class RemoteName:
     @property
     def name(self) -> str:
         return self.url.rsplit("/", 1)[-1]
-
-
-_HF_URL = re.compile(r"^hf://(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\s@]+))?/?$")
-
-
-def parse_hf_url(url: str) -> tuple[str, str | None]:
-    """``hf://ORG/NAME[@REV]`` -> ``(ORG/NAME, REV or None)``; raises :class:`UsageError`."""
-    m = _HF_URL.match(url)
-    if not m:
-        raise UsageError(f"{url!r} is not hf://ORG/NAME or hf://ORG/NAME@REVISION")
-    return m.group("repo"), m.group("rev")
 
 
 def describe(ckpt: Checkpoint) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 
 _MISSING = object()
 
@@ -49,3 +49,21 @@ def effective(ctx, key: str) -> Any:
     if value is not _MISSING:
         return value
     return schema_default(ctx.format_version, ctx.model_type, key)
+
+
+#: the aux layer ids key (chain family)
+AUX_KEY = "eagle_aux_hidden_state_layer_ids"
+
+
+def default_aux_ids(model_type: str, line: str, verifier: dict | None) -> list[int] | None:
+    """The aux layer ids every reader derives from the verifier when the config has none
+    (2, L//2, L-3), for the types and versions ``fix --verifier`` writes them for; None
+    when it does not (another type, no verifier, no usable layer count)."""
+    if model_type not in catalog.family("chain"):
+        return None
+    if not schemas.resolve(line, model_type, (AUX_KEY,)):
+        return None
+    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 4:
+        return [2, n // 2, n - 3]
+    return None

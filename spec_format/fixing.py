@@ -8,7 +8,7 @@ config's own format version. The value written is the writer's default (the sche
 value under which they all mean what the writer means, when one exists, and reported with
 the reason when none does. Two keys are not plain schema defaults: DSpark's
 ``sample_from_anchor`` when absent means false for the builds that omitted it (see
-:mod:`spec_format.migration.eras`), and the layer config's ``model_type`` defaults to the
+:mod:`spec_format.writers`), and the layer config's ``model_type`` defaults to the
 class the release builds (the catalog's ``default_layer``).
 """
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec_format import catalog, disputes, misspell, schemas, versions
+from spec_format.effective import AUX_KEY, default_aux_ids
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
@@ -135,23 +136,6 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
         if done.ok:
             why = f"{writer.id} default; " + disputes.describe(d.others, " when absent")
             ed.set(pointer(d.field), done.value, why)
-
-
-AUX_KEY = "eagle_aux_hidden_state_layer_ids"
-
-
-def default_aux_ids(model_type: str, line: str, verifier: dict | None) -> list[int] | None:
-    """The aux layer ids every reader derives from the verifier when the config has none
-    (2, L//2, L-3), for the types and versions ``fix --verifier`` writes them for; None
-    when it does not (another type, no verifier, no usable layer count)."""
-    if model_type not in catalog.family("chain"):
-        return None
-    if not schemas.resolve(line, model_type, (AUX_KEY,)):
-        return None
-    n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
-    if isinstance(n, int) and not isinstance(n, bool) and n >= 4:
-        return [2, n // 2, n - 3]
-    return None
 
 
 def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:

@@ -47,7 +47,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule."""
+    """One thing wrong with the bytes or the JSON text. ``kind`` names an I rule
+    (``spec_format.rules.input.BY_PROBLEM_KIND``)."""
 
     kind: str  # not-found, unreadable, empty, too-large, bom, not-utf8, not-json,
     # not-object, too-deep, duplicate-key, non-finite-number, number-out-of-range,
@@ -57,13 +58,6 @@ class Problem:
     pointer: str | None = None
     line: int | None = None
     column: int | None = None
-
-    @property
-    def rule(self):
-        """The I rule that reports this problem (the registry's id and severity)."""
-        from spec_format.rules.input import BY_PROBLEM_KIND
-
-        return BY_PROBLEM_KIND[self.kind]
 
 
 @dataclass

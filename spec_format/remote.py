@@ -31,9 +31,9 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from spec_format.checkpoint import Storage, parse_hf_url
 from spec_format.errors import InputError, UsageError
 from spec_format.safetensors import ByteSource, HeaderError, HeaderErrorKind
+from spec_format.storage import Storage, parse_hf_url
 
 #: First request per safetensors file: the 8-byte length plus a typical header.
 PREFETCH = 64 * 1024

@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec_format import header_messages
 from spec_format.errors import InputError
 from spec_format.pathkind import kind_of
 
@@ -117,22 +118,6 @@ class HeaderErrorKind(str, enum.Enum):
     BUFFER_SIZE_MISMATCH = "buffer-size-mismatch"
     FILE_UNREADABLE = "weights-file-unreadable"
 
-    @property
-    def rule(self):
-        """The H rule of this kind (each value is its name); it words the message."""
-        return self.rule_named(self.value)
-
-    @staticmethod
-    def rule_named(name: str):
-        from spec_format.rules.base import Layer
-        from spec_format.rules.registry import by_name
-
-        return by_name(Layer.HEADER)[name]
-
-    @property
-    def rule_id(self) -> str:
-        return self.rule.id
-
 
 #: Kinds after which nothing in the header can be trusted (no tensor list at all).
 FATAL_KINDS = frozenset(
@@ -151,7 +136,8 @@ FATAL_KINDS = frozenset(
 class HeaderError(InputError):
     """A safetensors file that the library would refuse (or that we refuse to read).
 
-    ``kind`` names the H rule; the rule words the message from ``variant`` and ``params``.
+    ``kind`` names the H rule; its template (:mod:`spec_format.header_messages`) words the
+    message from ``variant`` and ``params``.
     ``tensor`` names the entry when the problem is about one tensor. ``str(error)`` is a
     complete, user-facing sentence.
     """
@@ -165,16 +151,12 @@ class HeaderError(InputError):
         file: str | None = None,
         **params: object,
     ) -> None:
-        message = kind.rule.render(variant, **params)
+        message = header_messages.message(kind.value, variant, **params)
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.tensor = tensor
         self.file = file
-
-    @property
-    def rule_id(self) -> str:
-        return self.kind.rule_id
 
     @property
     def fatal(self) -> bool:
@@ -778,8 +760,8 @@ class ShardIndexError(InputError):
     worded by the ``invalid-shard-index`` rule (H017) from ``variant`` and ``params``."""
 
     def __init__(self, variant: str, *, tensor: str | None = None, **params: object) -> None:
-        message = HeaderErrorKind.rule_named("invalid-shard-index").render(
-            variant, index=INDEX_NAME, **params
+        message = header_messages.message(
+            "invalid-shard-index", variant, index=INDEX_NAME, **params
         )
         super().__init__(message)
         self.message = message

@@ -421,7 +421,7 @@ def _check_loaded(
     """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:  # jsonload caps each kind itself
         report.findings.append(
-            problem.rule.finding(
+            input_rules.BY_PROBLEM_KIND[problem.kind].finding(
                 problem.message,
                 config_path,
                 profile=options.profile,

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from packaging.specifiers import SpecifierSet
 
 from spec_format.report import Finding, Severity, cap_per_rule
+from spec_format.wording import fill
 
 #: Sections every rule page text must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
@@ -285,14 +286,7 @@ class Rule:
     @classmethod
     def render(cls, variant: str | None = None, **params: Any) -> str:
         """The message of one finding of this rule, from its template and ``params``."""
-        template = cls.template
-        if isinstance(template, dict):
-            if variant not in template:
-                raise KeyError(f"rule {cls.id} has no message variant {variant!r}")
-            template = template[variant]
-        elif variant is not None:
-            raise KeyError(f"rule {cls.id} has one message; got variant {variant!r}")
-        return template.format(**params)
+        return fill(cls.template, variant, cls.id, **params)
 
     @classmethod
     def emit(

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import catalog
+from spec_format import catalog, writers
 from spec_format.effective import effective
 from spec_format.jsonload import json_int
-from spec_format.migration import eras
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -76,7 +75,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
             return
         anchor = effective(ctx, "sample_from_anchor") is True
         expected = block if anchor else block - 1
-        if "M006" in ctx.options.get("running", ()) and eras.dflash_off_by_one(ctx.config):
+        if "M006" in ctx.options.get("running", ()) and writers.dflash_off_by_one(ctx.config):
             return  # the cause, a known writer bug, is M006's finding at the same place
         if tokens != expected:
             source = "" if "sample_from_anchor" in ctx.config else " (type default)"

@@ -10,12 +10,11 @@ as a warning instead of an error.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 
-from spec_format import catalog, disputes, schemas
-from spec_format.migration import eras
+from spec_format import catalog, disputes, schemas, writers
+from spec_format.effective import default_aux_ids
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -74,10 +73,10 @@ class ReadersDisagree(_ReaderRule):
             yield _aux_hit(ctx, aux, meant)
         readers = [writer, *engines(ctx)]
         config = ctx.config
-        if eras.dspark_anchor_missing(config) is not None:
+        if writers.dspark_anchor_missing(config) is not None:
             # what its writer meant is not the table's default (M005 reports it, and fix
             # writes it first): compare the readers on the config as fix will see it
-            config = eras.apply_fixups(copy.deepcopy(config), values=False).document
+            config = {**config, "sample_from_anchor": writers.DSPARK_ANCHOR_MEANT}
         # a field whose misspelling is present is C014's: the author gave it a value
         meant_as = {m.known[0] for m in misspellings(ctx) if m.parent == "" and m.target}
         if "C014" not in ctx.options.get("running", ("C014",)):
@@ -108,8 +107,6 @@ class ReadersDisagree(_ReaderRule):
 def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
     """Aux layer ids left to the readers: the layers they pick, and the command that writes
     them when the verifier is known (``fix --verifier``, the same values)."""
-    from spec_format.fixing import default_aux_ids
-
     others = [
         v
         for e in engines(ctx)

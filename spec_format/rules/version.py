@@ -2,7 +2,7 @@
 
 Detection itself lives in :mod:`spec_format.versions`; the writer-specific knowledge (builds
 whose values mean something else, weights a config cannot repair) in
-:mod:`spec_format.migration.eras`. These rules only turn both into findings, so ``validate``,
+:mod:`spec_format.writers`. These rules only turn both into findings, so ``validate``,
 ``migrate`` and ``fix`` never disagree about a file.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import versions
-from spec_format.migration import eras
+from spec_format import versions, writers
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
@@ -36,7 +35,7 @@ def _run(command: tuple[str, ...] | None, line: str) -> str:
 
 
 def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
-    for p in eras.problems(ctx.config):
+    for p in writers.known_problems(ctx.config):
         if p.rule == rule_id:
             yield Hit(p.message, pointer=p.pointer)
 
@@ -151,10 +150,10 @@ class DSparkAnchorUnrecorded(_VersionRule):
     name = "dspark-anchor-unrecorded"
     since = "0.7.0"
     severity = Severity.WARNING
-    applies_to = (eras.BUG_TYPE[id],)
+    applies_to = (writers.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        why = eras.dspark_anchor_missing(ctx.config)
+        why = writers.dspark_anchor_missing(ctx.config)
         if why is not None:
             command = ctx.command("fix", "--in-place")
             yield Hit(
@@ -172,10 +171,10 @@ class DFlashTokensOffByOne(_VersionRule):
     name = "dflash-tokens-off-by-one"
     since = "0.5.0"
     severity = Severity.WARNING
-    applies_to = (eras.BUG_TYPE[id],)
+    applies_to = (writers.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        bug = eras.dflash_off_by_one(ctx.config)
+        bug = writers.dflash_off_by_one(ctx.config)
         if bug is not None:
             i, written, right = bug
             command = _migrate(ctx, ctx.format_version)
@@ -197,7 +196,7 @@ class ConverterLostDecoderLayer(_VersionRule):
     name = "converter-lost-decoder-layer"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = (eras.BUG_TYPE[id],)
+    applies_to = (writers.BUG_TYPE[id],)
     references = ("vllm-project/speculators#1114", "vllm-project/speculators#358")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -212,7 +211,7 @@ class HiddenStatesOffByOne(_VersionRule):
     since = "0.1.0"
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
-    applies_to = (eras.BUG_TYPE[id],)
+    applies_to = (writers.BUG_TYPE[id],)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         yield from _problem_hits(ctx, self.id)

@@ -1,0 +1,56 @@
+"""Where a checkpoint's files are: the storage interface shared by the local directory
+(:mod:`spec_format.checkpoint`) and the Hugging Face Hub (:mod:`spec_format.remote`), and the
+``hf://`` address."""
+
+from __future__ import annotations
+
+import re
+
+from spec_format.errors import UsageError
+from spec_format.safetensors import ByteSource
+
+
+class Storage:
+    """Where the files are. Subclasses list the top-level files and open them."""
+
+    def __init__(self) -> None:
+        self._sources: dict[str, ByteSource] = {}
+        self._closed_bytes = 0
+
+    def list_files(self) -> dict[str, int | None]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def display(self, name: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def open(self, name: str) -> ByteSource:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def read_small(self, name: str, limit: int) -> bytes | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def source(self, name: str) -> ByteSource:
+        if name not in self._sources:
+            self._sources[name] = self.open(name)
+        return self._sources[name]
+
+    @property
+    def bytes_read(self) -> int:
+        return self._closed_bytes + sum(s.bytes_read for s in self._sources.values())
+
+    def close(self) -> None:
+        for s in self._sources.values():
+            self._closed_bytes += s.bytes_read
+            s.close()
+        self._sources.clear()
+
+
+_HF_URL = re.compile(r"^hf://(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\s@]+))?/?$")
+
+
+def parse_hf_url(url: str) -> tuple[str, str | None]:
+    """``hf://ORG/NAME[@REV]`` -> ``(ORG/NAME, REV or None)``; raises :class:`UsageError`."""
+    m = _HF_URL.match(url)
+    if not m:
+        raise UsageError(f"{url!r} is not hf://ORG/NAME or hf://ORG/NAME@REVISION")
+    return m.group("repo"), m.group("rev")

@@ -40,5 +40,7 @@ echo "== generated files are up to date"
 python scripts/generate.py --check
 echo "== lint"
 ruff check .
+echo "== layers (pyproject.toml [tool.importlinter])"
+lint-imports
 echo "== tests (interop and readers included)"
 SPECFMT_INTEROP=1 python -m pytest -q "$@"

@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/config.json"))
-VALID = sorted((ROOT / "tests" / "fixtures" / "valid").glob("*.json"))
-INVALID = sorted((ROOT / "tests" / "fixtures" / "invalid").glob("*/*.json"))
-#: what each speculators release writes: releases/<format version>/<type>/<case>.json
-RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
-
-
-def load_case(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+# re-exported for `from conftest import ...` still written elsewhere; import from tests.common
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case  # noqa: F401
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import doctest
 import re
 
 import pytest
-from conftest import EXAMPLES, ROOT
 
 import spec_format
 from spec_format import api, export
+from tests.common import EXAMPLES, ROOT
 
 
 @pytest.mark.parametrize("module", [api, export], ids=lambda m: m.__name__)

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-from conftest import EXAMPLES, INVALID, ROOT, load_case
 from jsonschema import Draft4Validator
 
 from spec_format.links import rule_doc_url
@@ -16,6 +15,7 @@ from spec_format.render.github import render_github
 from spec_format.render.sarif import render_sarif, sarif_log
 from spec_format.report import FileReport, Finding, Report, Severity
 from spec_format.rules import registry
+from tests.common import EXAMPLES, INVALID, ROOT, load_case
 
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json").read_text())
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, ROOT
+
+from tests.common import EXAMPLES, ROOT
 
 GOOD = EXAMPLES[0]
 

@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+
+from tests.common import ROOT
 
 EAGLE3 = ROOT / "examples" / "qwen3-8b-eagle3"
 RELEASES = ROOT / "tests" / "fixtures" / "releases"

@@ -7,7 +7,8 @@ import json
 import shutil
 
 import pytest
-from conftest import ROOT
+
+from tests.common import ROOT
 
 DFLASH = ROOT / "examples" / "qwen3-8b-dflash"  # one C006 warning, C009 and M004 notes
 DFLASH2 = ROOT / "examples" / "qwen3-32b-dflash2"  # vllm==0.28.0 refuses it (C012)

@@ -6,16 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import docgen as gen_docs
 import pytest
-from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import docgen as gen_docs  # noqa: E402
-
-from spec_format import schemas  # noqa: E402
-from spec_format.report import Severity  # noqa: E402
-from spec_format.rules import registry  # noqa: E402
-from spec_format.rules.base import Layer, Rule  # noqa: E402
+from spec_format import schemas
+from spec_format.report import Severity
+from spec_format.rules import registry
+from spec_format.rules.base import Layer, Rule
+from tests.common import ROOT
 
 
 @pytest.fixture(scope="module")

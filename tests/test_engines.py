@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
 
 from spec_format import disputes, readers, schemas, versions
 from spec_format.fixing import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.testing.builder import tiny_config
+from tests.common import ROOT
 
 VLLM = "vllm==0.33.0"
 EXAMPLES = ROOT / "examples"

@@ -7,12 +7,12 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
 from jsonschema import Draft7Validator, Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from spec_format import catalog, export, schemas
+from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
 VERSIONS = list(schemas.versions())
 ALL_FILES = export.export_all(drafts=tuple(export.Draft))

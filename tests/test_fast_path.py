@@ -14,11 +14,11 @@ import copy
 import json
 
 import pytest
-from conftest import EXAMPLES, INVALID, ROOT, VALID, load_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spec_format import schemas, versions
+from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 

@@ -7,12 +7,12 @@ report it reproduces. A new case is a new file.
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLES, INVALID, VALID, load_case
 
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import Profile
 from spec_format.validation import ValidateOptions, validate, validate_config
+from tests.common import EXAMPLES, INVALID, VALID, load_case
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -14,13 +14,11 @@ import subprocess
 import sys
 from urllib.parse import urldefrag, urljoin
 
+import freeze
 import pytest
-from conftest import ROOT
 
 from spec_format import schemas
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import freeze  # noqa: E402
+from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"
 SHARED_FOLDER = "defs"

@@ -7,7 +7,8 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, INVALID, RELEASES, ROOT, load_case
+
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, load_case
 
 #: a Llama-3.1-8B-like verifier: what the EAGLE-3 fixtures were trained against
 VERIFIER = {

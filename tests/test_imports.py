@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import EXAMPLES, ROOT
+from tests.common import EXAMPLES, ROOT
 
 
 def test_validate_does_not_import_torch_or_numpy():

@@ -91,7 +91,7 @@ def test_huge_file_is_refused_without_reading_it(write_config, monkeypatch):
 
 def test_one_bad_file_does_not_hide_the_others(write_config, tmp_path):
     bad = write_config(b"{", name="bad")
-    from conftest import EXAMPLES
+    from tests.common import EXAMPLES
 
     report = validate([bad, EXAMPLES[0]])
     assert [f.status.value for f in report.files] == ["unreadable", "ok"]

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, ROOT
+from docgen.checks import example_verdicts
 from typer.testing import CliRunner
 
 from spec_format import versions
@@ -19,9 +18,7 @@ from spec_format.migration import MigrateOptions, migrate
 from spec_format.rules import registry
 from spec_format.rules.base import Layer, Rule, Status
 from spec_format.validation import ValidateOptions, validate, validate_config
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from docgen.checks import example_verdicts  # noqa: E402
+from tests.common import EXAMPLES, ROOT
 
 
 def _all_subclasses(cls):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from conftest import ROOT
 
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import DOC_SECTIONS, LAYER_PREFIX, Layer, Rule
+from tests.common import ROOT
 
 
 def test_ids_and_names_are_unique():

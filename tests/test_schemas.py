@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
 
 from spec_format import schemas
+from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"
 VERSION_TYPES = [(v, t) for v, e in schemas.versions().items() for t in e.types]
@@ -96,7 +96,7 @@ def test_root_schema_dispatches_with_a_discriminator(version):
 
 @pytest.mark.parametrize("version", list(schemas.versions()))
 def test_root_schema_accepts_the_examples_of_its_version(version):
-    from conftest import EXAMPLES
+    from tests.common import EXAMPLES
 
     validator = schemas.root_validator(version)
     for example in EXAMPLES:
@@ -178,7 +178,7 @@ def test_codegen_round_trip(version, model_type):
 
 
 def test_generated_models_parse_examples_into_typed_objects():
-    from conftest import EXAMPLES
+    from tests.common import EXAMPLES
 
     module = importlib.import_module(
         f"spec_format.models.v{schemas.latest_version().replace('.', '_')}"

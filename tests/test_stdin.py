@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT
+from tests.common import ROOT
 
 EAGLE3 = ROOT / "examples" / "qwen3-8b-eagle3" / "config.json"
 DFLASH = ROOT / "examples" / "qwen3-8b-dflash" / "config.json"

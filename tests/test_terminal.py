@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, ROOT
+
+from tests.common import EXAMPLES, ROOT
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 PROGRAM = [sys.executable, "-m", "spec_format"]

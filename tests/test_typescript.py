@@ -26,11 +26,11 @@ import re
 import subprocess
 import sys
 
-from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from nodetools import NODE_MODULES, require_node
 
 from spec_format import export, schemas
 from spec_format.validation import ValidateOptions, validate, validate_config
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 TYPES = ROOT / "generated" / "typescript"
 #: schema-layer rules whose violations TypeScript types can express; S103 (numeric bounds,

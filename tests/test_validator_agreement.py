@@ -17,11 +17,11 @@ from pathlib import Path
 
 import jsonschema_rs
 import pytest
-from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from nodetools import require_node, run_node
 
 from spec_format import schemas
 from spec_format.validation import ValidateOptions, validate
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 SCRIPTS = {
     "ajv": "tests/validators/ajv.mjs",

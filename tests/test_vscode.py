@@ -23,11 +23,11 @@ import re
 from functools import cache
 
 import pytest
-from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from nodetools import require_node, run_node
 
 from spec_format import export, schemas
 from spec_format.validation import ValidateOptions, validate, validate_config
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 SCRIPT = "tests/vscode/languageservice.mjs"
 SCHEMAS = ROOT / "generated" / "schemas"

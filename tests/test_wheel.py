@@ -14,7 +14,8 @@ import venv
 
 import pytest
 import tomllib
-from conftest import EXAMPLES, ROOT
+
+from tests.common import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from spec_format.testing.builder import build_checkpoint, tiny_config
-
-from .limits import Run, run_limited
+from tests.hostile.limits import Run, run_limited
 
 IS_ROOT = os.geteuid() == 0
 

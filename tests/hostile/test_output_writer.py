@@ -17,8 +17,7 @@ import pytest
 
 from spec_format import outfile
 from spec_format.errors import UsageError
-
-from .limits import ROOT, run_limited
+from tests.hostile.limits import ROOT, run_limited
 
 EXAMPLE = ROOT / "examples" / "qwen3-8b-eagle3" / "config.json"
 

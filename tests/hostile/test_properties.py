@@ -22,9 +22,8 @@ from spec_format.fixing import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.migration.output import dumps
 from spec_format.validation import ValidateOptions, validate
+from tests.hostile.config_gen import config_text, verifier_text
 from tests.safetensors.header_gen import generated, mutated
-
-from .config_gen import config_text, verifier_text
 
 #: each example runs a batch of consecutive seeds: hypothesis's per-example bookkeeping
 #: costs as much as a case, and shrinking a seed means nothing (replay one with

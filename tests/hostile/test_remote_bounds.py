@@ -13,9 +13,8 @@ import pytest
 pytest.importorskip("huggingface_hub")
 
 from spec_format.testing.builder import build_checkpoint, tiny_config  # noqa: E402
+from tests.hostile.limits import run_limited  # noqa: E402
 from tests.weights.fake_hub import FakeHub, running  # noqa: E402
-
-from .limits import run_limited  # noqa: E402
 
 DEADLINE_S = "2"
 

@@ -9,8 +9,7 @@ import sys
 import pytest
 
 from spec_format.testing.builder import build_checkpoint, tiny_config
-
-from .conftest import QWEN3_8B
+from tests.inspect_cmd.conftest import QWEN3_8B
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 from spec_format.testing.builder import build_verifier
-
-from .conftest import QWEN3_8B
+from tests.inspect_cmd.conftest import QWEN3_8B
 
 
 def _economics(doc, gamma):

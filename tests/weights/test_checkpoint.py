@@ -10,8 +10,7 @@ import pytest
 from spec_format.checkpoint import load_checkpoint
 from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 from spec_format.validation import ValidateOptions, validate
-
-from .conftest import check, rule_ids
+from tests.weights.conftest import check, rule_ids
 
 
 def raw(header: bytes | dict, data: bytes = b"") -> bytes:

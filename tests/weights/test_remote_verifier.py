@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
+
+from tests.common import ROOT
 
 pytest.importorskip("huggingface_hub")
 
 from spec_format.testing.builder import qwen3_8b_config  # noqa: E402
-
-from .fake_hub import FakeHub, running  # noqa: E402
+from tests.weights.fake_hub import FakeHub, running  # noqa: E402
 
 EAGLE3 = ROOT / "examples" / "qwen3-8b-eagle3"
 DFLASH = ROOT / "examples" / "qwen3-8b-dflash"  # verifier.architectures is empty

@@ -18,8 +18,7 @@ from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.safetensors import read_header
 from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
-
-from .conftest import check, findings, rule_ids
+from tests.weights.conftest import check, findings, rule_ids
 
 TYPES = list(catalog.current_types())
 

@@ -173,14 +173,20 @@ def run_files(
         except (FileFailed, SpecfmtError) as exc:
             code, message = exc.exit_code, str(exc)
         except Exception as exc:  # a bug: report it for this input, go on with the others
-            if os.environ.get("SPECFMT_DEBUG"):
+            from spec_format.oserror import as_error
+
+            environment = as_error(exc)  # ENOSPC, EACCES ...: exit 3, not a bug
+            if environment is not None:
+                code, message = environment.exit_code, f"{path}: {environment}"
+            elif os.environ.get("SPECFMT_DEBUG"):
                 raise
-            code = ExitCode.INTERNAL
-            message = (
-                f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a bug "
-                "in specfmt (nothing was written for this input); rerun with SPECFMT_DEBUG=1 "
-                "for the traceback and report it"
-            )
+            else:
+                code = ExitCode.INTERNAL
+                message = (
+                    f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a "
+                    "bug in specfmt (nothing was written for this input); rerun with "
+                    "SPECFMT_DEBUG=1 for the traceback and report it"
+                )
         else:
             code = None
         if code is not None:

@@ -14,6 +14,7 @@ import typer
 
 from spec_format.cli.common import ExitCode, err_console, escape, use_color
 from spec_format.errors import SpecfmtError, UsageError
+from spec_format.jsonout import dumps
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
     from spec_format import rewrite
@@ -206,7 +207,7 @@ def run_files(
             sys.stdout.write(result.text)
     if fmt == "json":
         doc: Any = payloads[0] if len(paths) == 1 else payloads
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed) + "\n")
     return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))

@@ -14,13 +14,13 @@ class the release builds (the catalog's ``default_layer``).
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
+from spec_format.jsoncopy import copy_json
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.records import Change, Editor, Problem, pointer
@@ -91,7 +91,7 @@ def fix(
             f"format {line} has no type {model_type!r}; pass --format-version with a version "
             f"that has it ({', '.join(versions.lines_with_type(model_type)) or 'none'})"
         )
-    result = FixResult(original=copy.deepcopy(document), document=document, detection=detection)
+    result = FixResult(original=copy_json(document), document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
     spelling = Editor(era.document, misspell.STEP)

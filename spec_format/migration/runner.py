@@ -8,7 +8,7 @@ re-validating the result against the target version's schema.
 
 from __future__ import annotations
 
-import copy
+import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,6 +16,7 @@ from typing import Any
 
 from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused
+from spec_format.jsoncopy import copy_json
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
@@ -64,7 +65,8 @@ class MigrationResult:
     changes: list[Change] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     losses: list[Change | Problem] = field(default_factory=list)
-    source_errors: list[str] = field(default_factory=list)  # the input vs its own schema
+    # the input vs its own schema; computed only when the result fails its target schema
+    source_errors: list[str] = field(default_factory=list)
     target_errors: list[str] = field(default_factory=list)  # the output vs the target schema
 
     @property
@@ -128,14 +130,13 @@ def migrate(
         source_version=detection.parsed, verifier=options.verifier, target_release=release
     )
     result = MigrationResult(
-        original=copy.deepcopy(document),
+        original=copy_json(document),
         document=document,
         detection=detection,
         target=target,
         target_release=release,
         steps=steps,
     )
-    result.source_errors = schema_errors(document, detection.line)
 
     outputs = [
         eras.apply_fixups(document, options.verifier),
@@ -166,6 +167,9 @@ def migrate(
             + "\nkeep the checkpoint at its version, or pass --allow-lossy to accept the loss"
         )
     result.target_errors = schema_errors(doc, target)
+    if result.target_errors:  # a bug of a step, or an input already invalid? (one schema walk
+        # less on the common path: a 1.4M-item list costs what validate costs)
+        result.source_errors = schema_errors(result.original, detection.line)
     return result
 
 
@@ -242,6 +246,23 @@ def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
     model_type = doc.get("speculators_model_type")
     if model_type not in versions.types_of(line):
         return [f"/speculators_model_type: {model_type!r} is not a type of format {line}"]
+    # capped as validate caps them (S rules): the first ones listed, the rest counted, so a
+    # 1.5M-item list of wrong values costs what validate costs
+    from spec_format.rules.schema import MAX_SCHEMA_COUNTED, MAX_SCHEMA_ERRORS
+
     validator = schemas.validator(line, model_type)
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
-    return [f"{pointer(*e.absolute_path) or '/'}: {e.message}" for e in errors]
+    errors = validator.iter_errors(doc)
+    first = sorted(
+        itertools.islice(errors, MAX_SCHEMA_ERRORS),
+        key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.path],
+    )
+    out = [f"{pointer(*e.absolute_path) or '/'}: {_short(e.message)}" for e in first]
+    left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))
+    if left_out:
+        more = f"at least {left_out:,}" if left_out == MAX_SCHEMA_COUNTED else f"{left_out:,}"
+        out.append(f"/: {more} more schema errors not listed (the first {len(first)} are)")
+    return out
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[:limit] + "..."

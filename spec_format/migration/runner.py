@@ -138,25 +138,29 @@ def migrate(
         steps=steps,
     )
 
-    outputs = [
-        eras.apply_fixups(document, options.verifier),
-    ]
-    # misspelled keys renamed before any step writes a default beside them (C014)
-    spelling = Editor(outputs[-1].document, misspell.STEP)
-    misspell.rename(spelling, detection.line)
-    outputs.append(spelling.output())
-    outputs.append(explicit(outputs[-1].document, detection.line))
-    for step in steps:
-        outputs.append(step.run(outputs[-1].document, ctx))
-    outputs.append(stamp(outputs[-1].document, release))
-    engines = disputes.parse_engines(options.engines)
-    agree = Editor(outputs[-1].document, AGREE_STEP)
-    make_engines_agree(agree, target, engines, named=bool(engines))
-    outputs.append(agree.output())
-    for out in outputs:
+    def take(out) -> dict[str, Any]:
+        """One step's changes and problems; only the newest copy of the document is kept
+        (each step edits its own copy: a config of 100k proposal methods is held twice,
+        not once per step)."""
         result.changes.extend(out.changes)
         result.problems.extend(out.problems)
-    doc = outputs[-1].document
+        return out.document
+
+    doc = take(eras.apply_fixups(document, options.verifier))
+    # misspelled keys renamed before any step writes a default beside them (C014)
+    spelling = Editor(doc, misspell.STEP)
+    misspell.rename(spelling, detection.line)
+    doc = take(spelling.output())
+    del spelling
+    doc = take(explicit(doc, detection.line))
+    for step in steps:
+        doc = take(step.run(doc, ctx))
+    doc = take(stamp(doc, release))
+    engines = disputes.parse_engines(options.engines)
+    agree = Editor(doc, AGREE_STEP)
+    make_engines_agree(agree, target, engines, named=bool(engines))
+    doc = take(agree.output())
+    del agree
     result.problems.extend(eras.problems(doc))
     result.document = doc
     result.losses = [c for c in result.changes if c.lossy] + [p for p in result.problems if p.lossy]

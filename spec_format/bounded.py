@@ -54,6 +54,8 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str
     kind = kind_of(path)
     if kind == MISSING:
         raise ReadRefused("not-found", f"{path}: no such file")
+    if kind.startswith("not "):  # not accessible, not a valid path
+        raise ReadRefused("unreadable", f"{path} is {kind}")
     if kind != REGULAR:
         raise ReadRefused("unreadable", f"{path} is {kind}, not a regular file; expected {what}")
     try:

@@ -212,7 +212,7 @@ def handle_errors(func: F) -> F:
             error = exc if isinstance(exc, SpecfmtError) else as_error(exc)
             if error is not None:
                 err_console().print(
-                    f"[bold red]specfmt:[/bold red] {escape(str(error))}",
+                    f"[bold red]specfmt:[/bold red] {escape(error_line(error))}",
                     markup=True,
                     highlight=False,
                 )
@@ -230,6 +230,14 @@ def handle_errors(func: F) -> F:
             raise typer.Exit(ExitCode.INTERNAL) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def error_line(error: BaseException) -> str:
+    """An error's message for stderr, cut like every finding's message (a hostile input's
+    tensor names or values never make a 300 KB line)."""
+    from spec_format.rules.base import MAX_MESSAGE, bounded
+
+    return bounded(str(error), MAX_MESSAGE)
 
 
 def stdout() -> Any:

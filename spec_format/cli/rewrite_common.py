@@ -30,7 +30,9 @@ def paths_argument():
 
 
 def output_option():
-    return typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout.")
+    return typer.Option(
+        None, "--output", "-o", help="Write the result to FILE instead of stdout (- for stdout)."
+    )
 
 
 def in_place_option():
@@ -50,6 +52,8 @@ def write_options(
 ) -> rewrite.WriteOptions:
     from spec_format import rewrite
 
+    if output is not None and str(output) == "-":  # `-o -`: standard output, as `-` reads stdin
+        output = None
     opts = rewrite.WriteOptions(output, in_place, backup, dry_run, check)
     opts.validate()
     return opts
@@ -191,6 +195,9 @@ def run_files(
         else:
             code = None
         if code is not None:
+            from spec_format.rules.base import MAX_MESSAGE, bounded
+
+            message = bounded(message, MAX_MESSAGE)
             err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)

@@ -40,16 +40,16 @@ def load_token_counts(path: Path, vocab_size: int):
     from spec_format.bounded import ReadRefused, read_file
 
     np = _numpy()
+    try:  # a FIFO, device or directory is refused, and nothing past the cap is read
+        data = read_file(path, limit=MAX_FILE_BYTES, what="token counts")
+    except ReadRefused as refused:
+        raise InputError(f"--token-freq {refused.message}") from None
     suffix = path.suffix.lower()
     if suffix not in (".pt", ".pth", ".npy", ".json"):
         raise UsageError(
             f"--token-freq {path}: unknown file type {path.suffix or '(none)'!r}; pass a "
             "token_freq.pt, a .npy array or a .json list/object of counts"
         )
-    try:  # a FIFO, device or directory is refused, and nothing past the cap is read
-        data = read_file(path, limit=MAX_FILE_BYTES, what="token counts")
-    except ReadRefused as refused:
-        raise InputError(f"--token-freq {refused.message}") from None
     if suffix in (".pt", ".pth"):
         raw = _load_torch(path, data)
     elif suffix == ".npy":

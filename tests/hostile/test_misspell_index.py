@@ -62,9 +62,9 @@ def test_the_index_finds_what_the_full_distance_finds():
                     key = known
                     for _ in range(rng.randrange(1, 4)):
                         key = slip(rng, key)
-                    assert misspell._close(key, declared, ever) == reference(
-                        key, declared, ever
-                    ), key
+                    assert misspell._close(key, declared, ever) == reference(key, declared, ever), (
+                        key
+                    )
                     checked += 1
             for _ in range(200):
                 key = "".join(rng.choice("abcdefghij_") for _ in range(rng.randrange(1, 20)))

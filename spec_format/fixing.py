@@ -20,7 +20,6 @@ from typing import Any
 
 from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused, UsageError
-from spec_format.jsoncopy import copy_json
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.records import Change, Editor, Problem, pointer
@@ -67,9 +66,10 @@ class FixResult:
 def fix(
     document: dict[str, Any] | str | os.PathLike[str], options: FixOptions | None = None
 ) -> FixResult:
-    """Write out the disputed defaults of a config: a parsed dict (changed in place), or a
-    ``config.json`` path or its directory (read, never written); ``result.document`` is the
-    fixed config, ``result.changes`` says what was written and why."""
+    """Write out the disputed defaults of a config: a parsed dict (left unchanged: the result
+    is a new document), or a ``config.json`` path or its directory (read, never written);
+    ``result.document`` is the fixed config, ``result.changes`` says what was written and
+    why."""
     options = options or FixOptions()
     if not isinstance(document, dict):
         from spec_format.documents import as_document
@@ -91,7 +91,7 @@ def fix(
             f"format {line} has no type {model_type!r}; pass --format-version with a version "
             f"that has it ({', '.join(versions.lines_with_type(model_type)) or 'none'})"
         )
-    result = FixResult(original=copy_json(document), document=document, detection=detection)
+    result = FixResult(original=document, document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
     spelling = Editor(era.document, misspell.STEP)

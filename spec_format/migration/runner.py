@@ -16,7 +16,6 @@ from typing import Any
 
 from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.errors import MigrationRefused
-from spec_format.jsoncopy import copy_json
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
@@ -106,8 +105,8 @@ def resolve_target(to: str | None) -> tuple[str, str]:
 def migrate(
     document: dict[str, Any] | str | os.PathLike[str], options: MigrateOptions | None = None
 ) -> MigrationResult:
-    """Migrate a config: a parsed dict (changed in place), or a ``config.json`` path or its
-    directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
+    """Migrate a config: a parsed dict (left unchanged: the result is a new document), or a
+    ``config.json`` path or its directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
     as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
     options = options or MigrateOptions()
     if not isinstance(document, dict):
@@ -130,7 +129,7 @@ def migrate(
         source_version=detection.parsed, verifier=options.verifier, target_release=release
     )
     result = MigrationResult(
-        original=copy_json(document),
+        original=document,  # never changed: every step edits its own copy
         document=document,
         detection=detection,
         target=target,

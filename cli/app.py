@@ -92,8 +92,10 @@ _literal_help_everywhere(app)
 
 
 def main() -> None:
-    from spec_format.cli.common import PipeSafeStdout
+    from spec_format.cli.common import ClosedStdout, PipeSafeStdout
 
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        sys.stdout = ClosedStdout()
     for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

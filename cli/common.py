@@ -192,20 +192,31 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from spec_format.oserror import as_error
+        from spec_format.signals import Terminated, terminate_like_interrupt
+
         try:
-            return func(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
+            try:
+                with terminate_like_interrupt():  # SIGTERM/SIGHUP clean up like Ctrl-C
+                    return func(*args, **kwargs)
+            finally:
+                flush_stdout()  # a full stdout fails here, before the exit code is final
+        except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
-        except SpecfmtError as exc:
-            err_console().print(
-                f"[bold red]specfmt:[/bold red] {escape(str(exc))}", markup=True, highlight=False
-            )
+        except Terminated as exc:  # temporary outputs are removed by now
             raise typer.Exit(exc.exit_code) from None
-        except BrokenPipeError:
-            raise
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
-        except Exception as exc:  # pragma: no cover - only for bugs
+        except Exception as exc:
+            # an OSError of the environment (ENOSPC, EACCES, EROFS ...) is not a bug: exit 3
+            error = exc if isinstance(exc, SpecfmtError) else as_error(exc)
+            if error is not None:
+                err_console().print(
+                    f"[bold red]specfmt:[/bold red] {escape(error_line(error))}",
+                    markup=True,
+                    highlight=False,
+                )
+                raise typer.Exit(error.exit_code) from None
             import os
 
             if os.environ.get("SPECFMT_DEBUG"):
@@ -221,8 +232,48 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def error_line(error: BaseException) -> str:
+    """An error's message for stderr, cut like every finding's message (a hostile input's
+    tensor names or values never make a 300 KB line)."""
+    from spec_format.rules.base import MAX_MESSAGE, bounded
+
+    return bounded(str(error), MAX_MESSAGE)
+
+
 def stdout() -> Any:
     return sys.stdout
+
+
+def flush_stdout() -> None:
+    """Flush standard output; a failure (``> /dev/full``, a closed stdout) is a
+    :class:`~spec_format.oserror.StreamFailure` (exit 3), and the rest of the output is
+    discarded so that the interpreter's own flush at exit does not fail again."""
+    from spec_format.oserror import stdout_failure
+
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except BrokenPipeError:  # the reader left (`| head`): not an error
+        _discard_fd(stream)
+    except OSError as exc:
+        _discard_fd(stream)
+        raise stdout_failure(exc) from None
+    except ValueError:  # a closed file object
+        pass
+
+
+def _discard_fd(stream: Any) -> None:
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)  # later writes and the final flush go nowhere
+    os.close(devnull)
 
 
 class PipeSafeStdout:
@@ -238,21 +289,45 @@ class PipeSafeStdout:
         try:
             return self._stream.write(text)
         except BrokenPipeError:
-            self._discard()
+            _discard_fd(self._stream)
             return len(text)
+        except OSError as exc:  # ENOSPC (`> /dev/full`), EIO ...: exit 3, not a bug
+            from spec_format.oserror import stdout_failure
+
+            _discard_fd(self._stream)
+            raise stdout_failure(exc) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
         except BrokenPipeError:
-            self._discard()
+            _discard_fd(self._stream)
+        except OSError as exc:
+            from spec_format.oserror import stdout_failure
 
-    def _discard(self) -> None:
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, self._stream.fileno())  # later writes and the final flush go nowhere
-        os.close(devnull)
+            _discard_fd(self._stream)
+            raise stdout_failure(exc) from None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class ClosedStdout:
+    """``sys.stdout`` when the program started with standard output closed (``>&-``):
+    every write fails as a write to a closed descriptor does (exit 3, not a crash)."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "closed (the program was started without one)")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import io
+
+        raise io.UnsupportedOperation("standard output is closed")

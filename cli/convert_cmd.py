@@ -15,6 +15,7 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
+from spec_format.jsonout import dumps
 
 
 def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
@@ -34,20 +35,30 @@ def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
     return tuple(out)
 
 
+#: no shard is larger (a safetensors file's offsets are 64-bit; this is far below)
+MAX_SHARD_BYTES = 10**18
+
+
 def _size(text: str | None) -> int | None:
     """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
     from spec_format.errors import UsageError
 
     if text is None:
         return None
+    import math
+
     units = {"TB": 10**12, "GB": 10**9, "MB": 10**6, "KB": 10**3}
     s = text.strip().upper()
+    wrong = UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000")
     try:
-        if s[-2:] in units:
-            return int(float(s[:-2]) * units[s[-2:]])
-        return int(s)
+        number = float(s[:-2]) * units[s[-2:]] if s[-2:] in units else int(s)
     except ValueError:
-        raise UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000") from None
+        raise wrong from None
+    if not (math.isfinite(number) and 1 <= number <= MAX_SHARD_BYTES):  # infGB, 1e400KB
+        raise UsageError(
+            f"--max-shard-size {text!r}: a size from 1 byte to {MAX_SHARD_BYTES // 10**12:,}TB"
+        )
+    return int(number)
 
 
 @handle_errors
@@ -117,7 +128,7 @@ def convert_command(
     result = convert(src, output, request, dry_run=dry_run, max_shard_size=_size(max_shard_size))
     out = stdout()
     if report_format == ReportFormat.json.value:
-        out.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
         out.write(render_text(result, dry_run))
     raise typer.Exit(ExitCode.OK)

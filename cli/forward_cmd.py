@@ -6,7 +6,6 @@ torch is imported by ``run_forward`` only when the command runs.
 from __future__ import annotations
 
 import enum
-import json
 from pathlib import Path
 
 import typer
@@ -18,6 +17,7 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
+from spec_format.jsonout import dumps
 
 
 class Device(str, enum.Enum):
@@ -117,7 +117,7 @@ def forward_command(
         )
     out = stdout()
     if output_format is ReportFormat.json:
-        out.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
         out.write(render_text(result) + "\n")
     raise typer.Exit(result.exit_code)

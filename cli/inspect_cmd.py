@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from spec_format.cli.common import ReportFormat, handle_errors, stdout, verifier_option
 from spec_format.errors import UsageError
+from spec_format.jsonout import dumps
 
 
 def _floats(values: list[str] | None) -> tuple[float, ...]:
@@ -91,7 +91,7 @@ def inspect_command(
     if output_format is ReportFormat.json:
         doc = report.to_dict()
         doc["plot"] = str(plot) if plot is not None else None
-        out.write(json.dumps(doc, indent=2) + "\n")
+        out.write(dumps(doc, indent=2) + "\n")
     else:
         out.write(render_text(report) + "\n")
         if plot is not None:

@@ -14,6 +14,7 @@ import typer
 
 from spec_format.cli.common import ExitCode, err_console, escape, use_color
 from spec_format.errors import SpecfmtError, UsageError
+from spec_format.jsonout import dumps
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
     from spec_format import rewrite
@@ -29,7 +30,9 @@ def paths_argument():
 
 
 def output_option():
-    return typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout.")
+    return typer.Option(
+        None, "--output", "-o", help="Write the result to FILE instead of stdout (- for stdout)."
+    )
 
 
 def in_place_option():
@@ -49,6 +52,8 @@ def write_options(
 ) -> rewrite.WriteOptions:
     from spec_format import rewrite
 
+    if output is not None and str(output) == "-":  # `-o -`: standard output, as `-` reads stdin
+        output = None
     opts = rewrite.WriteOptions(output, in_place, backup, dry_run, check)
     opts.validate()
     return opts
@@ -173,17 +178,26 @@ def run_files(
         except (FileFailed, SpecfmtError) as exc:
             code, message = exc.exit_code, str(exc)
         except Exception as exc:  # a bug: report it for this input, go on with the others
-            if os.environ.get("SPECFMT_DEBUG"):
+            from spec_format.oserror import as_error
+
+            environment = as_error(exc)  # ENOSPC, EACCES ...: exit 3, not a bug
+            if environment is not None:
+                code, message = environment.exit_code, f"{path}: {environment}"
+            elif os.environ.get("SPECFMT_DEBUG"):
                 raise
-            code = ExitCode.INTERNAL
-            message = (
-                f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a bug "
-                "in specfmt (nothing was written for this input); rerun with SPECFMT_DEBUG=1 "
-                "for the traceback and report it"
-            )
+            else:
+                code = ExitCode.INTERNAL
+                message = (
+                    f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a "
+                    "bug in specfmt (nothing was written for this input); rerun with "
+                    "SPECFMT_DEBUG=1 for the traceback and report it"
+                )
         else:
             code = None
         if code is not None:
+            from spec_format.rules.base import MAX_MESSAGE, bounded
+
+            message = bounded(message, MAX_MESSAGE)
             err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
@@ -200,7 +214,7 @@ def run_files(
             sys.stdout.write(result.text)
     if fmt == "json":
         doc: Any = payloads[0] if len(paths) == 1 else payloads
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed) + "\n")
     return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))

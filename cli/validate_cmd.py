@@ -19,6 +19,7 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
+from spec_format.jsonout import dumps
 from spec_format.render import RENDERERS, render
 from spec_format.report import Report
 from spec_format.rules.base import Profile
@@ -130,13 +131,12 @@ def validate_command(
 
 def render_statistics(report: Report, fmt: str, out) -> None:
     """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
-    import json
 
     from spec_format.errors import UsageError
 
     rows = report.statistics()
     if fmt == "json":
-        out.write(json.dumps(rows, indent=2) + "\n")
+        out.write(dumps(rows, indent=2) + "\n")
         return
     if fmt != "text":
         raise UsageError(f"--statistics prints text or json, not --format {fmt}")

@@ -53,7 +53,8 @@ def read_config(path: str | Path) -> ConfigFile:
             raise InputError(f"{p}: no such file or directory")
         where = f":{first.line}:{first.column}" if first and first.line else ""
         message = (first.message if first else "could not be read").removeprefix(f"{p}: ")
-        raise InputError(f"{p}{where}: {message}; fix the file, then run `specfmt validate {p}`")
+        head = "" if message.startswith(f"{p} ") else f"{p}{where}: "  # "PATH is a FIFO ..."
+        raise InputError(f"{head}{message}; fix the file, then run `specfmt validate {p}`")
     dupes = [pr for pr in loaded.problems if pr.kind == "duplicate-key"]
     if dupes:
         d = dupes[0]

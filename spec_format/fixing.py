@@ -14,7 +14,6 @@ class the release builds (the catalog's ``default_layer``).
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,9 +67,10 @@ class FixResult:
 def fix(
     document: dict[str, Any] | str | os.PathLike[str], options: FixOptions | None = None
 ) -> FixResult:
-    """Write out the disputed defaults of a config: a parsed dict (changed in place), or a
-    ``config.json`` path or its directory (read, never written); ``result.document`` is the
-    fixed config, ``result.changes`` says what was written and why."""
+    """Write out the disputed defaults of a config: a parsed dict (left unchanged: the result
+    is a new document), or a ``config.json`` path or its directory (read, never written);
+    ``result.document`` is the fixed config, ``result.changes`` says what was written and
+    why."""
     options = options or FixOptions()
     if not isinstance(document, dict):
         from spec_format.documents import as_document
@@ -92,7 +92,7 @@ def fix(
             f"format {line} has no type {model_type!r}; pass --format-version with a version "
             f"that has it ({', '.join(versions.lines_with_type(model_type)) or 'none'})"
         )
-    result = FixResult(original=copy.deepcopy(document), document=document, detection=detection)
+    result = FixResult(original=document, document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
     era = eras.apply_fixups(document, options.verifier, values=False)
     spelling = Editor(era.document, misspell.STEP)

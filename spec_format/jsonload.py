@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format.pathkind import MISSING, REGULAR, kind_of
-
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
+_WHAT = "a JSON file"
 MAX_DEPTH = 64  # real configs nest 4 levels deep
 BOM = b"\xef\xbb\xbf"
 #: the largest magnitude a JSON integer may have (int64; what C, Rust and Go readers hold)
@@ -122,42 +121,14 @@ def pointer_from_parts(parts) -> str:
 
 def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
     """Read and parse ``path``; never raises for bad input."""
+    from spec_format.bounded import ReadRefused, read_file
+
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     out = Loaded(path=path)
-    kind = kind_of(path)
-    if kind == MISSING:
-        out.problems.append(Problem("not-found", f"{path}: no such file", True))
-        return out
-    if kind != REGULAR:  # a FIFO or device would block or never end
-        out.problems.append(
-            Problem(
-                "unreadable", f"{path} is {kind}, not a regular file; expected a JSON file", True
-            )
-        )
-        return out
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        out.problems.append(
-            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
-        )
-        return out
-    if size > max_bytes:
-        out.problems.append(
-            Problem(
-                "too-large",
-                f"{path}: {size:,} bytes is larger than the {max_bytes:,}-byte limit for a JSON "
-                "config; this is not a config.json",
-                True,
-            )
-        )
-        return out
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        out.problems.append(
-            Problem("unreadable", f"{path}: cannot read: {exc.strerror or exc}", True)
-        )
+        raw = read_file(path, limit=max_bytes, what=_WHAT)
+    except ReadRefused as refused:
+        out.problems.append(Problem(refused.kind, refused.message, True))
         return out
     return parse_json_bytes(raw, path, require_object=require_object, out=out)
 

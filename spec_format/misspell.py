@@ -134,22 +134,49 @@ def _close(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple[st
     such as transformers' own recur in every config)."""
     if key in ever or len(key) > 64:
         return ()
-    folded = _fold(key)
-    scored = []
-    for known in declared:
-        if _fold(known) == folded:
-            scored.append((0, known))
+    folded, near = _index(declared)
+    same = folded.get(_fold(key), ())
+    scored = [(0, known) for known in same]
+    lower = key.lower()
+    for known, low, limit, pieces in near:
+        if known in same or abs(len(known) - len(key)) > limit:
             continue
-        limit = 2 if len(known) >= 12 else 1
-        if len(known) < 4 or abs(len(known) - len(key)) > limit:
+        if not any(piece in lower for piece in pieces):  # no piece intact: too far apart
             continue
-        d = _distance(key.lower(), known.lower(), limit)
+        d = _distance(lower, low, limit)
         if d <= limit:
             scored.append((d, known))
     if not scored:
         return ()
     best = min(d for d, _ in scored)
     return tuple(sorted(k for d, k in scored if d == best))
+
+
+@cache
+def _index(declared: frozenset[str]):
+    """The declared keys by folded spelling, and those near-misses may reach (4 or more
+    characters) with their edit limit and ``2 * limit + 1`` pieces.
+
+    The pieces are a cheap necessary test before the distance: each edit (a swap of
+    neighbours included) breaks at most two pieces of the known key, so a key within
+    ``limit`` edits holds at least one piece unbroken. Unknown keys of a hostile config
+    (300,000 of them) are mostly refused by it, in C, without the quadratic distance."""
+    folded: dict[str, tuple[str, ...]] = {}
+    near = []
+    for known in sorted(declared):
+        folded[_fold(known)] = (*folded.get(_fold(known), ()), known)
+        if len(known) < 4:
+            continue
+        limit = 2 if len(known) >= 12 else 1
+        low = known.lower()
+        near.append((known, low, limit, _pieces(low, 2 * limit + 1)))
+    return folded, tuple(near)
+
+
+def _pieces(text: str, count: int) -> tuple[str, ...]:
+    """``text`` cut into ``count`` contiguous pieces of near-equal length."""
+    bounds = [len(text) * i // count for i in range(count + 1)]
+    return tuple(text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a)
 
 
 def _fold(key: str) -> str:

@@ -1,7 +1,9 @@
 """The one writer behind every file specfmt writes for the user (``-o``, ``--in-place``,
 ``--backup``; ``forward --dump`` can use it too): :func:`write_output`.
 
-* A regular file (or a symlink to one) is replaced atomically: the bytes go to a temporary
+* A regular file (or a symlink to one) is replaced atomically (a symlink keeps pointing at
+  the new file, except a Hugging Face cache snapshot's link into ``blobs/``: the blob is
+  named by its hash and shared by other snapshots, so a regular file replaces that link): the bytes go to a temporary
   file in the same directory, are fsynced, get the original's mode, owner and extended
   attributes, and only then are renamed over it. Readers see the old or the new file.
 * Anything else that exists at the path (``/dev/null``, ``/dev/stdout``, a FIFO, a
@@ -33,6 +35,8 @@ from pathlib import Path
 from spec_format.errors import InputError, UsageError
 
 TMP_RE = re.compile(r"^\.specfmt-(\d+)-[0-9a-f]{8}\.tmp$")
+#: a blob of the Hugging Face cache: a git SHA-1 or a SHA-256 (LFS)
+_HASH_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: a temporary file older than this is stale even when its pid is alive (pid reused)
 STALE_AFTER_S = 24 * 3600
 MAX_BACKUPS = 1000
@@ -82,11 +86,14 @@ def write_output(
         if backup:
             raise UsageError(f"{target} is not a regular file; --backup needs one")
         return _write_through(target, data)
-    if os.path.islink(target):  # replace the file the link points to, keep the link
+    # a symlink: replace the file it points to and keep the link; but a Hugging Face cache
+    # snapshot's link into blobs/ (a blob is named by its hash and shared by other
+    # snapshots) is itself replaced by a regular file
+    if os.path.islink(target) and not content_addressed(target):
         target = Path(os.path.realpath(target))
     directory = target.parent
     if not directory.is_dir():
-        _make_parents(target)
+        make_parents(target)
     clean_stale_temps(directory)
     try:
         return _replace(target, data, st, backup=backup, expect=expect)
@@ -95,7 +102,23 @@ def write_output(
         raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
 
 
-def _make_parents(target: Path) -> None:
+def content_addressed(link: Path) -> bool:
+    """Whether ``link`` is a file of a Hugging Face cache snapshot
+    (``models--ORG--NAME/snapshots/REV/...``) pointing into the repository's ``blobs/``,
+    where each file is named by the hash of its content and shared by every snapshot that
+    holds it: writing through the link would break the hash and change other snapshots."""
+    real = Path(os.path.realpath(link))
+    if real.parent.name != "blobs" or not _HASH_NAME.fullmatch(real.name):
+        return False
+    here = Path(os.path.realpath(link.parent))  # the snapshot directory, links resolved
+    try:
+        inside = here.relative_to(real.parent.parent)
+    except ValueError:
+        return False
+    return len(inside.parts) >= 2 and inside.parts[0] == "snapshots"
+
+
+def make_parents(target: Path) -> None:
     """Create the missing directories above a new output file (as ``mkdir -p``, and as
     ruff's ``--output-file`` and pytest's ``--junitxml`` do)."""
     directory = target.parent

@@ -19,6 +19,7 @@ from referencing.jsonschema import DRAFT202012
 
 from spec_format import catalog
 from spec_format.errors import UsageError
+from spec_format.numguard import IntegerValidator
 
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -99,7 +100,7 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
     """
     schema = type_schema(version, model_type)
     resolver = registry().resolver(base_uri=schema["$id"])
-    return Draft202012Validator(_inline(schema, resolver), registry=registry())
+    return IntegerValidator(_inline(schema, resolver), registry=registry())
 
 
 def _inline(node: Any, resolver) -> Any:
@@ -139,7 +140,7 @@ def accepts_strictly(version: str, model_type: str, config: dict[str, Any]) -> b
 @cache
 def root_validator(version: str) -> Draft202012Validator:
     entry = version_entry(version)
-    return Draft202012Validator(load_schema(version, entry.root), registry=registry())
+    return IntegerValidator(load_schema(version, entry.root), registry=registry())
 
 
 @cache

@@ -92,21 +92,48 @@ def _toml():
     return tomllib
 
 
+class _Unreadable(UsageError):
+    """A configuration file that could not be read (discovery passes over it)."""
+
+
+def _load(path: Path, *, named: bool, raw: bytes | None = None) -> dict[str, Any]:
+    """The TOML document at ``path``, read by the bounded reader (a FIFO, a device or more
+    than 16 MiB is refused) and parsed; anything wrong is a :class:`UsageError` naming the
+    file. ``named``: the file was given with ``--config`` (a missing one says so)."""
+    from spec_format.bounded import ReadRefused, read_file
+
+    try:
+        raw = read_file(path, what="a TOML configuration file") if raw is None else raw
+    except ReadRefused as refused:
+        if refused.kind == "not-found" and named:
+            raise UsageError(f"--config {path}: no such file") from None
+        raise _Unreadable(refused.message) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"{path}: cannot read the configuration ({exc})") from None
+    try:
+        return _toml().loads(text)
+    except _toml().TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(
+            f"{path}: not valid TOML (nested too deeply to parse); a configuration file is a "
+            "few flat tables"
+        ) from None
+
+
 def read(path: str | os.PathLike[str]) -> Settings:
     """Read one configuration file; anything wrong in it is a :class:`UsageError` that names
     the file and the key."""
     p = Path(path)
-    try:
-        data = _toml().loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--config {p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: cannot read the configuration ({exc})") from None
-    except _toml().TOMLDecodeError as exc:
-        raise UsageError(f"{p}: not valid TOML ({exc})") from None
+    data = _load(p, named=True)
     if p.name == PYPROJECT:
-        table = data.get("tool", {}).get("specfmt")
+        tool = data.get("tool")
+        table = tool.get("specfmt") if isinstance(tool, dict) else None
         prefix = "tool.specfmt."
+        if tool is not None and not isinstance(tool, dict):
+            raise UsageError(f"{p}: tool must be a table, not {type(tool).__name__}")
         if table is None:
             raise UsageError(f"{p}: no [tool.specfmt] table")
     else:
@@ -173,12 +200,20 @@ def _parse(table: dict[str, Any], path: Path, prefix: str) -> Settings:
 
 
 def _has_table(pyproject: Path) -> bool:
-    try:
-        data = _toml().loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+    """Whether a discovered ``pyproject.toml`` holds ``[tool.specfmt]`` (one that cannot be
+    read is passed over; one that is not TOML is an error, since it may hold one)."""
+    from spec_format.bounded import ReadRefused, read_file
+
+    try:  # a file that cannot name the table is not parsed (nor its hostile nesting)
+        raw = read_file(pyproject, what="a TOML configuration file")
+    except ReadRefused:
         return False
-    except _toml().TOMLDecodeError as exc:
-        raise UsageError(f"{pyproject}: not valid TOML ({exc})") from None
+    if b"specfmt" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+        return False
+    try:
+        data = _load(pyproject, named=False, raw=raw)
+    except _Unreadable:
+        return False
     return isinstance(data.get("tool"), dict) and "specfmt" in data["tool"]
 
 

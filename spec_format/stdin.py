@@ -1,12 +1,15 @@
-"""``-`` as an input: a config read from standard input, named ``<stdin>`` in findings."""
+"""``-`` as an input: a config read from standard input, named ``<stdin>`` in findings.
+
+Read by :func:`spec_format.bounded.read_stdin`: the same size limit as a file, and a closed
+standard input is a refusal, not a crash."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from spec_format.bounded import ReadRefused, read_stdin
 from spec_format.errors import InputError
-from spec_format.jsonload import MAX_JSON_BYTES, Loaded, parse_json_bytes
+from spec_format.jsonload import MAX_JSON_BYTES, Loaded, Problem, parse_json_bytes
 
 DASH = "-"
 NAME = "<stdin>"
@@ -17,17 +20,19 @@ def is_stdin(path: object) -> bool:
 
 
 def read_bytes(limit: int = MAX_JSON_BYTES) -> bytes:
-    """Everything on standard input, at most ``limit`` bytes (an InputError beyond)."""
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:  # pragma: no cover - a text-only stdin replaced by the caller
-        data = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
-    else:
-        data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"{NAME}: more than {limit:,} bytes; this is not a config.json")
-    return data
+    """Everything on standard input, at most ``limit`` bytes (an InputError beyond, or when
+    standard input is closed)."""
+    try:
+        return read_stdin(limit=limit)
+    except ReadRefused as refused:
+        raise InputError(refused.message) from None
 
 
 def load_json() -> Loaded:
-    """Standard input parsed as strictly as a config.json file (see jsonload)."""
-    return parse_json_bytes(read_bytes(), Path(NAME))
+    """Standard input parsed as strictly as a config.json file (see jsonload); a refused
+    read is a fatal problem, as for a file."""
+    try:
+        raw = read_stdin(limit=MAX_JSON_BYTES)
+    except ReadRefused as refused:
+        return Loaded(path=Path(NAME), problems=[Problem(refused.kind, refused.message, True)])
+    return parse_json_bytes(raw, Path(NAME))

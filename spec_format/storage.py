@@ -51,6 +51,17 @@ _HF_URL = re.compile(r"^hf://(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\
 def parse_hf_url(url: str) -> tuple[str, str | None]:
     """``hf://ORG/NAME[@REV]`` -> ``(ORG/NAME, REV or None)``; raises :class:`UsageError`."""
     m = _HF_URL.match(url)
-    if not m:
-        raise UsageError(f"{url!r} is not hf://ORG/NAME or hf://ORG/NAME@REVISION")
+    if not m or not all(_hub_name(part) for part in m.group("repo").split("/")):
+        raise UsageError(
+            f"{url!r} is not hf://ORG/NAME or hf://ORG/NAME@REVISION (names are letters, "
+            "digits, '-', '_' and '.', neither starting nor ending with '-' or '.', without "
+            "'--' or '..')"
+        )
     return m.group("repo"), m.group("rev")
+
+
+def _hub_name(part: str) -> bool:
+    """An ORG or NAME the Hub accepts: ``..`` or ``.`` would address another endpoint."""
+    return not (
+        ".." in part or "--" in part or part[0] in ".-" or part[-1] in ".-" or len(part) > 96
+    )

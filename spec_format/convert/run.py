@@ -165,13 +165,15 @@ def convert(
             catalog.version_entry(request.format_version).transformers
         ]
     tensors = write.output_tensors(plan, source.tensors, request.dtype)
+    target = write.resolve_destination(target)
     tmp = write.temp_dir_for(target)
     try:
+        like = write.adopt_destination(tmp, target)  # an empty DEST keeps its mode and group
         result.files = write.write_checkpoint(
             tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
         )
         result.validation = _validate(tmp, target, request)
-        write.publish(tmp, target)
+        write.publish(tmp, target, like)
     except BaseException:
         write.remove_tree(tmp)
         raise

@@ -185,8 +185,10 @@ def temp_dir_for(dest: Path) -> Path:
     """A new, empty temporary directory next to ``dest`` (same filesystem: rename works);
     those a killed conversion to the same DEST left behind are removed first."""
     parent = dest.parent
-    if not parent.is_dir():
-        raise UsageError(f"-o {dest}: the directory {parent} does not exist; create it first")
+    if not parent.is_dir():  # create the missing parents, as -o of migrate and fix does
+        from spec_format.outfile import make_parents
+
+        make_parents(dest)
     _remove_stale(parent, dest.name)
     while True:
         tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
@@ -219,8 +221,36 @@ def _remove_stale(parent: Path, name: str) -> None:
             remove_tree(Path(entry.path))
 
 
+def adopt_destination(tmp: Path, dest: Path) -> os.stat_result | None:
+    """Give the temporary directory the mode and group of an existing empty DEST (a private
+    0700 or a group-shared 2770 directory stays one after the rename); returns DEST's
+    status for :func:`publish`, None when DEST does not exist. The setgid bit makes the
+    files written into it inherit the group, as they would inside DEST."""
+    import stat
+
+    try:
+        st = os.lstat(dest)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    with contextlib.suppress(OSError):  # only a member of the group may give it away
+        os.chown(tmp, -1, st.st_gid)
+    os.chmod(tmp, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)  # we must write into it meanwhile
+    return st
+
+
+def resolve_destination(dest: Path) -> Path:
+    """DEST as written, or the directory a symbolic link named as DEST points to (the link
+    stays; the checkpoint goes where it points)."""
+    if os.path.islink(dest) and dest.is_dir():
+        return Path(os.path.realpath(dest))
+    return dest
+
+
 def check_destination(dest: Path) -> None:
     """DEST must not exist, or be an empty directory (it is never merged into or replaced)."""
+    dest = resolve_destination(dest)
     if not os.path.lexists(dest):
         return
     if dest.is_dir() and not dest.is_symlink():
@@ -264,9 +294,14 @@ def write_checkpoint(
     return written
 
 
-def publish(tmp: Path, dest: Path) -> None:
-    """Rename the finished temporary directory to ``dest`` (absent or an empty directory)."""
+def publish(tmp: Path, dest: Path, like: os.stat_result | None = None) -> None:
+    """Rename the finished temporary directory to ``dest`` (absent or an empty directory;
+    ``like``: that directory's status, whose exact mode the result gets)."""
+    import stat
+
     try:
+        if like is not None:
+            os.chmod(tmp, stat.S_IMODE(like.st_mode))
         os.rename(tmp, dest)
     except OSError as exc:
         if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):

@@ -137,6 +137,11 @@ class InspectReport:
 # -- options -------------------------------------------------------------------------------
 
 
+#: a draft a million times dearer than its target is a typo; beyond it the arithmetic of
+#: the economics overflows to infinity
+MAX_COST_RATIO = 1e6
+
+
 def check_options(options: InspectOptions) -> None:
     for a in options.acceptance:
         if not (isinstance(a, float) and math.isfinite(a) and 0.0 <= a < 1.0):
@@ -147,8 +152,11 @@ def check_options(options: InspectOptions) -> None:
                 f"--gamma {g}: speculative tokens are between 1 and {MAX_GAMMA_OPTION}"
             )
     c = options.cost_ratio
-    if c is not None and not (math.isfinite(c) and c >= 0.0):
-        raise UsageError(f"--cost-ratio {c}: a cost ratio is a finite number >= 0")
+    if c is not None and not (math.isfinite(c) and 0.0 <= c <= MAX_COST_RATIO):
+        raise UsageError(
+            f"--cost-ratio {c}: a cost ratio is a number from 0 to {MAX_COST_RATIO:g} (the "
+            "draft's cost per token over the target's)"
+        )
     if options.plot is not None and options.plot.suffix.lower() not in PLOT_SUFFIXES:
         raise UsageError(
             f"--plot {options.plot}: the file name must end in {' or '.join(PLOT_SUFFIXES)}"

@@ -26,7 +26,7 @@ from typing import Any
 
 from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
 from spec_format.errors import UsageError
-from spec_format.jsonload import json_int
+from spec_format.jsonload import json_int, spelled
 from spec_format.verifier import VerifierInfo, load_verifier, parse_verifier
 
 #: Checkpoint issues that leave every tensor's shape trustworthy.
@@ -192,9 +192,14 @@ def _routing(info: VerifierInfo, moe: dict[str, Any] | None) -> tuple[int, int, 
     keys = decoders()["moe_keys"]
     count_keys = [moe["experts"]] if moe else keys["experts"]
     routed_keys = [moe["top_k"]] if moe else keys["top_k"]
-    count_key = next((k for k in count_keys if json_int(info.get(k))), None)
+    count_key = next((k for k in count_keys if info.get(k) not in (None, 0)), None)
     if count_key is None:
         return None
+    if json_int(info.get(count_key), low=1) is None:  # 10**30, 8.5, "8": not a count
+        raise UsageError(
+            f"--verifier {info.path}: {info.where(count_key)} = {spelled(info.get(count_key))} "
+            "is not a number of experts (a whole number from 1 to 2**63-1); fix the config"
+        )
     routed_key = next((k for k in routed_keys if json_int(info.get(k)) is not None), None)
     if routed_key is None:
         raise UsageError(

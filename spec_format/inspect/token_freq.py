@@ -22,8 +22,9 @@ from typing import Any
 
 from spec_format.errors import InputError, UsageError
 
-#: A token-count file larger than this is not one (a 16M-token vocabulary as JSON).
-MAX_FILE_BYTES = 512 * 1024 * 1024
+#: A token-count file larger than this is not one: a {token_id: count} JSON map of a
+#: million-token vocabulary is ~20 MB, its .npy 8 MB (read by the bounded reader).
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def _numpy():
@@ -36,38 +37,76 @@ def _numpy():
 
 def load_token_counts(path: Path, vocab_size: int):
     """The counts as a float64 vector of length ``vocab_size`` (missing ids count 0)."""
+    from spec_format.bounded import ReadRefused, read_file
+
     np = _numpy()
-    if not path.is_file():
-        raise InputError(f"--token-freq {path}: no such file")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"--token-freq {path}: {size:,} bytes is too large for token counts")
+    try:  # a FIFO, device or directory is refused, and nothing past the cap is read
+        data = read_file(path, limit=MAX_FILE_BYTES, what="token counts")
+    except ReadRefused as refused:
+        raise InputError(f"--token-freq {refused.message}") from None
     suffix = path.suffix.lower()
-    if suffix in (".pt", ".pth"):
-        raw = _load_torch(path)
-    elif suffix == ".npy":
-        try:
-            raw = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"--token-freq {path}: not a readable .npy array ({e})") from None
-    elif suffix == ".json":
-        try:
-            raw = json.loads(path.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:
-            raise InputError(f"--token-freq {path}: not valid JSON ({e})") from None
-    else:
+    if suffix not in (".pt", ".pth", ".npy", ".json"):
         raise UsageError(
             f"--token-freq {path}: unknown file type {path.suffix or '(none)'!r}; pass a "
             "token_freq.pt, a .npy array or a .json list/object of counts"
         )
+    if suffix in (".pt", ".pth"):
+        raw = _load_torch(path, data)
+    elif suffix == ".npy":
+        raw = _load_npy(np, path, data, vocab_size)
+    else:
+        try:
+            raw = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            raise InputError(f"--token-freq {path}: not valid JSON ({e})") from None
     counts = _to_vector(raw, path, vocab_size)
-    total = float(counts.sum())
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(counts.sum())
+    if not math.isfinite(total):
+        raise InputError(
+            f"--token-freq {path}: the counts add up to more than a float holds; counts are "
+            "how often each token occurs (scale them down)"
+        )
     if not total > 0:
         raise InputError(f"--token-freq {path}: every count is zero; nothing to weigh")
     return counts
 
 
-def _load_torch(path: Path) -> Any:
+def _load_npy(np, path: Path, data: bytes, vocab_size: int) -> Any:
+    """A 1-D array from ``.npy`` bytes; the header's shape is checked against the bytes
+    that follow it and the vocabulary before numpy allocates anything."""
+    import io
+
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    try:
+        version = npy.read_magic(stream)
+        header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, _, dtype = header(stream)
+    except (OSError, ValueError, SyntaxError, TypeError) as e:
+        raise InputError(f"--token-freq {path}: not a readable .npy array ({e})") from None
+    if dtype.hasobject:
+        raise InputError(f"--token-freq {path}: holds Python objects (pickles); not counts")
+    items = math.prod(shape)
+    if len(shape) == 1 and items > vocab_size:
+        raise InputError(
+            f"--token-freq {path}: {items:,} counts for a verifier vocabulary of "
+            f"{vocab_size:,} tokens; were the counts made with another tokenizer?"
+        )
+    if items * dtype.itemsize > len(data) - stream.tell():
+        raise InputError(
+            f"--token-freq {path}: the header says shape {tuple(shape)} of {dtype}, "
+            f"{items * dtype.itemsize:,} bytes, but the file holds {len(data) - stream.tell():,} "
+            "after it (truncated?)"
+        )
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"--token-freq {path}: not a readable .npy array ({e})") from None
+
+
+def _load_torch(path: Path, data: bytes) -> Any:
     try:
         import torch
     except ImportError:
@@ -76,7 +115,9 @@ def _load_torch(path: Path) -> Any:
             "save the counts as .npy or .json"
         ) from None
     try:
-        value = torch.load(path, map_location="cpu", weights_only=True)
+        import io
+
+        value = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # pickle, zip and weights-only errors all land here
         raise InputError(
             f"--token-freq {path}: torch.load(weights_only=True) refused it "
@@ -105,7 +146,12 @@ def _to_vector(raw: Any, path: Path, vocab_size: int):
             counts[token] += _count(value, path, f"the count of token {token}")
         return counts
     if isinstance(raw, list) or getattr(raw, "ndim", None) == 1:
-        values = raw if isinstance(raw, list) else list(raw.tolist())
+        if len(raw) > vocab_size:  # before any conversion: nothing larger is built
+            raise InputError(
+                f"--token-freq {path}: {len(raw):,} counts for a verifier vocabulary of "
+                f"{vocab_size:,} tokens; were the counts made with another tokenizer?"
+            )
+        values = raw if isinstance(raw, list) else raw.tolist()
         if len(values) > vocab_size:
             raise InputError(
                 f"--token-freq {path}: {len(values):,} counts for a verifier vocabulary of "

@@ -13,6 +13,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from spec_format.jsoncopy import copy_json
+
 
 class _Absent:
     """The value of a key that is not there (distinct from JSON null)."""
@@ -186,7 +188,7 @@ class Editor:
     """
 
     def __init__(self, document: dict[str, Any], step: str) -> None:
-        self.doc = copy.deepcopy(document)
+        self.doc = copy_json(document)
         self.step = step
         self.changes: list[Change] = []
         self.problems: list[Problem] = []

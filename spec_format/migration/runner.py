@@ -8,7 +8,7 @@ re-validating the result against the target version's schema.
 
 from __future__ import annotations
 
-import copy
+import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -64,7 +64,8 @@ class MigrationResult:
     changes: list[Change] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     losses: list[Change | Problem] = field(default_factory=list)
-    source_errors: list[str] = field(default_factory=list)  # the input vs its own schema
+    # the input vs its own schema; computed only when the result fails its target schema
+    source_errors: list[str] = field(default_factory=list)
     target_errors: list[str] = field(default_factory=list)  # the output vs the target schema
 
     @property
@@ -104,8 +105,8 @@ def resolve_target(to: str | None) -> tuple[str, str]:
 def migrate(
     document: dict[str, Any] | str | os.PathLike[str], options: MigrateOptions | None = None
 ) -> MigrationResult:
-    """Migrate a config: a parsed dict (changed in place), or a ``config.json`` path or its
-    directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
+    """Migrate a config: a parsed dict (left unchanged: the result is a new document), or a
+    ``config.json`` path or its directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
     as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
     options = options or MigrateOptions()
     if not isinstance(document, dict):
@@ -128,34 +129,37 @@ def migrate(
         source_version=detection.parsed, verifier=options.verifier, target_release=release
     )
     result = MigrationResult(
-        original=copy.deepcopy(document),
+        original=document,  # never changed: every step edits its own copy
         document=document,
         detection=detection,
         target=target,
         target_release=release,
         steps=steps,
     )
-    result.source_errors = schema_errors(document, detection.line)
 
-    outputs = [
-        eras.apply_fixups(document, options.verifier),
-    ]
-    # misspelled keys renamed before any step writes a default beside them (C014)
-    spelling = Editor(outputs[-1].document, misspell.STEP)
-    misspell.rename(spelling, detection.line)
-    outputs.append(spelling.output())
-    outputs.append(explicit(outputs[-1].document, detection.line))
-    for step in steps:
-        outputs.append(step.run(outputs[-1].document, ctx))
-    outputs.append(stamp(outputs[-1].document, release))
-    engines = disputes.parse_engines(options.engines)
-    agree = Editor(outputs[-1].document, AGREE_STEP)
-    make_engines_agree(agree, target, engines, named=bool(engines))
-    outputs.append(agree.output())
-    for out in outputs:
+    def take(out) -> dict[str, Any]:
+        """One step's changes and problems; only the newest copy of the document is kept
+        (each step edits its own copy: a config of 100k proposal methods is held twice,
+        not once per step)."""
         result.changes.extend(out.changes)
         result.problems.extend(out.problems)
-    doc = outputs[-1].document
+        return out.document
+
+    doc = take(eras.apply_fixups(document, options.verifier))
+    # misspelled keys renamed before any step writes a default beside them (C014)
+    spelling = Editor(doc, misspell.STEP)
+    misspell.rename(spelling, detection.line)
+    doc = take(spelling.output())
+    del spelling
+    doc = take(explicit(doc, detection.line))
+    for step in steps:
+        doc = take(step.run(doc, ctx))
+    doc = take(stamp(doc, release))
+    engines = disputes.parse_engines(options.engines)
+    agree = Editor(doc, AGREE_STEP)
+    make_engines_agree(agree, target, engines, named=bool(engines))
+    doc = take(agree.output())
+    del agree
     result.problems.extend(eras.problems(doc))
     result.document = doc
     result.losses = [c for c in result.changes if c.lossy] + [p for p in result.problems if p.lossy]
@@ -166,6 +170,9 @@ def migrate(
             + "\nkeep the checkpoint at its version, or pass --allow-lossy to accept the loss"
         )
     result.target_errors = schema_errors(doc, target)
+    if result.target_errors:  # a bug of a step, or an input already invalid? (one schema walk
+        # less on the common path: a 1.4M-item list costs what validate costs)
+        result.source_errors = schema_errors(result.original, detection.line)
     return result
 
 
@@ -242,6 +249,23 @@ def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
     model_type = doc.get("speculators_model_type")
     if model_type not in versions.types_of(line):
         return [f"/speculators_model_type: {model_type!r} is not a type of format {line}"]
+    # capped as validate caps them (S rules): the first ones listed, the rest counted, so a
+    # 1.5M-item list of wrong values costs what validate costs
+    from spec_format.rules.schema import MAX_SCHEMA_COUNTED, MAX_SCHEMA_ERRORS
+
     validator = schemas.validator(line, model_type)
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
-    return [f"{pointer(*e.absolute_path) or '/'}: {e.message}" for e in errors]
+    errors = validator.iter_errors(doc)
+    first = sorted(
+        itertools.islice(errors, MAX_SCHEMA_ERRORS),
+        key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.path],
+    )
+    out = [f"{pointer(*e.absolute_path) or '/'}: {_short(e.message)}" for e in first]
+    left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))
+    if left_out:
+        more = f"at least {left_out:,}" if left_out == MAX_SCHEMA_COUNTED else f"{left_out:,}"
+        out.append(f"/: {more} more schema errors not listed (the first {len(first)} are)")
+    return out
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[:limit] + "..."

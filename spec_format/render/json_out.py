@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
+from spec_format.jsonout import dump
 from spec_format.report import Report
 
 
 def render_json(
     report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
 ) -> None:
-    json.dump(report.to_dict(), stream, indent=2)
+    dump(report.to_dict(), stream, indent=2)
     stream.write("\n")

@@ -10,10 +10,10 @@ known. Columns count Unicode code points, which the run declares in ``columnKind
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from spec_format import __version__
+from spec_format.jsonout import dump
 from spec_format.links import DOCS_URL, rule_doc_url
 from spec_format.render.paths import display_path
 from spec_format.report import Finding, Report, Severity
@@ -109,5 +109,5 @@ def sarif_log(report: Report, verbosity: int = 1) -> dict[str, Any]:
 def render_sarif(
     report: Report, stream: TextIO, *, color: bool | None = None, verbosity: int = 1
 ) -> None:
-    json.dump(sarif_log(report, verbosity), stream, indent=2)
+    dump(sarif_log(report, verbosity), stream, indent=2)
     stream.write("\n")

@@ -1,0 +1,27 @@
+"""A fast deep copy of a parsed JSON document.
+
+``copy.deepcopy`` keeps a memo of every object and dispatches per item: on a config whose
+list holds 1.4M numbers each copy took seconds, and migrate copies the document once per
+step. A parsed document has no shared or cyclic parts, so a plain walk does: scalars are
+immutable and taken as they are, dicts and lists rebuilt. Anything else (an object a
+Python caller put in) is handed to ``copy.deepcopy``."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else copy_json(v) for k, v in value.items()}
+    if kind is list:
+        if all(type(v) in _SCALARS for v in value):
+            return value.copy()
+        return [v if type(v) in _SCALARS else copy_json(v) for v in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)

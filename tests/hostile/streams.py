@@ -1,0 +1,70 @@
+"""Run the real ``specfmt`` in a child process with its standard streams and limits set up
+as a hostile environment would: stdout onto ``/dev/full`` or closed, stdin closed or fed
+from a file, a file-size limit that fails writes as a full disk does."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from .limits import ROOT, Run
+
+PYTHON = [sys.executable, "-m", "spec_format"]
+
+
+def run_streams(
+    *args: str | os.PathLike[str],
+    stdout: str = "pipe",
+    stdin: str | Path = "devnull",
+    fsize: int | None = None,
+    memory_mb: int = 1024,
+    cpu_s: int = 60,
+    timeout_s: float = 120,
+) -> Run:
+    """``stdout``: "pipe", "full" (``/dev/full``) or "closed"; ``stdin``: "devnull",
+    "closed" or a file to read; ``fsize``: RLIMIT_FSIZE in bytes (writes past it fail with
+    EFBIG, SIGXFSZ ignored, as a full disk fails them with ENOSPC)."""
+    close = []
+    if stdout == "closed":
+        close.append(1)
+    if stdin == "closed":
+        close.append(0)
+
+    def setup() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        if fsize is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        for fd in close:
+            os.close(fd)
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SPECFMT_DEBUG", None)
+    out_file = open(os.devnull if stdout != "full" else "/dev/full", "w")  # noqa: SIM115
+    in_file = (
+        open(stdin, "rb")  # noqa: SIM115
+        if stdin not in ("devnull", "closed")
+        else open(os.devnull, "rb")  # noqa: SIM115
+    )
+    try:
+        proc = subprocess.run(
+            [*PYTHON, *(str(a) for a in args)],
+            stdin=in_file,
+            stdout=subprocess.PIPE if stdout == "pipe" else out_file,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            preexec_fn=setup,
+            timeout=timeout_s,
+            check=False,
+        )
+    finally:
+        out_file.close()
+        in_file.close()
+    text = (proc.stdout or b"").decode("utf-8", "replace")
+    return Run(proc.returncode, text, proc.stderr.decode("utf-8", "replace"))

@@ -12,7 +12,7 @@ import difflib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,6 @@ CONFIG_NAME = "config.json"
 CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 #: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
 WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
-#: with ``fast_path=None``, a run over more inputs than this uses the fast path: importing
-#: pydantic and a version's models costs ~0.1 s, which short runs would not win back
-FAST_PATH_MIN_INPUTS = 16
 
 
 @dataclass(frozen=True)
@@ -57,10 +54,10 @@ class ValidateOptions:
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
-    #: confirm valid configs with the generated pydantic models before the jsonschema walk
-    #: (same findings, ~25 us instead of 1-2 ms per valid config; see
-    #: rules.schema.schema_findings). None: on when one call validates more than
-    #: FAST_PATH_MIN_INPUTS inputs, decided per call, never by what ran before.
+    #: confirm valid configs with the compiled validator (jsonschema-rs) before the jsonschema
+    #: walk (same findings, a few us instead of 1-2 ms per valid config, and jsonschema is
+    #: imported only to explain a config that failed; see rules.schema.schema_findings).
+    #: False: always walk. None is the default and means True, for any number of inputs.
     fast_path: bool | None = None
 
     def __post_init__(self) -> None:
@@ -134,8 +131,6 @@ def validate(
     verifier = load_verifier(options.verifier) if options.verifier else None
     engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
     targets = list(_expand(paths, options))
-    if options.fast_path is None:
-        options = replace(options, fast_path=len(targets) > FAST_PATH_MIN_INPUTS)
     for target_or_report in targets:
         if isinstance(target_or_report, FileReport):
             report.files.append(target_or_report)
@@ -635,7 +630,7 @@ def _check_config(
             )
         )
     for rule, hit in schema_rules.schema_findings(
-        config, version, model_type, fast_path=bool(options.fast_path)
+        config, version, model_type, fast_path=options.fast_path is not False
     ):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)

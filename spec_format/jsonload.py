@@ -90,6 +90,28 @@ class Loaded:
             self._locator = Locator(self.text)
         return self._locator.find(pointer)
 
+    def positions(self) -> TextPositions | None:
+        """What a report keeps to place its findings later: the path and the text, not
+        the parsed data or the bytes (None when there is no text)."""
+        return TextPositions(self.path, self.text) if self.text else None
+
+
+class TextPositions:
+    """Line and column of JSON pointers in one file's text, tokenised on first use."""
+
+    __slots__ = ("_locator", "path", "text")
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text = path, text
+        self._locator: Locator | None = None
+
+    def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
+        if pointer is None:
+            return None, None
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator.find(pointer)
+
 
 def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | None:
     """``value`` when it is a JSON integer in ``[low, high]``, else ``None`` (Python's bool

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -169,24 +169,37 @@ class FileReport:
     def counts(self) -> Counter:
         return Counter(f.severity.value for f in self.findings)
 
+    def _locate(self, findings: list[Finding]) -> list[Finding]:
+        if self.positions is None:
+            return findings
+        file = str(self.positions.path)
+        located = []
+        for f in findings:
+            if f.file == file and f.pointer is not None and f.line is None:
+                line, column = self.positions.locate(f.pointer)
+                if line is not None:
+                    f = replace(f, line=line, column=column)
+            located.append(f)
+        return located
+
     def located_findings(self) -> list[Finding]:
         """Findings with line/column filled in where a JSON pointer can be located."""
         if self.positions is not None:
-            file = str(self.positions.path)
-            located = []
-            for f in self.findings:
-                if f.file == file and f.pointer is not None and f.line is None:
-                    line, column = self.positions.locate(f.pointer)
-                    if line is not None:
-                        f = replace(f, line=line, column=column)
-                located.append(f)
-            self.findings = located
+            self.findings = self._locate(self.findings)
             self.positions = None
         return self.findings
 
-    def sorted_findings(self) -> list[Finding]:
+    def sorted_findings(self, keep: Callable[[Finding], bool] | None = None) -> list[Finding]:
+        """The findings (only those ``keep`` accepts, when given) in output order, located.
+        With ``keep``, only the kept findings are located (``-q`` prints errors only: the
+        positions of the others are never computed)."""
+        chosen = (
+            self.located_findings()
+            if keep is None
+            else self._locate([f for f in self.findings if keep(f)])
+        )
         return sorted(
-            self.located_findings(),
+            chosen,
             key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
         )
 
@@ -353,14 +366,18 @@ def cap_per_rule(
             dropped[f.rule] = dropped.get(f.rule, 0) + 1
             last[f.rule] = f
     for rule, n in dropped.items():
-        f = last[rule]
-        yield replace(
-            f,
-            message=f"{n:,} more {rule} finding{'s' if n != 1 else ''} in this input not "
-            f"listed (the first {limit} are)",
-            pointer=None,
-            tensor=None,
-            line=None,
-            column=None,
-            command=None,
-        )
+        yield overflow(last[rule], n, limit)
+
+
+def overflow(f: Finding, n: int, limit: int = MAX_FINDINGS_PER_RULE) -> Finding:
+    """The finding that stands for ``n`` more of ``f``'s rule past the first ``limit``."""
+    return replace(
+        f,
+        message=f"{n:,} more {f.rule} finding{'s' if n != 1 else ''} in this input not "
+        f"listed (the first {limit} are)",
+        pointer=None,
+        tensor=None,
+        line=None,
+        column=None,
+        command=None,
+    )

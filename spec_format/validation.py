@@ -389,7 +389,16 @@ def validate_target(
             )
     _check_weights(ctx, checkpoint, verifier, target, report, options)
     report.findings = _filtered(report.findings, options)
+    _drop_unused_positions(report)
     return report
+
+
+def _drop_unused_positions(report: FileReport) -> None:
+    """A report keeps its file's text only while a finding may need a line number."""
+    if report.positions is not None and not any(
+        f.pointer is not None and f.line is None for f in report.findings
+    ):
+        report.positions = None
 
 
 def check_config_file(
@@ -611,7 +620,7 @@ def _check_config(
         report.findings.append(dispatched)
         declared = config.get("speculators_model_type")
         report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
-        report.positions = loaded if loaded.text else None
+        report.positions = loaded.positions()
         return None
     model_type = dispatched
     report.model_type = model_type
@@ -655,7 +664,7 @@ def _check_config(
     for rule in rules:
         findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
-    report.positions = loaded if loaded.text else None
+    report.positions = loaded.positions()
     return ctx
 
 

@@ -180,8 +180,7 @@ def _summary_style(report: Report) -> str:
 
 
 def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[Line]:
-    findings = fr.sorted_findings()
-    shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
+    shown = fr.sorted_findings(None if verbosity > 0 else _is_error)
     if not shown and verbosity == 0:
         return
     head: Line = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]
@@ -204,6 +203,10 @@ def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[L
     if verbosity >= 2:
         for skipped in fr.skipped:
             yield from wrap([("  skipped: ", "dim"), (skipped, "dim")], width, 11)
+
+
+def _is_error(f: Finding) -> bool:
+    return f.severity is Severity.ERROR
 
 
 def coverage_text(c: Coverage | None) -> str:

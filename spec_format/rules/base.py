@@ -15,7 +15,7 @@ import functools
 import inspect
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from packaging.specifiers import SpecifierSet
 
-from spec_format.report import Finding, Severity, cap_per_rule
+from spec_format.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
 
 #: Sections every rule page text must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
@@ -376,17 +376,31 @@ def bounded(text: str, limit: int) -> str:
 _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class
 
 
-def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
-    """Run one rule's check and turn its hits into findings (capped per rule, lazily)."""
+def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> list[Finding]:
+    """Run one rule's check and turn its hits into findings: at most
+    MAX_FINDINGS_PER_RULE, then one that counts the rest (as cap_per_rule words it); the
+    hits past the cap are counted, never kept."""
     instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
-    yield from cap_per_rule(
-        rule.finding(
-            hit.message,
-            hit.file or ctx.config_path,
-            profile=profile,
-            pointer=hit.pointer,
-            tensor=hit.tensor,
-            command=hit.command,
-        )
-        for hit in instance.check(ctx)
+    out: list[Finding] = []
+    dropped = 0
+    last: Hit | None = None
+    for hit in instance.check(ctx):
+        if len(out) < MAX_FINDINGS_PER_RULE:
+            out.append(_finding(rule, hit, ctx, profile))
+        else:
+            dropped += 1
+            last = hit
+    if last is not None:
+        out.append(overflow(_finding(rule, last, ctx, profile), dropped))
+    return out
+
+
+def _finding(rule: type[Rule], hit: Hit, ctx: Context, profile: Profile) -> Finding:
+    return rule.finding(
+        hit.message,
+        hit.file or ctx.config_path,
+        profile=profile,
+        pointer=hit.pointer,
+        tensor=hit.tensor,
+        command=hit.command,
     )

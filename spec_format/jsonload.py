@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,8 +151,33 @@ def pointer_from_parts(parts) -> str:
 
 
 def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
-    """Read and parse ``path``; never raises for bad input."""
+    """Read and parse ``path``; never raises for bad input.
+
+    The common case costs one open, one fstat and the reads: a regular file within the
+    limit. Anything else (missing, not a regular file, unreadable, too large) goes through
+    :func:`_load_checked`, which says what the path is."""
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return _load_checked(path, require_object, max_bytes)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            raw = None
+        else:
+            with open(fd, "rb", closefd=False) as f:
+                raw = f.read(max_bytes + 1)
+    except OSError:
+        raw = None
+    finally:
+        os.close(fd)
+    if raw is None or len(raw) > max_bytes:
+        return _load_checked(path, require_object, max_bytes)
+    return parse_json_bytes(raw, path, require_object=require_object)
+
+
+def _load_checked(path: Path, require_object: bool, max_bytes: int) -> Loaded:
     out = Loaded(path=path)
     kind = kind_of(path)
     if kind == MISSING:

@@ -121,31 +121,59 @@ def validate(
     """Validate one path or every path of an iterable (config.json files, checkpoint
     directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
     into one report."""
-    options = options or ValidateOptions()
-    if options.deep or options.scan_weights:
-        _require_numpy(options)
-    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
-        paths = [paths]
-    report = Report()
-    # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
-    verifier = load_verifier(options.verifier) if options.verifier else None
-    engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
-    targets = list(_expand(paths, options))
-    for target_or_report in targets:
-        if isinstance(target_or_report, FileReport):
-            report.files.append(target_or_report)
-        else:
-            report.files.append(_isolated(target_or_report, options, verifier))
-    if verifier is None and any(f.model_type for f in report.files):
-        note = _verifier_note(options)
-        if note:
-            report.notes.append(note)
-    if not engines and any(f.model_type for f in report.files):
-        report.notes.append(_engines_note())
-    absent = [f.path for f in report.files if f.weights_absent and not f.weights_required]
-    if absent:
-        report.notes.append(_no_weights_note(absent))
+    run = Validation(paths, options)
+    report = Report(files=list(run))
+    report.notes = run.notes()
     return report
+
+
+class Validation:
+    """One run of :func:`validate`, streamed: iterating it checks each input in turn and
+    yields its file report, so a caller that reports and drops each one keeps nothing of a
+    passing file (``specfmt validate`` with text output). Everything that can be a usage
+    error (the inputs, the verifier, the engines) is checked when it is made, before any
+    input; :meth:`notes` are the run-level remarks once it has been iterated."""
+
+    def __init__(
+        self,
+        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        options: ValidateOptions | None = None,
+    ) -> None:
+        options = options or ValidateOptions()
+        if options.deep or options.scan_weights:
+            _require_numpy(options)
+        if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+            paths = [paths]
+        self.options = options
+        # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
+        self.verifier = load_verifier(options.verifier) if options.verifier else None
+        self.engines = _engines(tuple(options.engines))  # an unknown engine: usage error too
+        self.targets = list(_expand(paths, options))
+        self._typed = False  # some input had a model type
+        self._absent: list[str] = []  # checkpoints without weights
+
+    def __iter__(self) -> Iterator[FileReport]:
+        for target in self.targets:
+            if isinstance(target, FileReport):
+                report = target
+            else:
+                report = _isolated(target, self.options, self.verifier)
+            self._typed = self._typed or bool(report.model_type)
+            if report.weights_absent and not report.weights_required:
+                self._absent.append(report.path)
+            yield report
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.verifier is None and self._typed:
+            note = _verifier_note(self.options)
+            if note:
+                notes.append(note)
+        if not self.engines and self._typed:
+            notes.append(_engines_note())
+        if self._absent:
+            notes.append(_no_weights_note(self._absent))
+        return notes
 
 
 def _no_weights_note(paths: list[str]) -> str:

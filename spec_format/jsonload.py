@@ -27,6 +27,7 @@ import math
 import os
 import re
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,8 +167,7 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             raw = None
         else:
-            with open(fd, "rb", closefd=False) as f:
-                raw = f.read(max_bytes + 1)
+            raw = _read_all(fd, st.st_size, max_bytes)
     except OSError:
         raw = None
     finally:
@@ -175,6 +175,58 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
     if raw is None or len(raw) > max_bytes:
         return _load_checked(path, require_object, max_bytes)
     return parse_json_bytes(raw, path, require_object=require_object)
+
+
+#: what the parser saw of one document (per thread: the hooks below are the decoder's)
+_seen = threading.local()
+
+
+def _pairs_hook(pairs: list) -> dict:
+    obj = dict(pairs)
+    _seen.counts["duplicate-key"] += len(pairs) - len(obj)
+    return obj
+
+
+def _constant_hook(name: str) -> float:
+    _seen.counts["non-finite-number"] += 1
+    return float(name.replace("Infinity", "inf"))
+
+
+def _int_hook(literal: str) -> int | float:
+    if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
+        _seen.counts["number-out-of-range"] += 1
+        return -math.inf if literal.startswith("-") else math.inf
+    value = int(literal)
+    if not -MAX_INT <= value <= MAX_INT:
+        _seen.counts["number-out-of-range"] += 1
+    return value
+
+
+def _float_hook(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e999: Python reads Infinity
+        _seen.counts["number-out-of-range"] += 1
+    return value
+
+
+#: one decoder for every document (json.loads with hooks would build one per call)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook,
+    parse_constant=_constant_hook,
+    parse_int=_int_hook,
+    parse_float=_float_hook,
+)
+
+
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
+    """The file's bytes, reading until the end (it may have grown since fstat said ``size``),
+    at most ``max_bytes + 1``."""
+    parts = [os.read(fd, size + 1)]
+    total = len(parts[0])
+    while parts[-1] and total <= max_bytes:
+        parts.append(os.read(fd, max(1 << 16, max_bytes + 1 - total)))
+        total += len(parts[-1])
+    return b"".join(parts)
 
 
 def _load_checked(path: Path, require_object: bool, max_bytes: int) -> Loaded:
@@ -258,40 +310,11 @@ def parse_json_bytes(
         return out
     out.text = text
     # how many duplicate keys, NaN/Infinity literals and out-of-range numbers the parser saw
-    seen = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
-
-    def pairs_hook(pairs):
-        obj = dict(pairs)
-        seen["duplicate-key"] += len(pairs) - len(obj)
-        return obj
-
-    def constant_hook(name):
-        seen["non-finite-number"] += 1
-        return float(name.replace("Infinity", "inf"))
-
-    def int_hook(literal):
-        if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
-            seen["number-out-of-range"] += 1
-            return -math.inf if literal.startswith("-") else math.inf
-        value = int(literal)
-        if not -MAX_INT <= value <= MAX_INT:
-            seen["number-out-of-range"] += 1
-        return value
-
-    def float_hook(literal):
-        value = float(literal)
-        if not math.isfinite(value):  # 1e999: Python reads Infinity
-            seen["number-out-of-range"] += 1
-        return value
-
+    seen = _seen.counts = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
     try:
-        data = json.loads(
-            text,
-            object_pairs_hook=pairs_hook,
-            parse_constant=constant_hook,
-            parse_int=int_hook,
-            parse_float=float_hook,
-        )
+        if text.startswith("\ufeff"):  # a second BOM: what json.loads says of it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         line, column, detail = _syntax_error(exc)
         out.problems.append(

@@ -27,7 +27,9 @@ commands of a row run in turn, A B A B ..., after one warm-up each, and the rati
 pair by pair, then the median: pairing keeps a ratio meaningful when a shared machine's
 speed drifts. CPU time is the figure to compare on a loaded machine; wall time is given
 too. The load average is printed before and after each suite. Python runs with bytecode
-caching on (``PYTHONDONTWRITEBYTECODE`` unset), as an installed package does.
+caching on (``PYTHONDONTWRITEBYTECODE`` unset), as an installed package does. A child's
+peak RSS cannot read below this harness's own (a forked child starts as its copy): the
+harness keeps to the standard library and builds big inputs in child processes.
 """
 
 from __future__ import annotations
@@ -300,27 +302,18 @@ def _in_process(listfile: Path, schema: Path) -> dict:
 
 
 def suite_scan(args) -> None:
-    import numpy as np
-
-    from spec_format.testing.builder import TensorData, write_safetensors
-
     specfmt = _exe("specfmt")
     lines = header(
         "NaN/Inf scan (`--scan-weights`) against reading the file",
         "scan",
-        [version_of(["cat", "--version"]), "numpy " + np.__version__],
+        [version_of(["cat", "--version"]), "numpy " + _module_version("numpy")],
     )
     lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         ckpt = Path(tmp) / "ckpt"
         ckpt.mkdir()
-        rng = np.random.default_rng(0)
-        block = (rng.standard_normal(1 << 20, dtype=np.float32) * 0.02).view(np.uint32) >> 16
-        block = block.astype("<u2").tobytes()  # 2 MiB of finite bf16 values
-        tensors = {
-            f"layers.{i}.weight": TensorData("BF16", (16384, 8192), block * 128) for i in range(8)
-        }
-        write_safetensors(ckpt / "model.safetensors", tensors)
+        # built in a child: memory this process touched would count in every child's peak
+        subprocess.run([sys.executable, "-c", _BUILD_SCAN, str(ckpt)], check=True, env=ENV)
         (ckpt / "config.json").write_text(ONE_CONFIG.read_text())
         weights = ckpt / "model.safetensors"
         size = weights.stat().st_size
@@ -359,6 +352,23 @@ def suite_scan(args) -> None:
     _write("RESULTS-scan.md", lines)
 
 
+_BUILD_SCAN = r"""
+import sys
+from pathlib import Path
+import numpy as np
+from spec_format.convert.write import canonical_header
+class Tensor:
+    dtype, shape, nbytes = "BF16", (16384, 8192), 16384 * 8192 * 2
+rng = np.random.default_rng(0)
+block = (rng.standard_normal(1 << 20, dtype=np.float32) * 0.02).view(np.uint32) >> 16
+block = block.astype("<u2").tobytes()  # 2 MiB of finite bf16 values, repeated
+head, _ = canonical_header([(f"layers.{i}.weight", Tensor()) for i in range(8)], None)
+with open(Path(sys.argv[1]) / "model.safetensors", "wb") as f:
+    f.write(head)
+    for _ in range(8 * Tensor.nbytes // len(block)):
+        f.write(block)
+"""
+
 _SCAN = r"""
 import json, sys, time
 from pathlib import Path
@@ -385,7 +395,7 @@ def _scan_median(pair: Pair, tmp: str) -> float:
 
 
 def suite_convert(args) -> None:
-    from bench_convert import AUX, build
+    from bench_convert import AUX
 
     specfmt = _exe("specfmt")
     lines = header(
@@ -396,7 +406,17 @@ def suite_convert(args) -> None:
     lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         work = Path(tmp)
-        src, verifier, size = build(work)
+        code = (
+            f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(HERE)!r}]\n"
+            "from pathlib import Path\nfrom bench_convert import build\n"
+            f"print(build(Path({str(work)!r}))[2])"
+        )  # built in a child, like the scan's checkpoint
+        size = int(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=ENV
+            ).stdout.split()[-1]
+        )
+        src, verifier = work / "src", work / "verifier"
         dest = work / "out"
         cmd = [specfmt, "convert", str(src), "-o", str(dest), "--verifier", str(verifier)]
         cmd += ["--aux-layer-ids", AUX]

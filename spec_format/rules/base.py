@@ -267,7 +267,7 @@ class Rule:
         if cls.applies_to and model_type not in cls.applies_to:
             return False
         if cls.versions and format_version:
-            return SpecifierSet(cls.versions).contains(format_version, prereleases=True)
+            return _in_versions(cls.versions, format_version)
         return True
 
     @classmethod
@@ -371,6 +371,11 @@ def bounded(text: str, limit: int) -> str:
         return text
     keep = limit // 2
     return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters left out]...{text[-keep:]}"
+
+
+@functools.lru_cache(maxsize=4096)  # a few rules' ranges times the format versions
+def _in_versions(versions: str, format_version: str) -> bool:
+    return SpecifierSet(versions).contains(format_version, prereleases=True)
 
 
 _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from spec_format import catalog
+from spec_format import catalog, package_data
 from spec_format.errors import UsageError
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ version_entry = catalog.version_entry
 
 
 def _schema_root():
-    return resources.files("spec_format.schema")
+    return package_data.schema_folder()
 
 
 def schema_uri(version: str, name: str) -> str:

@@ -17,11 +17,8 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
-
-from packaging.specifiers import SpecifierSet
 
 from spec_format.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
 
@@ -164,6 +161,8 @@ def _page_of(rule: type[Rule]) -> str:
     summary = inspect.cleandoc(rule.__doc__ or "").strip()
     name = f"{DOC_FOLDER}/{rule.id}.md"
     try:
+        from importlib import resources
+
         text = (resources.files(__package__) / DOC_FOLDER / f"{rule.id}.md").read_text("utf-8")
     except FileNotFoundError:
         raise TypeError(
@@ -375,6 +374,8 @@ def bounded(text: str, limit: int) -> str:
 
 @functools.lru_cache(maxsize=4096)  # a few rules' ranges times the format versions
 def _in_versions(versions: str, format_version: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # no rule has a range yet: imported late
+
     return SpecifierSet(versions).contains(format_version, prereleases=True)
 
 

@@ -221,10 +221,13 @@ _DECODER = json.JSONDecoder(
 def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
     """The file's bytes, reading until the end (it may have grown since fstat said ``size``),
     at most ``max_bytes + 1``."""
-    parts = [os.read(fd, size + 1)]
+    want = size + 1
+    parts = [os.read(fd, want)]
     total = len(parts[0])
-    while parts[-1] and total <= max_bytes:
-        parts.append(os.read(fd, max(1 << 16, max_bytes + 1 - total)))
+    # a regular file reads short only at its end: one read, unless it grew
+    while len(parts[-1]) == want and total <= max_bytes:
+        want = max(1 << 16, max_bytes + 1 - total)
+        parts.append(os.read(fd, want))
         total += len(parts[-1])
     return b"".join(parts)
 

@@ -2,22 +2,91 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import sys
+from collections.abc import Iterator, MutableMapping
+from functools import cache
 
 import typer
+from typer.core import TyperGroup
 
 from spec_format import __version__
-from spec_format.cli.convert_cmd import convert_command
-from spec_format.cli.fix_cmd import fix_command
-from spec_format.cli.forward_cmd import forward_command
-from spec_format.cli.history_cmd import history_command
-from spec_format.cli.inspect_cmd import inspect_command
-from spec_format.cli.migrate_cmd import migrate_command
-from spec_format.cli.rules_cmd import explain_command, rules_command
-from spec_format.cli.schema_cmd import schema_app
-from spec_format.cli.validate_cmd import validate_command
+
+#: command name -> (module of spec_format.cli, attribute): a command function, or a Typer
+#: app for a group. Listed in help order; a module is imported only when its command is
+#: looked up (running it, its --help, the top-level --help or completion), so
+#: ``specfmt validate`` never imports what ``convert`` or ``forward`` need.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("validate_cmd", "validate_command"),
+    "rules": ("rules_cmd", "rules_command"),
+    "explain": ("rules_cmd", "explain_command"),
+    "migrate": ("migrate_cmd", "migrate_command"),
+    "fix": ("fix_cmd", "fix_command"),
+    "history": ("history_cmd", "history_command"),
+    "forward": ("forward_cmd", "forward_command"),
+    "inspect": ("inspect_cmd", "inspect_command"),
+    "convert": ("convert_cmd", "convert_command"),
+    "schema": ("schema_cmd", "schema_app"),
+}
+
+
+class _LazyCommands(MutableMapping):
+    """The click group's ``commands``: names known up front, each command built on first
+    access (``name in commands`` and iterating the names import nothing)."""
+
+    def __init__(self) -> None:
+        self._extra: dict = {}
+
+    def __getitem__(self, name: str):
+        if name in self._extra:
+            return self._extra[name]
+        if name not in COMMANDS:
+            raise KeyError(name)
+        return _click_command(name)
+
+    def __setitem__(self, name: str, command) -> None:
+        self._extra[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._extra[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (n for n in self._extra if n not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + sum(1 for n in self._extra if n not in COMMANDS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self._extra
+
+
+class _LazyGroup(TyperGroup):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _LazyCommands()
+
+
+@cache
+def _click_command(name: str):
+    """The click command of ``COMMANDS[name]``, its help escaped (see literal_help); built
+    once per process."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(f"spec_format.cli.{module}"), attribute)
+    kwargs = {
+        "pretty_exceptions_short": app.pretty_exceptions_short,
+        "rich_markup_mode": app.rich_markup_mode,
+    }
+    if isinstance(target, typer.Typer):
+        _literal_help_everywhere(target)
+        info = typer.models.TyperInfo(target, name=name)
+        return typer.main.get_group_from_info(info, suggest_commands=app.suggest_commands, **kwargs)
+    info = typer.models.CommandInfo(name=name, callback=target)
+    _literal_help_command(info)
+    return typer.main.get_command_from_info(info, **kwargs)
+
 
 app = typer.Typer(
     name="specfmt",
@@ -27,6 +96,7 @@ app = typer.Typer(
     "deep (numpy) for validate --deep and --scan-weights and inspect --token-freq; "
     "forward (torch) for specfmt forward; remote (huggingface_hub) for hf:// inputs; "
     "plot (matplotlib) for inspect --plot; dev for the tests, code generation and the docs.",
+    cls=_LazyGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
@@ -49,17 +119,6 @@ def _root(
     """specfmt: the reference tool for speculative-decoding draft checkpoints."""
 
 
-app.command("validate")(validate_command)
-app.command("rules")(rules_command)
-app.command("explain")(explain_command)
-app.command("migrate")(migrate_command)
-app.command("fix")(fix_command)
-app.command("history")(history_command)
-app.command("forward")(forward_command)
-app.command("inspect")(inspect_command)
-app.command("convert")(convert_command)
-app.add_typer(schema_app, name="schema")
-
 #: what rich takes for a markup tag: ``[`` then a lowercase letter, ``#``, ``/`` or ``@``
 _TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
@@ -70,19 +129,23 @@ def literal_help(text: str) -> str:
     return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
 
 
+def _literal_help_command(command: typer.models.CommandInfo) -> None:
+    doc = command.help or inspect.getdoc(command.callback)
+    if doc:
+        command.help = literal_help(doc)
+    for param in inspect.signature(command.callback).parameters.values():
+        info = param.default
+        if isinstance(info, typer.models.ParameterInfo) and info.help:
+            info.help = literal_help(info.help)
+
+
 def _literal_help_everywhere(typer_app: typer.Typer) -> None:
     """Help text is plain text: escape it in every command, option and group (once, here,
     instead of at each ``help=``)."""
     if typer_app.info.help:
         typer_app.info.help = literal_help(typer_app.info.help)
     for command in typer_app.registered_commands:
-        doc = command.help or inspect.getdoc(command.callback)
-        if doc:
-            command.help = literal_help(doc)
-        for param in inspect.signature(command.callback).parameters.values():
-            info = param.default
-            if isinstance(info, typer.models.ParameterInfo) and info.help:
-                info.help = literal_help(info.help)
+        _literal_help_command(command)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _literal_help_everywhere(group.typer_instance)

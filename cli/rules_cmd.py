@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
 from spec_format.cli.common import escape, handle_errors, stdout
 from spec_format.errors import UsageError
-from spec_format.rules import registry
-from spec_format.rules.base import Rule
+
+if TYPE_CHECKING:
+    from spec_format.rules import registry
+    from spec_format.rules.base import Rule
+
+
+def _registry():
+    """The rule registry, imported when a command runs (it imports every rule module)."""
+    from spec_format.rules import registry
+
+    return registry
 
 
 def rule_record(rule: type[Rule]) -> dict:
@@ -36,7 +46,7 @@ def rules_command(
 ) -> None:
     """List every rule with its id, layer and severity."""
     if as_json:
-        json.dump([rule_record(r) for r in registry.RULES], stdout(), indent=2)
+        json.dump([rule_record(r) for r in _registry().RULES], stdout(), indent=2)
         stdout().write("\n")
         return
     from rich.console import Console
@@ -44,7 +54,7 @@ def rules_command(
     from rich.text import Text
 
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
-    for r in registry.RULES:  # Text cells: a summary's [brackets] are text, not markup
+    for r in _registry().RULES:  # Text cells: a summary's [brackets] are text, not markup
         table.add_row(*map(Text, (r.id, r.name, r.layer.value, r.severity.value, r.summary())))
     Console(file=stdout(), soft_wrap=False).print(table)
 
@@ -95,18 +105,18 @@ def explain_command(
 
 def _removed(rule_id: str) -> registry.Removed | None:
     try:
-        return registry.entry(rule_id).removed
+        return _registry().entry(rule_id).removed
     except KeyError:
         return None
 
 
 def _lookup(rule_id: str, removed: registry.Removed | None = None) -> type[Rule] | None:
     try:
-        return registry.get(rule_id)
+        return _registry().get(rule_id)
     except KeyError:
         if removed is not None:
             return None
-        by_name = {r.name: r for r in registry.RULES}
+        by_name = {r.name: r for r in _registry().RULES}
         if rule_id in by_name:
             return by_name[rule_id]
         raise UsageError(f"unknown rule {rule_id!r}; `specfmt rules` lists the known ids") from None

@@ -23,7 +23,7 @@ from spec_format.jsonout import dumps
 from spec_format.render import RENDERERS, render
 from spec_format.report import Report
 from spec_format.rules.base import Profile
-from spec_format.validation import ValidateOptions, validate
+from spec_format.validation import ValidateOptions, Validation
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
 
@@ -98,35 +98,61 @@ def validate_command(
     from spec_format import settings
 
     select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")
-    report = Report()
-    for conf, inputs in settings.for_inputs(paths, config, isolated):
-        options = ValidateOptions(
-            profile=settings.merged(profile, conf.profile) or Profile.CURRENT,
-            format_version=format_version,
-            recursive=recursive,
-            select=settings.merged(select_ids, conf.select) or (),
-            ignore=settings.merged(ignore_ids, conf.ignore) or (),
-            verifier=verifier,
-            deep=deep,
-            scan_weights=scan_weights,
-            engines=tuple(settings.merged(engine, conf.engine) or ()),
+    # every run is set up (its usage errors raised) before any input is checked or printed
+    runs = [
+        (
+            conf,
+            Validation(
+                inputs,
+                ValidateOptions(
+                    profile=settings.merged(profile, conf.profile) or Profile.CURRENT,
+                    format_version=format_version,
+                    recursive=recursive,
+                    select=settings.merged(select_ids, conf.select) or (),
+                    ignore=settings.merged(ignore_ids, conf.ignore) or (),
+                    verifier=verifier,
+                    deep=deep,
+                    scan_weights=scan_weights,
+                    engines=tuple(settings.merged(engine, conf.engine) or ()),
+                ),
+            ),
         )
+        for conf, inputs in settings.for_inputs(paths, config, isolated)
+    ]
+    verbosity = 0 if quiet else (2 if verbose else 1)
+    if output_format == "text" and not statistics:
+        raise typer.Exit(_streamed(runs, output_format, color.flag(), verbosity))
+    report = Report()
+    for conf, run in runs:
         with progress.showing(progress_display(output_format == "text")):
-            part = validate(inputs, options)
-        settings.drop_per_file_ignores(part, conf)
-        report.files.extend(part.files)
-        report.notes.extend(n for n in part.notes if n not in report.notes)
+            report.files.extend(run)
+        settings.drop_per_file_ignores(report, conf)
+        report.notes.extend(n for n in run.notes() if n not in report.notes)
     if statistics:
         render_statistics(report, output_format, stdout())
     else:
-        render(
-            report,
-            output_format,
-            stdout(),
-            color=color.flag(),
-            verbosity=0 if quiet else (2 if verbose else 1),
-        )
+        render(report, output_format, stdout(), color=color.flag(), verbosity=verbosity)
     raise typer.Exit(report.exit_code)
+
+
+def _streamed(runs: list, output_format: str, color: bool | None, verbosity: int) -> int:
+    """Text output, written as each input is checked; only the tally and the notes are
+    kept, never a reported input. Returns the exit status."""
+    from spec_format import settings
+    from spec_format.render.text import TextStream
+    from spec_format.report import Tally
+
+    out = TextStream(stdout(), color=color, verbosity=verbosity)
+    tally, notes = Tally(), []
+    for conf, run in runs:
+        with progress.showing(progress_display(output_format == "text")):
+            for file_report in run:
+                settings.drop_ignored(file_report, conf)
+                out.file(file_report)
+                tally.add(file_report)
+        notes.extend(n for n in run.notes() if n not in notes)
+    out.finish(notes, tally)
+    return tally.exit_code
 
 
 def render_statistics(report: Report, fmt: str, out) -> None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from typing import Any, NamedTuple
 
+from spec_format import package_data
 from spec_format.errors import UsageError
 
 
@@ -83,7 +83,7 @@ class NoiseKey(NamedTuple):
 
 
 def _root():
-    return resources.files("spec_format.schema")
+    return package_data.schema_folder()
 
 
 @cache

@@ -24,10 +24,15 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
+import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from spec_format.bounded import ReadRefused, read_file
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 _WHAT = "a JSON file"
@@ -83,6 +88,28 @@ class Loaded:
             self._locator = Locator(self.text)
         return self._locator.find(pointer)
 
+    def positions(self) -> TextPositions | None:
+        """What a report keeps to place its findings later: the path and the text, not
+        the parsed data or the bytes (None when there is no text)."""
+        return TextPositions(self.path, self.text) if self.text else None
+
+
+class TextPositions:
+    """Line and column of JSON pointers in one file's text, tokenised on first use."""
+
+    __slots__ = ("_locator", "path", "text")
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text = path, text
+        self._locator: Locator | None = None
+
+    def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
+        if pointer is None:
+            return None, None
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator.find(pointer)
+
 
 def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | None:
     """``value`` when it is a JSON integer in ``[low, high]``, else ``None`` (Python's bool
@@ -120,10 +147,87 @@ def pointer_from_parts(parts) -> str:
 
 
 def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
-    """Read and parse ``path``; never raises for bad input."""
-    from spec_format.bounded import ReadRefused, read_file
+    """Read and parse ``path``; never raises for bad input.
 
+    The common case costs one open, one fstat and the reads: a regular file within the
+    limit. Anything else (missing, not a regular file, unreadable, too large) goes through
+    :func:`_load_checked`, which says what the path is."""
     max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return _load_checked(path, require_object, max_bytes)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            raw = None
+        else:
+            raw = _read_all(fd, st.st_size, max_bytes)
+    except OSError:
+        raw = None
+    finally:
+        os.close(fd)
+    if raw is None or len(raw) > max_bytes:
+        return _load_checked(path, require_object, max_bytes)
+    return parse_json_bytes(raw, path, require_object=require_object)
+
+
+#: what the parser saw of one document (per thread: the hooks below are the decoder's)
+_seen = threading.local()
+
+
+def _pairs_hook(pairs: list) -> dict:
+    obj = dict(pairs)
+    _seen.counts["duplicate-key"] += len(pairs) - len(obj)
+    return obj
+
+
+def _constant_hook(name: str) -> float:
+    _seen.counts["non-finite-number"] += 1
+    return float(name.replace("Infinity", "inf"))
+
+
+def _int_hook(literal: str) -> int | float:
+    if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
+        _seen.counts["number-out-of-range"] += 1
+        return -math.inf if literal.startswith("-") else math.inf
+    value = int(literal)
+    if not -MAX_INT <= value <= MAX_INT:
+        _seen.counts["number-out-of-range"] += 1
+    return value
+
+
+def _float_hook(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e999: Python reads Infinity
+        _seen.counts["number-out-of-range"] += 1
+    return value
+
+
+#: one decoder for every document (json.loads with hooks would build one per call)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook,
+    parse_constant=_constant_hook,
+    parse_int=_int_hook,
+    parse_float=_float_hook,
+)
+
+
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
+    """The file's bytes, reading until the end (it may have grown since fstat said ``size``),
+    at most ``max_bytes + 1``."""
+    want = size + 1
+    parts = [os.read(fd, want)]
+    total = len(parts[0])
+    # a regular file reads short only at its end: one read, unless it grew
+    while len(parts[-1]) == want and total <= max_bytes:
+        want = max(1 << 16, max_bytes + 1 - total)
+        parts.append(os.read(fd, want))
+        total += len(parts[-1])
+    return b"".join(parts)
+
+
+def _load_checked(path: Path, require_object: bool, max_bytes: int) -> Loaded:
     out = Loaded(path=path)
     try:
         raw = read_file(path, limit=max_bytes, what=_WHAT)
@@ -174,40 +278,11 @@ def parse_json_bytes(
         return out
     out.text = text
     # how many duplicate keys, NaN/Infinity literals and out-of-range numbers the parser saw
-    seen = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
-
-    def pairs_hook(pairs):
-        obj = dict(pairs)
-        seen["duplicate-key"] += len(pairs) - len(obj)
-        return obj
-
-    def constant_hook(name):
-        seen["non-finite-number"] += 1
-        return float(name.replace("Infinity", "inf"))
-
-    def int_hook(literal):
-        if len(literal) > MAX_INT_DIGITS:  # int() would refuse or take quadratic time
-            seen["number-out-of-range"] += 1
-            return -math.inf if literal.startswith("-") else math.inf
-        value = int(literal)
-        if not -MAX_INT <= value <= MAX_INT:
-            seen["number-out-of-range"] += 1
-        return value
-
-    def float_hook(literal):
-        value = float(literal)
-        if not math.isfinite(value):  # 1e999: Python reads Infinity
-            seen["number-out-of-range"] += 1
-        return value
-
+    seen = _seen.counts = {"duplicate-key": 0, "non-finite-number": 0, "number-out-of-range": 0}
     try:
-        data = json.loads(
-            text,
-            object_pairs_hook=pairs_hook,
-            parse_constant=constant_hook,
-            parse_int=int_hook,
-            parse_float=float_hook,
-        )
+        if text.startswith("\ufeff"):  # a second BOM: what json.loads says of it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         line, column, detail = _syntax_error(exc)
         out.problems.append(

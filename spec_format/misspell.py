@@ -93,28 +93,10 @@ def _objects(config: dict[str, Any], pointer: str):
     yield from ((w, n) for w, n in nodes if isinstance(n, dict))
 
 
-@cache
 def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
     """The properties the schema declares at ``parts``, with those of every branch of a
     ``oneOf``/``anyOf``/``allOf`` there (proposal methods are one per proposal type)."""
-    node: Any = schemas.validator(line, model_type).schema  # every $ref inlined
-    for part in parts:
-        props = node.get("properties", {}) if isinstance(node, dict) else {}
-        if part in props:
-            node = props[part]
-        elif part.isdigit() and isinstance(node, dict) and "items" in node:
-            node = node["items"]
-        else:
-            return frozenset()
-    names: set[str] = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, dict):
-            names |= set(n.get("properties", {}))
-            for key in ("oneOf", "anyOf", "allOf"):
-                todo += n.get(key, [])
-    return frozenset(names)
+    return schemas.declared_names(line, model_type, parts)
 
 
 @cache

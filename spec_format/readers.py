@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 from typing import Any, NamedTuple
+
+from spec_format import package_data
 
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
@@ -166,7 +167,7 @@ def _lookup(doc: Any, pointer: str) -> Any:
 
 def table_dir():
     """The folder of reader files (``schema/readers``; in a wheel ``spec_format.schema``)."""
-    return resources.files("spec_format.schema").joinpath("readers")
+    return package_data.schema_folder().joinpath("readers")
 
 
 @cache

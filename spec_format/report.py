@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -169,24 +169,37 @@ class FileReport:
     def counts(self) -> Counter:
         return Counter(f.severity.value for f in self.findings)
 
+    def _locate(self, findings: list[Finding]) -> list[Finding]:
+        if self.positions is None:
+            return findings
+        file = str(self.positions.path)
+        located = []
+        for f in findings:
+            if f.file == file and f.pointer is not None and f.line is None:
+                line, column = self.positions.locate(f.pointer)
+                if line is not None:
+                    f = replace(f, line=line, column=column)
+            located.append(f)
+        return located
+
     def located_findings(self) -> list[Finding]:
         """Findings with line/column filled in where a JSON pointer can be located."""
         if self.positions is not None:
-            file = str(self.positions.path)
-            located = []
-            for f in self.findings:
-                if f.file == file and f.pointer is not None and f.line is None:
-                    line, column = self.positions.locate(f.pointer)
-                    if line is not None:
-                        f = replace(f, line=line, column=column)
-                located.append(f)
-            self.findings = located
+            self.findings = self._locate(self.findings)
             self.positions = None
         return self.findings
 
-    def sorted_findings(self) -> list[Finding]:
+    def sorted_findings(self, keep: Callable[[Finding], bool] | None = None) -> list[Finding]:
+        """The findings (only those ``keep`` accepts, when given) in output order, located.
+        With ``keep``, only the kept findings are located (``-q`` prints errors only: the
+        positions of the others are never computed)."""
+        chosen = (
+            self.located_findings()
+            if keep is None
+            else self._locate([f for f in self.findings if keep(f)])
+        )
         return sorted(
-            self.located_findings(),
+            chosen,
             key=lambda f: (f.file, -f.severity.rank, f.line or 0, f.pointer or "", f.rule),
         )
 
@@ -233,42 +246,18 @@ class Report:
     def ok(self) -> bool:
         return all(f.status is Status.OK for f in self.files)
 
+    def tally(self) -> Tally:
+        return Tally.of(self.files)
+
     @property
     def exit_code(self) -> int:
-        statuses = {f.status for f in self.files}
-        if any(f.internal_error for f in self.files):
-            return 70
-        if Status.UNREADABLE in statuses or any(f.weights_required for f in self.files):
-            return 3
-        if Status.FAIL in statuses:
-            return 1
-        return 0
+        return self.tally().exit_code
 
     def counts(self) -> Counter:
-        total: Counter = Counter()
-        for f in self.files:
-            total.update(f.counts())
-        return total
+        return self.tally().severities
 
     def summary(self) -> str:
-        c = self.counts()
-        by_status = Counter(f.status.value for f in self.files)
-        n = len(self.files)
-        parts = [f"{n} input{'s' if n != 1 else ''} checked"]
-        parts.append(f"{by_status.get('ok', 0)} ok")
-        if by_status.get("fail"):
-            parts.append(f"{by_status['fail']} failed")
-        if by_status.get("unreadable"):
-            parts.append(f"{by_status['unreadable']} unreadable")
-        bugs = sum(f.internal_error for f in self.files)
-        if bugs:
-            parts.append(f"{bugs} hit a bug in specfmt")
-        parts.append(
-            f"{c.get('error', 0)} error{'s' if c.get('error', 0) != 1 else ''}, "
-            f"{c.get('warning', 0)} warning{'s' if c.get('warning', 0) != 1 else ''}, "
-            f"{c.get('info', 0)} note{'s' if c.get('info', 0) != 1 else ''}"
-        )
-        return ": ".join([parts[0], ", ".join(parts[1:])])
+        return self.tally().summary()
 
     def __repr__(self) -> str:
         return f"<Report {self.summary()}; exit code {self.exit_code}>"
@@ -296,14 +285,73 @@ class Report:
         ]
 
     def to_dict(self) -> dict:
+        tally = self.tally()  # counted once
         return {
-            "status": "ok" if self.ok else "fail",
-            "exit_code": self.exit_code,
-            "summary": self.summary(),
-            "counts": {k: self.counts().get(k, 0) for k in ("error", "warning", "info")},
+            "status": "ok" if tally.ok else "fail",
+            "exit_code": tally.exit_code,
+            "summary": tally.summary(),
+            "counts": {k: tally.severities.get(k, 0) for k in ("error", "warning", "info")},
             "notes": list(self.notes),
             "files": [f.to_dict() for f in self.files],
         }
+
+
+@dataclass
+class Tally:
+    """What a run's exit status and summary need of its files, counted as each file is
+    reported (a streamed run keeps this, not the files)."""
+
+    inputs: int = 0
+    statuses: Counter = field(default_factory=Counter)  # Status -> files
+    severities: Counter = field(default_factory=Counter)  # "error"/"warning"/"info" -> findings
+    internal_errors: int = 0
+    weights_required: bool = False
+
+    @classmethod
+    def of(cls, files: Iterable[FileReport]) -> Tally:
+        tally = cls()
+        for f in files:
+            tally.add(f)
+        return tally
+
+    def add(self, f: FileReport) -> None:
+        self.inputs += 1
+        self.statuses[f.status] += 1
+        self.severities.update(finding.severity.value for finding in f.findings)
+        self.internal_errors += f.internal_error
+        self.weights_required |= f.weights_required
+
+    @property
+    def ok(self) -> bool:
+        return self.statuses[Status.OK] == self.inputs
+
+    @property
+    def exit_code(self) -> int:
+        if self.internal_errors:
+            return 70
+        if self.statuses[Status.UNREADABLE] or self.weights_required:
+            return 3
+        if self.statuses[Status.FAIL]:
+            return 1
+        return 0
+
+    def summary(self) -> str:
+        c = self.severities
+        n = self.inputs
+        parts = [f"{n} input{'s' if n != 1 else ''} checked"]
+        parts.append(f"{self.statuses[Status.OK]} ok")
+        if self.statuses[Status.FAIL]:
+            parts.append(f"{self.statuses[Status.FAIL]} failed")
+        if self.statuses[Status.UNREADABLE]:
+            parts.append(f"{self.statuses[Status.UNREADABLE]} unreadable")
+        if self.internal_errors:
+            parts.append(f"{self.internal_errors} hit a bug in specfmt")
+        parts.append(
+            f"{c.get('error', 0)} error{'s' if c.get('error', 0) != 1 else ''}, "
+            f"{c.get('warning', 0)} warning{'s' if c.get('warning', 0) != 1 else ''}, "
+            f"{c.get('info', 0)} note{'s' if c.get('info', 0) != 1 else ''}"
+        )
+        return ": ".join([parts[0], ", ".join(parts[1:])])
 
 
 def _counted(c: Counter) -> str:
@@ -353,14 +401,18 @@ def cap_per_rule(
             dropped[f.rule] = dropped.get(f.rule, 0) + 1
             last[f.rule] = f
     for rule, n in dropped.items():
-        f = last[rule]
-        yield replace(
-            f,
-            message=f"{n:,} more {rule} finding{'s' if n != 1 else ''} in this input not "
-            f"listed (the first {limit} are)",
-            pointer=None,
-            tensor=None,
-            line=None,
-            column=None,
-            command=None,
-        )
+        yield overflow(last[rule], n, limit)
+
+
+def overflow(f: Finding, n: int, limit: int = MAX_FINDINGS_PER_RULE) -> Finding:
+    """The finding that stands for ``n`` more of ``f``'s rule past the first ``limit``."""
+    return replace(
+        f,
+        message=f"{n:,} more {f.rule} finding{'s' if n != 1 else ''} in this input not "
+        f"listed (the first {limit} are)",
+        pointer=None,
+        tensor=None,
+        line=None,
+        column=None,
+        command=None,
+    )

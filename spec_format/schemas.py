@@ -2,24 +2,25 @@
 
 Schemas are read from the package (``spec_format.schema``, the repository's
 ``schema/`` folder) with :mod:`importlib.resources`, so an installed wheel works from any
-directory. Every file has an absolute ``$id``; references between files are resolved by a
-:mod:`referencing` registry built from the bundled files only: nothing is fetched.
+directory. Every file has an absolute ``$id``; references between files are resolved
+against the bundled files only: nothing is fetched. jsonschema and referencing are imported
+only when a validator is built (to explain a config that failed, or by callers that ask for
+one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below.
 """
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urldefrag, urljoin
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
-
-from spec_format import catalog
+from spec_format import catalog, package_data
 from spec_format.errors import UsageError
-from spec_format.numguard import IntegerValidator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -36,7 +37,7 @@ version_entry = catalog.version_entry
 
 
 def _schema_root():
-    return resources.files("spec_format.schema")
+    return package_data.schema_folder()
 
 
 def schema_uri(version: str, name: str) -> str:
@@ -62,6 +63,9 @@ def _all_documents() -> dict[str, dict[str, Any]]:
 
 @cache
 def registry() -> Registry:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
     resources_ = [
         (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
         for uri, doc in _all_documents().items()
@@ -94,27 +98,61 @@ def type_schema(version: str, model_type: str) -> dict[str, Any]:
 def validator(version: str, model_type: str) -> Draft202012Validator:
     """A compiled validator for one type of one version (cached for the process).
 
-    It validates an inlined copy of the schema (every ``$ref`` replaced by its target;
-    the schemas have no recursive references), which spares the registry lookups that
-    otherwise dominate validation time. Messages and paths are the same.
+    It validates an inlined copy of the schema (:func:`inlined`), which spares the registry
+    lookups that otherwise dominate validation time. Messages and paths are the same.
     """
+    from spec_format.numguard import IntegerValidator  # jsonschema: only to explain
+
+    return IntegerValidator(inlined(version, model_type), registry=registry())
+
+
+@cache
+def inlined(version: str, model_type: str) -> dict[str, Any]:
+    """The type's schema with every ``$ref`` replaced by its target (the schemas have no
+    recursive references; sibling keywords of a ``$ref`` are merged over its target).
+    Cached: callers must not mutate it."""
     schema = type_schema(version, model_type)
-    resolver = registry().resolver(base_uri=schema["$id"])
-    return IntegerValidator(_inline(schema, resolver), registry=registry())
+    return _inline(schema, schema["$id"])
 
 
-def _inline(node: Any, resolver) -> Any:
+def _inline(node: Any, base: str) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:
-            target, target_resolver = _deref(node, resolver)
-            return _inline(target, target_resolver)
+            target, target_base = _deref(node, base)
+            return _inline(target, target_base)
         return {
-            k: _inline(v, resolver) if k not in ("const", "enum", "default", "examples") else v
+            k: _inline(v, base) if k not in ("const", "enum", "default", "examples") else v
             for k, v in node.items()
         }
     if isinstance(node, list):
-        return [_inline(v, resolver) for v in node]
+        return [_inline(v, base) for v in node]
     return node
+
+
+@cache
+def _compiled(version: str, model_type: str):
+    """The accept-only compiled check of the type's schema (None: not compilable)."""
+    from spec_format.schema_check import compile_schema
+
+    schema = type_schema(version, model_type)
+    return compile_schema(schema, schema["$id"], _deref)
+
+
+def accepts(version: str, model_type: str, config: Any) -> bool:
+    """True when the compiled check (:mod:`spec_format.schema_check`) accepts ``config``
+    against the type's schema.
+
+    Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
+    reference and words every finding. tests/test_fast_path.py checks that it never accepts
+    what jsonschema rejects, on every fixture and on generated mutations.
+    """
+    compiled = _compiled(version, model_type)
+    if compiled is None:
+        return False
+    try:
+        return compiled(config)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
 
 
 @cache
@@ -139,6 +177,8 @@ def accepts_strictly(version: str, model_type: str, config: dict[str, Any]) -> b
 
 @cache
 def root_validator(version: str) -> Draft202012Validator:
+    from spec_format.numguard import IntegerValidator
+
     entry = version_entry(version)
     return IntegerValidator(load_schema(version, entry.root), registry=registry())
 
@@ -149,23 +189,64 @@ def resolve(version: str, model_type: str, pointer_parts: tuple[str, ...]) -> di
     with sibling keywords of a ``$ref`` merged over the referenced schema. Returns ``{}``
     when the path leaves the declared properties. Cached: callers must not mutate it."""
     schema = type_schema(version, model_type)
-    resolver = registry().resolver(base_uri=schema["$id"])
-    node, resolver = _deref(schema, resolver)
+    node, base = _deref(schema, schema["$id"])
     for part in pointer_parts:
         props = node.get("properties", {})
         if part in props:
-            node, resolver = _deref(props[part], resolver)
+            node, base = _deref(props[part], base)
         elif part.isdigit() and "items" in node:
-            node, resolver = _deref(node["items"], resolver)
+            node, base = _deref(node["items"], base)
         else:
             return {}
     return node
 
 
-def _deref(node: dict[str, Any], resolver) -> tuple[dict[str, Any], Any]:
+@cache
+def declared_names(version: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
+    """The properties the type's schema declares at ``parts`` (as :func:`resolve` walks
+    them), with those of every branch of a ``oneOf``/``anyOf``/``allOf`` there. Follows
+    only the references on the way, never inlining a whole schema."""
+    schema = type_schema(version, model_type)
+    node, base = _deref(schema, schema["$id"])
+    for part in parts:
+        props = node.get("properties", {})
+        if part in props:
+            node, base = _deref(props[part], base)
+        elif part.isdigit() and "items" in node:
+            node, base = _deref(node["items"], base)
+        else:
+            return frozenset()
+    names: set[str] = set()
+    todo = [(node, base)]
+    while todo:
+        n, b = todo.pop()
+        if isinstance(n, dict):
+            names.update(n.get("properties", {}))
+            for key in ("oneOf", "anyOf", "allOf"):
+                todo += (_deref(branch, b) for branch in n.get(key, []))
+    return frozenset(names)
+
+
+def _deref(node: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
+    """``node`` with its ``$ref`` chain followed (siblings merged over each target) and the
+    base URI its own references resolve against."""
     while isinstance(node, dict) and "$ref" in node:
-        resolved = resolver.lookup(node["$ref"])
-        merged = dict(resolved.contents)
+        target, base = _lookup(node["$ref"], base)
+        merged = dict(target)
         merged.update({k: v for k, v in node.items() if k != "$ref"})
-        node, resolver = merged, resolved.resolver
-    return node, resolver
+        node = merged
+    return node, base
+
+
+def _lookup(ref: str, base: str) -> tuple[Any, str]:
+    """The target of ``ref`` (relative to ``base``) among the bundled documents, and the
+    URI of the document that holds it. Only JSON-pointer fragments occur in the schemas."""
+    uri, fragment = urldefrag(urljoin(base, ref))
+    try:
+        target: Any = _all_documents()[uri]
+    except KeyError:
+        raise LookupError(f"unresolvable $ref {ref!r} from {base}") from None
+    for token in fragment.split("/")[1:] if fragment else ():
+        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        target = target[int(token)] if isinstance(target, list) else target[token]
+    return target, uri

@@ -304,12 +304,17 @@ def drop_per_file_ignores(report: Any, settings: Settings) -> None:
     """Remove from each file report the findings its per-file-ignores name (an id or the
     start of one, ``C`` for the whole layer), matched against the input path and the file
     of each finding."""
+    for fr in report.files:
+        drop_ignored(fr, settings)
+
+
+def drop_ignored(fr: Any, settings: Settings) -> None:
+    """:func:`drop_per_file_ignores` for one file report (a streamed run's)."""
     if not settings.per_file_ignores:
         return
-    for fr in report.files:
-        base = settings.ignored_for(fr.path)
-        fr.findings = [
-            f
-            for f in fr.findings
-            if not any(f.rule.startswith(i) for i in base | settings.ignored_for(f.file))
-        ]
+    base = settings.ignored_for(fr.path)
+    fr.findings = [
+        f
+        for f in fr.findings
+        if not any(f.rule.startswith(i) for i in base | settings.ignored_for(f.file))
+    ]

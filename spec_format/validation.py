@@ -12,7 +12,7 @@ import difflib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,6 @@ CONFIG_NAME = "config.json"
 CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
 #: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
 WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
-#: with ``fast_path=None``, a run over more inputs than this uses the fast path: importing
-#: pydantic and a version's models costs ~0.1 s, which short runs would not win back
-FAST_PATH_MIN_INPUTS = 16
 
 
 @dataclass(frozen=True)
@@ -57,10 +54,10 @@ class ValidateOptions:
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
-    #: confirm valid configs with the generated pydantic models before the jsonschema walk
-    #: (same findings, ~25 us instead of 1-2 ms per valid config; see
-    #: rules.schema.schema_findings). None: on when one call validates more than
-    #: FAST_PATH_MIN_INPUTS inputs, decided per call, never by what ran before.
+    #: confirm valid configs with the compiled validator (jsonschema-rs) before the jsonschema
+    #: walk (same findings, a few us instead of 1-2 ms per valid config, and jsonschema is
+    #: imported only to explain a config that failed; see rules.schema.schema_findings).
+    #: False: always walk. None is the default and means True, for any number of inputs.
     fast_path: bool | None = None
 
     def __post_init__(self) -> None:
@@ -124,33 +121,59 @@ def validate(
     """Validate one path or every path of an iterable (config.json files, checkpoint
     directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
     into one report."""
-    options = options or ValidateOptions()
-    if options.deep or options.scan_weights:
-        _require_numpy(options)
-    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
-        paths = [paths]
-    report = Report()
-    # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
-    verifier = load_verifier(options.verifier) if options.verifier else None
-    engines = _engines(tuple(options.engines))  # an unknown engine is a usage error too
-    targets = list(_expand(paths, options))
-    if options.fast_path is None:
-        options = replace(options, fast_path=len(targets) > FAST_PATH_MIN_INPUTS)
-    for target_or_report in targets:
-        if isinstance(target_or_report, FileReport):
-            report.files.append(target_or_report)
-        else:
-            report.files.append(_isolated(target_or_report, options, verifier))
-    if verifier is None and any(f.model_type for f in report.files):
-        note = _verifier_note(options)
-        if note:
-            report.notes.append(note)
-    if not engines and any(f.model_type for f in report.files):
-        report.notes.append(_engines_note())
-    absent = [f.path for f in report.files if f.weights_absent and not f.weights_required]
-    if absent:
-        report.notes.append(_no_weights_note(absent))
+    run = Validation(paths, options)
+    report = Report(files=list(run))
+    report.notes = run.notes()
     return report
+
+
+class Validation:
+    """One run of :func:`validate`, streamed: iterating it checks each input in turn and
+    yields its file report, so a caller that reports and drops each one keeps nothing of a
+    passing file (``specfmt validate`` with text output). Everything that can be a usage
+    error (the inputs, the verifier, the engines) is checked when it is made, before any
+    input; :meth:`notes` are the run-level remarks once it has been iterated."""
+
+    def __init__(
+        self,
+        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        options: ValidateOptions | None = None,
+    ) -> None:
+        options = options or ValidateOptions()
+        if options.deep or options.scan_weights:
+            _require_numpy(options)
+        if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+            paths = [paths]
+        self.options = options
+        # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
+        self.verifier = load_verifier(options.verifier) if options.verifier else None
+        self.engines = _engines(tuple(options.engines))  # an unknown engine: usage error too
+        self.targets = list(_expand(paths, options))
+        self._typed = False  # some input had a model type
+        self._absent: list[str] = []  # checkpoints without weights
+
+    def __iter__(self) -> Iterator[FileReport]:
+        for target in self.targets:
+            if isinstance(target, FileReport):
+                report = target
+            else:
+                report = _isolated(target, self.options, self.verifier)
+            self._typed = self._typed or bool(report.model_type)
+            if report.weights_absent and not report.weights_required:
+                self._absent.append(report.path)
+            yield report
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.verifier is None and self._typed:
+            note = _verifier_note(self.options)
+            if note:
+                notes.append(note)
+        if not self.engines and self._typed:
+            notes.append(_engines_note())
+        if self._absent:
+            notes.append(_no_weights_note(self._absent))
+        return notes
 
 
 def _no_weights_note(paths: list[str]) -> str:
@@ -394,7 +417,16 @@ def validate_target(
             )
     _check_weights(ctx, checkpoint, verifier, target, report, options)
     report.findings = _filtered(report.findings, options)
+    _drop_unused_positions(report)
     return report
+
+
+def _drop_unused_positions(report: FileReport) -> None:
+    """A report keeps its file's text only while a finding may need a line number."""
+    if report.positions is not None and not any(
+        f.pointer is not None and f.line is None for f in report.findings
+    ):
+        report.positions = None
 
 
 def check_config_file(
@@ -616,7 +648,7 @@ def _check_config(
         report.findings.append(dispatched)
         declared = config.get("speculators_model_type")
         report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
-        report.positions = loaded if loaded.text else None
+        report.positions = loaded.positions()
         return None
     model_type = dispatched
     report.model_type = model_type
@@ -635,7 +667,7 @@ def _check_config(
             )
         )
     for rule, hit in schema_rules.schema_findings(
-        config, version, model_type, fast_path=bool(options.fast_path)
+        config, version, model_type, fast_path=options.fast_path is not False
     ):
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
@@ -660,7 +692,7 @@ def _check_config(
     for rule in rules:
         findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
-    report.positions = loaded if loaded.text else None
+    report.positions = loaded.positions()
     return ctx
 
 

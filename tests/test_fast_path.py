@@ -1,11 +1,13 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
-With ``ValidateOptions(fast_path=True)`` (the default of runs over many inputs) a config
-accepted by the generated pydantic model (strict mode) skips the jsonschema walk
-(spec_format.rules.schema.schema_findings). That is only sound if each
-version's models are never more lenient than that version's schemas; this file checks it on
-every fixture and on random mutations of the examples and of the release fixtures, at every
-format version that has the config's type.
+Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs the
+compiled accept-only check (spec_format.schema_check via schemas.accepts); a config it
+accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). That is only
+sound if the check is never more lenient than jsonschema; this file checks it on every
+fixture and on random mutations of the examples and of the release fixtures, at every format
+version that has the config's type, and compares the findings of the fast and the explaining
+(``fast_path=False``) paths on every fixture. The generated pydantic models (the typed API)
+are held to the same rule.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spec_format import schemas, versions
+from spec_format.validation import ValidateOptions, validate_config
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
@@ -38,13 +41,46 @@ def _schema_valid(config, version) -> bool:
 
 
 def _agree(config) -> None:
-    """Where a version's model accepts the config, that version's schema must too."""
+    """Where a version's model or compiled check accepts the config, that version's schema
+    must too."""
     model_type = config.get("speculators_model_type")
     if not isinstance(model_type, str):
         return
     for version in versions.lines_with_type(model_type):
+        if schemas.accepts(version, model_type, config):
+            assert _schema_valid(config, version), ("check", version, json.dumps(config)[:2000])
         if schemas.accepts_strictly(version, model_type, config):
-            assert _schema_valid(config, version), (version, json.dumps(config)[:2000])
+            assert _schema_valid(config, version), ("model", version, json.dumps(config)[:2000])
+
+
+def test_every_bundled_schema_compiles():
+    """No schema silently loses the fast path (compile_schema returns None on a keyword it
+    cannot check soundly)."""
+    for version, entry in schemas.versions().items():
+        for model_type in entry.types:
+            assert schemas._compiled(version, model_type) is not None, (version, model_type)
+
+
+def test_the_check_accepts_every_valid_fixture():
+    """The fast path is taken where it should be: a valid config never needs the walk."""
+    for name, config in _configs():
+        model_type = config.get("speculators_model_type")
+        if not isinstance(model_type, str) or not name or "/" in name:
+            continue
+        for version in versions.lines_with_type(model_type):
+            if _schema_valid(config, version):
+                assert schemas.accepts(version, model_type, config), (name, version)
+
+
+@pytest.mark.parametrize(
+    ("name", "config"), list(_configs()), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_fast_and_explaining_paths_give_the_same_findings(name, config):
+    found = [
+        [f.to_dict() for f in validate_config(config, ValidateOptions(fast_path=fast)).findings]
+        for fast in (False, True, None)
+    ]
+    assert found[0] == found[1] == found[2]
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from spec_format import package_data
 from spec_format.contract.expr import compile_expression
 from spec_format.errors import SpecfmtError
 
-_PACKAGE = "spec_format.schema"
 _FOLDER = "tensors"
 _SHARED = "symbols.json"
 _NOT_TYPES = {_SHARED, "contract.schema.json"}
@@ -91,7 +90,7 @@ class Contract:
 
 def available_types() -> list[str]:
     """Every ``speculators_model_type`` with a tensor contract."""
-    folder = resources.files(_PACKAGE).joinpath(_FOLDER)
+    folder = package_data.schema_folder().joinpath(_FOLDER)
     return sorted(
         p.name[: -len(".json")]
         for p in folder.iterdir()
@@ -145,7 +144,7 @@ def load_contract(model_type: str) -> Contract:
 @cache
 def _read(name: str) -> dict:
     try:
-        text = resources.files(_PACKAGE).joinpath(_FOLDER, name).read_text(encoding="utf-8")
+        text = package_data.schema_folder().joinpath(_FOLDER, name).read_text(encoding="utf-8")
         return json.loads(text)
     except (OSError, ValueError) as e:
         raise ContractError(f"cannot read tensor contract {name}: {e}") from None

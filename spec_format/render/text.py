@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import TextIO
 
-from spec_format.report import Coverage, FileReport, Finding, Report, Severity, Status
+from spec_format.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
 
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]
@@ -120,21 +120,62 @@ def render_text(
 ) -> None:
     """verbosity 0: errors and the summary; 1: every finding; 2: also skipped checks.
     ``width``: wrap to this many columns (0: never; None: COLUMNS or the terminal)."""
-    tty = _isatty(stream)
-    if color is None:  # auto: a terminal, and NO_COLOR unset (no-color.org: any value)
-        color = tty and not os.environ.get("NO_COLOR")
-    if width is None:
-        width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
-    lines = _lines(report, verbosity, color, width)
-    if not color:
-        stream.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
-        return
-    from rich.console import Console
-    from rich.text import Text
+    out = TextStream(stream, color=color, verbosity=verbosity, width=width)
+    for file_report in report.files:
+        out.file(file_report)
+    out.finish(report.notes, report.tally())
 
-    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
-    for line in lines:
-        console.print(Text.assemble(*line))
+
+class TextStream:
+    """Text output written as each input is reported (what :func:`render_text` writes for
+    a whole report): :meth:`file` per input, then :meth:`finish` with the notes and the
+    run's tally."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        color: bool | None = None,
+        verbosity: int = 1,
+        width: int | None = None,
+    ) -> None:
+        tty = _isatty(stream)
+        if color is None:  # auto: a terminal, and NO_COLOR unset (no-color.org: any value)
+            color = tty and not os.environ.get("NO_COLOR")
+        if width is None:
+            width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+        self.stream, self.color, self.verbosity, self.width = stream, color, verbosity, width
+        self._console = None
+
+    def file(self, file_report: FileReport) -> None:
+        group = list(_file(file_report, self.verbosity, self.color, self.width))
+        if len(group) > 1:  # an input with findings is set off from the next one
+            group.append([])
+        self._write(group)
+
+    def finish(self, notes: list[str], tally: Tally) -> None:
+        out: list[Line] = []
+        for note in notes:
+            out.extend(wrap([("note: ", "dim"), *code_spans(note, self.color)], self.width, 6))
+        out.append([(tally.summary(), _summary_style(tally))])
+        self._write(out)
+
+    def _write(self, lines: list[Line]) -> None:
+        if not lines:
+            return
+        if not self.color:
+            self.stream.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
+            return
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(
+                file=self.stream, force_terminal=True, highlight=False, soft_wrap=True
+            )
+        from rich.text import Text
+
+        for line in lines:
+            self._console.print(Text.assemble(*line))
 
 
 def terminal_width(stream: TextIO | None = None) -> int:
@@ -156,32 +197,17 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _lines(report: Report, verbosity: int, color: bool, width: int) -> list[Line]:
-    out: list[Line] = []
-    for file_report in report.files:
-        group = list(_file(file_report, verbosity, color, width))
-        out.extend(group)
-        if len(group) > 1:  # an input with findings is set off from the next one
-            out.append([])
-    for note in report.notes:
-        out.extend(wrap([("note: ", "dim"), *code_spans(note, color)], width, 6))
-    out.append([(report.summary(), _summary_style(report))])
-    return out
-
-
-def _summary_style(report: Report) -> str:
+def _summary_style(tally: Tally) -> str:
     """Coloured by the worst severity of the run."""
-    counts = report.counts()
-    if report.exit_code != 0 or counts.get("error"):
+    if tally.exit_code != 0 or tally.severities.get("error"):
         return "bold red"
-    if counts.get("warning"):
+    if tally.severities.get("warning"):
         return "yellow"
     return "green"
 
 
 def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[Line]:
-    findings = fr.sorted_findings()
-    shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
+    shown = fr.sorted_findings(None if verbosity > 0 else _is_error)
     if not shown and verbosity == 0:
         return
     head: Line = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]
@@ -204,6 +230,10 @@ def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[L
     if verbosity >= 2:
         for skipped in fr.skipped:
             yield from wrap([("  skipped: ", "dim"), (skipped, "dim")], width, 11)
+
+
+def _is_error(f: Finding) -> bool:
+    return f.severity is Severity.ERROR
 
 
 def coverage_text(c: Coverage | None) -> str:

@@ -15,15 +15,12 @@ import functools
 import inspect
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from packaging.specifiers import SpecifierSet
-
-from spec_format.report import Finding, Severity, cap_per_rule
+from spec_format.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
 from spec_format.wording import fill
 
 #: Sections every rule page text must have, in this order (extra sections may follow).
@@ -165,6 +162,8 @@ def _page_of(rule: type[Rule]) -> str:
     summary = inspect.cleandoc(rule.__doc__ or "").strip()
     name = f"{DOC_FOLDER}/{rule.id}.md"
     try:
+        from importlib import resources
+
         text = (resources.files(__package__) / DOC_FOLDER / f"{rule.id}.md").read_text("utf-8")
     except FileNotFoundError:
         raise TypeError(
@@ -268,7 +267,7 @@ class Rule:
         if cls.applies_to and model_type not in cls.applies_to:
             return False
         if cls.versions and format_version:
-            return SpecifierSet(cls.versions).contains(format_version, prereleases=True)
+            return _in_versions(cls.versions, format_version)
         return True
 
     @classmethod
@@ -367,20 +366,41 @@ def bounded(text: str, limit: int) -> str:
     return f"{text[:keep]}...[{len(text) - 2 * keep:,} characters left out]...{text[-keep:]}"
 
 
+@functools.lru_cache(maxsize=4096)  # a few rules' ranges times the format versions
+def _in_versions(versions: str, format_version: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # no rule has a range yet: imported late
+
+    return SpecifierSet(versions).contains(format_version, prereleases=True)
+
+
 _INSTANCES: dict[type[Rule], Rule] = {}  # rules hold no state: one instance per class
 
 
-def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> Iterator[Finding]:
-    """Run one rule's check and turn its hits into findings (capped per rule, lazily)."""
+def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> list[Finding]:
+    """Run one rule's check and turn its hits into findings: at most
+    MAX_FINDINGS_PER_RULE, then one that counts the rest (as cap_per_rule words it); the
+    hits past the cap are counted, never kept."""
     instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
-    yield from cap_per_rule(
-        rule.finding(
-            hit.message,
-            hit.file or ctx.config_path,
-            profile=profile,
-            pointer=hit.pointer,
-            tensor=hit.tensor,
-            command=hit.command,
-        )
-        for hit in instance.check(ctx)
+    out: list[Finding] = []
+    dropped = 0
+    last: Hit | None = None
+    for hit in instance.check(ctx):
+        if len(out) < MAX_FINDINGS_PER_RULE:
+            out.append(_finding(rule, hit, ctx, profile))
+        else:
+            dropped += 1
+            last = hit
+    if last is not None:
+        out.append(overflow(_finding(rule, last, ctx, profile), dropped))
+    return out
+
+
+def _finding(rule: type[Rule], hit: Hit, ctx: Context, profile: Profile) -> Finding:
+    return rule.finding(
+        hit.message,
+        hit.file or ctx.config_path,
+        profile=profile,
+        pointer=hit.pointer,
+        tensor=hit.tensor,
+        command=hit.command,
     )

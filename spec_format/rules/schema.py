@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Any
-
-from jsonschema import ValidationError
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from spec_format import schemas
 from spec_format.jsonload import pointer_from_parts, spelled
 from spec_format.report import MAX_FINDINGS_PER_RULE, Severity
 from spec_format.rules.base import Hit, Layer, Rule
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 
 class _SchemaRule(Rule):
@@ -204,14 +204,17 @@ def schema_findings(
 ) -> Iterator[tuple[type[Rule], Hit]]:
     """Validate ``config`` against its type schema; yield (rule, hit) per error.
 
-    jsonschema is the reference and produces every message. With ``fast_path``, a config
-    that the generated pydantic model accepts in strict mode is taken as valid without the
-    jsonschema walk: the models are generated from the same schemas, and
-    tests/test_fast_path.py checks on every fixture and on generated mutations that the
-    two never disagree in that direction. The findings are the same either way.
+    jsonschema is the reference and produces every message. With ``fast_path`` (the
+    default of every validation), a config that the compiled validator accepts
+    (:func:`spec_format.schemas.accepts`, jsonschema-rs) is valid without the jsonschema
+    walk, and jsonschema is not even imported; tests/test_fast_path.py checks on every
+    fixture and on generated mutations that the two never disagree in that direction. The
+    findings are the same either way.
     """
-    if fast_path and schemas.accepts_strictly(version, model_type, config):
+    if fast_path and schemas.accepts(version, model_type, config):
         return
+    from jsonschema.exceptions import best_match  # only to explain a config that failed
+
     validator = schemas.validator(version, model_type)
     errors = validator.iter_errors(config)
     first = list(itertools.islice(errors, MAX_SCHEMA_ERRORS))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from spec_format.checkpoint import load_checkpoint
-from spec_format.rules.vocab import _nonzero_mask, scan_tensor
+from spec_format.rules.vocab import _IEEE, _NAN_ONLY, _clean_test, _nonzero_mask, scan_tensor
 from spec_format.testing.builder import TensorData, to_bytes, write_safetensors
 
 
@@ -39,6 +39,39 @@ def test_scan_handles_nan_only_fp8_and_skips_integers(tmp_path):
         assert scan_tensor(ckpt, "w", bytearray(64)) == (2, 0, 1)
     with one_tensor(tmp_path / "b", "I64", bytes(16), (2,)) as ckpt:
         assert scan_tensor(ckpt, "w", bytearray(64)) == (0, 0, None)
+
+
+def _nonfinite(values, dtype):
+    """The plain definition: every exponent bit set (or the format's NaN pattern)."""
+    if dtype in _IEEE:
+        return (values & _IEEE[dtype][1]) == _IEEE[dtype][1]
+    mask, pattern = _NAN_ONLY[dtype]
+    return (values & mask) == pattern
+
+
+@pytest.mark.parametrize("dtype", sorted({**_IEEE, **_NAN_ONLY}))
+def test_the_fast_clean_test_never_passes_a_non_finite_value(dtype):
+    """The two-reduction test that lets a chunk skip the exact count says "clean" exactly
+    when no value is NaN or Inf: every 8- and 16-bit pattern one by one, then random
+    32- and 64-bit ones around the exponent boundary in chunks."""
+    view = _IEEE[dtype][0] if dtype in _IEEE else "u1"
+    udtype = np.dtype(view)
+    clean = _clean_test(dtype, udtype)
+    if udtype.itemsize <= 2:
+        every = np.arange(1 << (8 * udtype.itemsize), dtype=np.uint64).astype(udtype)
+        for value in every:
+            one = np.array([value], dtype=udtype)
+            assert clean(one) == (not _nonfinite(one, dtype)[0]), hex(int(value))
+        return
+    rng = np.random.default_rng(0)
+    mask = _IEEE[dtype][1]
+    bits = 8 * udtype.itemsize
+    for _ in range(300):
+        chunk = rng.integers(0, 1 << bits, size=8, dtype=np.uint64).astype(udtype)
+        near = rng.integers(0, 4)
+        chunk[:near] |= udtype.type(mask)  # some values with every exponent bit set
+        chunk[:near] ^= udtype.type(int(rng.integers(0, 2)) << (bits - 1))  # either sign
+        assert clean(chunk) == (not _nonfinite(chunk, dtype).any())
 
 
 @pytest.mark.parametrize("dtype", ["BOOL", "U8", "I64", "F32", "BF16", "F16"])

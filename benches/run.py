@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""Every benchmark of the project, side by side with its peer, written to benches/RESULTS-*.md.
+
+    python benches/run.py                       # every suite
+    python benches/run.py validate scan         # some suites
+    python benches/run.py --list
+
+Suites measured here (each writes its RESULTS file):
+
+* ``validate``: ``specfmt validate CONFIG`` against ``check-jsonschema`` on the exported
+  schema of the config's type and version, and against ``python -c pass``; ``validate()``
+  of N generated configs in one process against jsonschema-rs (read + parse + validate of
+  the exported root schema); ``specfmt validate`` over the N files against
+  ``check-jsonschema`` over the same files (whole processes, CPU and peak memory).
+* ``scan``: the NaN/Inf scan (``--scan-weights``) of a 2 GB bf16 checkpoint, warm page
+  cache, against ``cat FILE > /dev/null``; in process (the scan alone) and as a whole
+  ``specfmt validate --scan-weights`` process.
+* ``convert``: ``specfmt convert`` (CLI) of a 2 GB SafeAILab EAGLE-3 source against
+  ``cp -r`` of the same directory, warm.
+
+Suites that keep their own script (``weights``, ``inspect``, ``forward``) are run as they
+are (``benches/bench_<suite>.py``) and write their own RESULTS file.
+
+Method: whole-process figures are the operating system's accounting of the finished child
+(``os.wait4``: user + system CPU seconds, peak RSS) and a monotonic wall clock. The two
+commands of a row run in turn, A B A B ..., after one warm-up each, and the ratio is taken
+pair by pair, then the median: pairing keeps a ratio meaningful when a shared machine's
+speed drifts. CPU time is the figure to compare on a loaded machine; wall time is given
+too. The load average is printed before and after each suite. Python runs with bytecode
+caching on (``PYTHONDONTWRITEBYTECODE`` unset), as an installed package does. A child's
+peak RSS cannot read below this harness's own (a forked child starts as its copy): the
+harness keeps to the standard library and builds big inputs in child processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _exe(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if not found:
+        raise SystemExit(f"{name} is not installed (pip install -e '.[dev,deep]')")
+    return found
+
+
+# -- measuring -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    cpu: float
+    wall: float
+    peak_mib: float
+    code: int
+
+
+def run_once(cmd: list[str], stdout: str | None = None) -> Run:
+    """One whole process: its CPU (user + system) and peak RSS from wait4, its wall time."""
+    out = open(stdout or os.devnull, "ab")  # noqa: SIM115 - closed below
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=ENV)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out.close()
+    return Run(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, proc.returncode)
+
+
+@dataclass
+class Pair:
+    a: list[Run]
+    b: list[Run]
+
+    def med(self, side: str, what: str) -> float:
+        return statistics.median(getattr(r, what) for r in getattr(self, side))
+
+    def ratio(self, what: str) -> float:
+        return statistics.median(
+            getattr(x, what) / max(getattr(y, what), 1e-9)
+            for x, y in zip(self.a, self.b, strict=True)
+        )
+
+
+def interleaved(a: list[str], b: list[str], runs: int) -> Pair:
+    run_once(a), run_once(b)  # warm-up: page cache, bytecode caches
+    pair = Pair([], [])
+    for _ in range(runs):
+        pair.a.append(run_once(a))
+        pair.b.append(run_once(b))
+    return pair
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def machine() -> str:
+    return (
+        f"{os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+
+
+def version_of(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=ENV)
+    except OSError:
+        return "?"
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "?"
+
+
+def shown(cmd: list[str]) -> str:
+    return shlex.join(cmd)
+
+
+def row(name: str, pair: Pair, side: str, with_ratio: bool) -> str:
+    cells = [
+        name,
+        f"{pair.med(side, 'cpu'):.3f} s",
+        f"{pair.med(side, 'wall'):.3f} s",
+        f"{pair.med(side, 'peak_mib'):.0f} MiB",
+    ]
+    if with_ratio:
+        cells.append(f"{pair.ratio('cpu'):.2f}x CPU, {pair.ratio('wall'):.2f}x wall")
+    else:
+        cells.append("1 (the peer)")
+    return "| " + " | ".join(cells) + " |"
+
+
+def table(title: str, a_name: str, b_name: str, pair: Pair, goal: str) -> list[str]:
+    return [
+        f"### {title}",
+        "",
+        "| command | CPU (median) | wall (median) | peak RSS | A/B, median of pairs |",
+        "|---|---|---|---|---|",
+        row(a_name, pair, "a", True),
+        row(b_name, pair, "b", False),
+        "",
+        f"Goal: {goal}. Runs: {len(pair.a)} pairs; exit codes A "
+        f"{sorted({r.code for r in pair.a})}, B {sorted({r.code for r in pair.b})}.",
+        "",
+    ]
+
+
+def header(title: str, argv: str, peers: list[str]) -> list[str]:
+    return [
+        f"# {title}",
+        "",
+        f"Written by `python benches/run.py {argv}` (do not edit by hand; rerun it). Method: "
+        "see the docstring of benches/run.py (whole processes, `wait4` accounting, A/B "
+        "interleaved, ratios per pair). Machine: " + machine() + ".",
+        "",
+        "Peers: " + "; ".join(peers) + ".",
+        "",
+    ]
+
+
+# -- validate ------------------------------------------------------------------------------
+
+ONE_CONFIG = ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json"
+
+
+def suite_validate(args) -> None:
+    from bench_validate import _variants
+
+    specfmt, cjs, python = _exe("specfmt"), _exe("check-jsonschema"), sys.executable
+    exported = ROOT / "generated" / "schemas" / "0.9"
+    lines = header(
+        "`specfmt validate` against check-jsonschema and jsonschema-rs",
+        "validate" + (f" --files {args.files}" if args.files != 10_000 else ""),
+        [
+            version_of([cjs, "--version"]),
+            "jsonschema-rs " + _module_version("jsonschema_rs"),
+            f"Python {platform.python_version()} (`python -c pass`)",
+        ],
+    )
+    lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
+    one = [specfmt, "validate", str(ONE_CONFIG), "-q"]
+    peer = [cjs, "--schemafile", str(exported / "eagle3.schema.json"), str(ONE_CONFIG)]
+    pair = interleaved(one, peer, args.runs)
+    lines += table(
+        "One config, whole process",
+        f"`{shown(one)}`",
+        f"`{shown(peer)}`",
+        pair,
+        "A/B CPU ≤ 0.5",
+    )
+    pair = interleaved(one, [python, "-c", "pass"], args.runs)
+    lines += table(
+        "One config against a bare interpreter",
+        f"`{shown(one)}`",
+        f"`{shown([python, '-c', 'pass'])}`",
+        pair,
+        "A/B CPU ≤ 6",
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i, cfg in enumerate(_variants(args.files)):
+            p = Path(tmp) / f"c{i:05d}.json"
+            p.write_text(json.dumps(cfg, indent=2))
+            paths.append(str(p))
+        listfile = Path(tmp) / "paths.txt"
+        listfile.write_text("\n".join(paths))
+        rate = _in_process(listfile, exported / "speculators.schema.json")
+        lines += [
+            f"### {args.files:,} generated configs in one process (CPU time, after a warm-up)",
+            "",
+            "| what | configs/s | ratio |",
+            "|---|---|---|",
+            f"| specfmt `validate(paths)`: read, parse, schema, every config rule | "
+            f"{rate['specfmt']:,.0f} | {rate['specfmt'] / rate['rs']:.3f}x |",
+            f"| jsonschema-rs: read, `json.loads`, `is_valid` (exported 0.9 root schema) | "
+            f"{rate['rs']:,.0f} | 1 (the peer) |",
+            "",
+            f"Goal: ≥ 0.5x. specfmt found {rate['errors']} errors in {rate['failed']} failing "
+            "files (about one in ten is broken on purpose). Rerun: `python benches/run.py "
+            "validate` (the in-process part is `_in_process` there).",
+            "",
+        ]
+        many = [specfmt, "validate", *paths, "-q"]
+        peer = [cjs, "--schemafile", str(exported / "speculators.schema.json"), *paths]
+        pair = interleaved(many, peer, max(3, args.runs // 3))
+        lines += table(
+            f"{args.files:,} files, whole process",
+            f"`specfmt validate FILES -q` ({args.files:,} files)",
+            "`check-jsonschema --schemafile generated/schemas/0.9/speculators.schema.json FILES`",
+            pair,
+            "A/B CPU ≤ 0.25, peak memory ≤ 1x",
+        )
+        lines[-2] += (
+            f" Peak memory A/B: {pair.med('a', 'peak_mib') / pair.med('b', 'peak_mib'):.2f}x."
+        )
+    lines += [f"Load average after: {load()}.", ""]
+    _write("RESULTS-validate.md", lines)
+
+
+def _module_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name.replace("_", "-"))
+    except PackageNotFoundError:
+        return "not installed"
+
+
+_IN_PROCESS = r"""
+import json, sys, time
+paths = open(sys.argv[1]).read().split()
+from spec_format.validation import validate
+validate(paths[:100])  # warm-up: imports, per-(type, version) caches
+t = time.process_time()
+report = validate(paths)
+spec = time.process_time() - t
+failed = sum(f.status.value == "fail" for f in report.files)
+import jsonschema_rs
+validator = jsonschema_rs.validator_for(json.load(open(sys.argv[2])))
+for p in paths[:100]:
+    validator.is_valid(json.loads(open(p, "rb").read()))
+t = time.process_time()
+for p in paths:
+    with open(p, "rb") as f:
+        validator.is_valid(json.loads(f.read()))
+rs = time.process_time() - t
+print(json.dumps({"specfmt": len(paths) / spec, "rs": len(paths) / rs,
+                  "errors": report.counts().get("error", 0), "failed": failed}))
+"""
+
+
+def _in_process(listfile: Path, schema: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", _IN_PROCESS, str(listfile), str(schema)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout)
+
+
+# -- scan ----------------------------------------------------------------------------------
+
+
+def suite_scan(args) -> None:
+    specfmt = _exe("specfmt")
+    lines = header(
+        "NaN/Inf scan (`--scan-weights`) against reading the file",
+        "scan",
+        [version_of(["cat", "--version"]), "numpy " + _module_version("numpy")],
+    )
+    lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        ckpt = Path(tmp) / "ckpt"
+        ckpt.mkdir()
+        # built in a child: memory this process touched would count in every child's peak
+        subprocess.run([sys.executable, "-c", _BUILD_SCAN, str(ckpt)], check=True, env=ENV)
+        (ckpt / "config.json").write_text(ONE_CONFIG.read_text())
+        weights = ckpt / "model.safetensors"
+        size = weights.stat().st_size
+        cat = ["sh", "-c", f"exec cat {shlex.quote(str(weights))} > /dev/null"]
+        inner = [sys.executable, "-c", _SCAN, str(ckpt)]
+        pair = interleaved(inner, cat, args.runs)
+        scan = _scan_median(pair, tmp)
+        lines += [
+            f"Checkpoint: one safetensors file of {size / 1e9:.2f} GB, 8 bf16 tensors of random "
+            "finite values, built in a temporary directory and deleted afterwards; warm (read "
+            "once before the runs).",
+            "",
+            "### The scan alone, in process (CPU of the scan loop, no start-up)",
+            "",
+            "| what | CPU (median) | ratio |",
+            "|---|---|---|",
+            f"| `scan_tensor` over every tensor (2 MiB `preadv` chunks) | {scan:.3f} s | "
+            f"{scan / pair.med('b', 'cpu'):.2f}x (ratio of medians) |",
+            f"| `{shown(cat)}` (whole process) | {pair.med('b', 'cpu'):.3f} s | 1 (the peer) |",
+            "",
+            "Goal: ≤ 1.2x. The scan runs in a child process that times only its loop "
+            "(`_SCAN` in benches/run.py), interleaved with `cat`.",
+            "",
+        ]
+        whole = [specfmt, "validate", str(ckpt), "--scan-weights", "-q"]
+        pair = interleaved(whole, cat, args.runs)
+        lines += table(
+            "Whole process (interpreter, imports, header audit, scan)",
+            "`specfmt validate CKPT --scan-weights -q`",
+            f"`{shown(cat)}`",
+            pair,
+            "none for the whole process (start-up with numpy is about 0.15 s of CPU on its "
+            "own); the row shows what a user waits for",
+        )
+    lines += [f"Load average after: {load()}.", ""]
+    _write("RESULTS-scan.md", lines)
+
+
+_BUILD_SCAN = r"""
+import sys
+from pathlib import Path
+import numpy as np
+from spec_format.convert.write import canonical_header
+class Tensor:
+    dtype, shape, nbytes = "BF16", (16384, 8192), 16384 * 8192 * 2
+rng = np.random.default_rng(0)
+block = (rng.standard_normal(1 << 20, dtype=np.float32) * 0.02).view(np.uint32) >> 16
+block = block.astype("<u2").tobytes()  # 2 MiB of finite bf16 values, repeated
+head, _ = canonical_header([(f"layers.{i}.weight", Tensor()) for i in range(8)], None)
+with open(Path(sys.argv[1]) / "model.safetensors", "wb") as f:
+    f.write(head)
+    for _ in range(8 * Tensor.nbytes // len(block)):
+        f.write(block)
+"""
+
+_SCAN = r"""
+import json, sys, time
+from pathlib import Path
+from spec_format.checkpoint import load_checkpoint
+from spec_format.rules.vocab import SCAN_CHUNK_BYTES, scan_tensor
+ckpt = load_checkpoint(sys.argv[1])
+buffer = bytearray(SCAN_CHUNK_BYTES)
+t = time.process_time()
+found = [scan_tensor(ckpt, name, buffer) for name in ckpt.tensors]
+cpu = time.process_time() - t
+assert all(f == (0, 0, None) for f in found), found
+out = Path(sys.argv[1]).parent / "scan.json"
+runs = json.loads(out.read_text())["runs"] if out.exists() else []
+out.write_text(json.dumps({"runs": runs + [cpu]}))
+"""
+
+
+def _scan_median(pair: Pair, tmp: str) -> float:
+    runs = json.loads(Path(tmp, "scan.json").read_text())["runs"]
+    return statistics.median(runs[-len(pair.a) :])
+
+
+# -- convert -------------------------------------------------------------------------------
+
+
+def suite_convert(args) -> None:
+    from bench_convert import AUX
+
+    specfmt = _exe("specfmt")
+    lines = header(
+        "`specfmt convert` against `cp -r`",
+        "convert",
+        [version_of(["cp", "--version"])],
+    )
+    lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        work = Path(tmp)
+        code = (
+            f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(HERE)!r}]\n"
+            "from pathlib import Path\nfrom bench_convert import build\n"
+            f"print(build(Path({str(work)!r}))[2])"
+        )  # built in a child, like the scan's checkpoint
+        size = int(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=ENV
+            ).stdout.split()[-1]
+        )
+        src, verifier = work / "src", work / "verifier"
+        dest = work / "out"
+        cmd = [specfmt, "convert", str(src), "-o", str(dest), "--verifier", str(verifier)]
+        cmd += ["--aux-layer-ids", AUX]
+        convert = ["sh", "-c", f"rm -rf {shlex.quote(str(dest))} && exec {shlex.join(cmd)}"]
+        copy = work / "copy"
+        cp = ["sh", "-c", f"rm -rf {shlex.quote(str(copy))} && exec cp -r {src} {copy}"]
+        pair = interleaved(convert, cp, args.runs)
+        lines += [
+            f"Source: a SafeAILab EAGLE-3 checkpoint with the shapes of "
+            f"RedHatAI/Qwen3-8B-speculator.eagle3's draft ({size / 1e9:.2f} GB, bf16), built "
+            "by benches/bench_convert.py's `build` in a temporary directory and deleted "
+            "afterwards; warm page cache. The convert command includes its validation of the "
+            "result and the rename; both commands first remove their previous output.",
+            "",
+        ]
+        lines += table(
+            "Convert, whole process",
+            f"`specfmt convert SRC -o OUT --verifier V --aux-layer-ids {AUX}`",
+            "`cp -r SRC COPY`",
+            pair,
+            "A/B wall ≤ 1.3",
+        )
+    lines += [f"Load average after: {load()}.", ""]
+    _write("RESULTS-convert.md", lines)
+
+
+# -- suites with their own script ----------------------------------------------------------
+
+
+def _script(name: str):
+    def run(args) -> None:
+        subprocess.run([sys.executable, str(HERE / f"bench_{name}.py")], check=True, env=ENV)
+
+    return run
+
+
+def _write(name: str, lines: list[str]) -> None:
+    text = "\n".join(lines).rstrip() + "\n"
+    (HERE / name).write_text(text)
+    print(text)
+
+
+SUITES = {
+    "validate": suite_validate,
+    "scan": suite_scan,
+    "convert": suite_convert,
+    "weights": _script("weights"),
+    "inspect": _script("inspect"),
+    "forward": _script("forward"),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("suites", nargs="*", help=f"some of: {', '.join(SUITES)} (default all)")
+    parser.add_argument("--runs", type=int, default=9, help="A/B pairs per row")
+    parser.add_argument("--files", type=int, default=10_000, help="configs of the batch rows")
+    parser.add_argument("--tmp", default=None, help="where the 2 GB checkpoints are built")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(SUITES))
+        return 0
+    unknown = [s for s in args.suites if s not in SUITES]
+    if unknown:
+        parser.error(f"unknown suite {', '.join(unknown)}; known: {', '.join(SUITES)}")
+    for name in args.suites or list(SUITES):
+        SUITES[name](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

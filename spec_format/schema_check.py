@@ -1,0 +1,237 @@
+"""An accept-only compiled check of a JSON Schema: plain Python closures, built once per
+(format version, type), that say True only for a document jsonschema also accepts.
+
+Every config passes through it first (spec_format.rules.schema.schema_findings); jsonschema
+walks, and words the findings of, only a config this check does not accept, so a passing
+config never imports jsonschema. Soundness rests on one rule: every keyword is checked as
+strictly as jsonschema or more strictly (only the exact JSON types dict, list, str, int,
+float, bool and None are accepted; ``1.0`` is no integer here; ``enum``/``const`` compare
+types exactly), never more leniently. Keywords whose strict version would not be sound
+(``not``, an undiscriminated ``oneOf``) or that the bundled schemas do not use make
+:func:`compile_schema` return None, and that schema is always walked.
+tests/test_fast_path.py compares the verdicts on every fixture and on generated mutations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Check = Callable[[Any], bool]
+#: (node, base URI) -> the node with its $ref chain followed, and its new base URI
+Deref = Callable[[Any, str], tuple[Any, str]]
+
+#: keywords that assert nothing (jsonschema ignores ``discriminator``, an OpenAPI annotation)
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$comment", "title", "description", "default", "examples"}
+    | {"discriminator", "deprecated", "readOnly", "writeOnly"}
+)
+_JSON = (dict, list, str, int, float, bool, type(None))
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_NUMBERS = (int, float)
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": lambda x, v: x >= v,
+    "maximum": lambda x, v: x <= v,
+    "exclusiveMinimum": lambda x, v: x > v,
+    "exclusiveMaximum": lambda x, v: x < v,
+}
+_SIZES: dict[str, tuple[type, bool]] = {  # keyword -> (the type it applies to, is a minimum)
+    "minLength": (str, True),
+    "maxLength": (str, False),
+    "minItems": (list, True),
+    "maxItems": (list, False),
+}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def compile_schema(schema: Any, base: str, deref: Deref) -> Check | None:
+    """The accept-only check of ``schema`` (references resolved with ``deref`` against
+    ``base``), or None when it uses a keyword this module cannot check soundly."""
+    try:
+        return _compile(schema, base, deref)
+    except _Unsupported:
+        return None
+
+
+def _compile(node: Any, base: str, deref: Deref) -> Check:
+    if node is True:
+        return lambda x: True
+    if node is False:
+        return lambda x: False
+    if not isinstance(node, dict):
+        raise _Unsupported(node)
+    node, base = deref(node, base)
+    checks: list[Check] = []
+    for key, value in node.items():
+        if key in _ANNOTATIONS or key == "additionalProperties":
+            continue  # additionalProperties: checked with properties
+        if key == "type":
+            checks.append(_type(value))
+        elif key in _BOUNDS:
+            checks.append(_bound(_BOUNDS[key], value))
+        elif key in _SIZES:
+            checks.append(_size(*_SIZES[key], value))
+        elif key == "required":
+            checks.append(_required(tuple(value)))
+        elif key == "properties":
+            checks.append(_properties(value, node.get("additionalProperties", True), base, deref))
+        elif key == "items" and isinstance(value, (dict, bool)):
+            checks.append(_items(_compile(value, base, deref)))
+        elif key == "enum":
+            checks.append(_enum(tuple(value)))
+        elif key == "const":
+            checks.append(_enum((value,)))
+        elif key in ("anyOf", "allOf") or (key == "oneOf" and _exclusive(value, base, deref)):
+            # a oneOf whose branches no document can match two of at once is an anyOf
+            branches = [_compile(b, base, deref) for b in value]
+            checks.append(_all(branches) if key == "allOf" else _any(branches))
+        else:
+            raise _Unsupported(key)
+    if "additionalProperties" in node and "properties" not in node:
+        checks.append(_properties({}, node["additionalProperties"], base, deref))
+    return _all(checks)
+
+
+def _all(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        only = checks[0]
+        return lambda x: type(x) in _JSON and only(x)
+    checks_ = tuple(checks)
+
+    def check(x: Any) -> bool:
+        if type(x) not in _JSON:
+            return False
+        for c in checks_:  # noqa: SIM110 - a loop: no generator per call (hot path)
+            if not c(x):
+                return False
+        return True
+
+    return check
+
+
+def _any(checks: list[Check]) -> Check:
+    checks_ = tuple(checks)
+
+    def check(x: Any) -> bool:
+        for c in checks_:  # noqa: SIM110 - a loop: no generator per call (hot path)
+            if c(x):
+                return True
+        return False
+
+    return check
+
+
+def _type(value: str | list[str]) -> Check:
+    names = [value] if isinstance(value, str) else value
+    try:
+        allowed = tuple({t for name in names for t in _TYPES[name]})
+    except (KeyError, TypeError):
+        raise _Unsupported(value) from None
+    return lambda x: type(x) in allowed
+
+
+def _bound(holds: Callable[[Any, Any], bool], limit: Any) -> Check:
+    if type(limit) not in _NUMBERS:
+        raise _Unsupported(limit)
+    return lambda x: type(x) not in _NUMBERS or holds(x, limit)
+
+
+def _size(kind: type, minimum: bool, limit: Any) -> Check:
+    if type(limit) is not int:
+        raise _Unsupported(limit)
+    if minimum:
+        return lambda x: type(x) is not kind or len(x) >= limit
+    return lambda x: type(x) is not kind or len(x) <= limit
+
+
+def _required(keys: tuple[str, ...]) -> Check:
+    need = frozenset(keys)
+    return lambda x: type(x) is not dict or need <= x.keys()
+
+
+def _properties(props: dict[str, Any], additional: Any, base: str, deref: Deref) -> Check:
+    checks = {name: _compile(sub, base, deref) for name, sub in props.items()}
+    other = None if additional is True else _compile(additional, base, deref)
+
+    def check(x: Any) -> bool:
+        if type(x) is not dict:
+            return True
+        for key, value in x.items():
+            c = checks.get(key) if type(key) is str else None
+            if c is not None:
+                if not c(value):
+                    return False
+            elif other is not None and not other(value):
+                return False
+        return True
+
+    return check
+
+
+def _items(item: Check) -> Check:
+    def check(x: Any) -> bool:
+        if type(x) is list:
+            for v in x:
+                if not item(v):
+                    return False
+        return True
+
+    return check
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same JSON types all the way down (stricter than jsonschema's
+    ``equal``, which also takes 1 for 1.0)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b, strict=True))
+    return a == b
+
+
+def _enum(choices: tuple[Any, ...]) -> Check:
+    return lambda x: any(_same(x, c) for c in choices)
+
+
+def _exclusive(branches: Any, base: str, deref: Deref) -> bool:
+    """True when every branch requires one same property to be a ``const`` string, a
+    different one per branch: no document matches two branches."""
+    if not isinstance(branches, list) or not branches:
+        return False
+    seen: set[str] = set()
+    shared: set[str] | None = None
+    for branch in branches:
+        node, _ = deref(branch, base) if isinstance(branch, dict) else (branch, base)
+        if not isinstance(node, dict):
+            return False
+        tags = {
+            name: sub["const"]
+            for name, sub in node.get("properties", {}).items()
+            if name in node.get("required", ())
+            and isinstance(sub, dict)
+            and isinstance(sub.get("const"), str)
+        }
+        shared = set(tags) if shared is None else shared & set(tags)
+        if not shared:
+            return False
+    name = min(shared)  # type: ignore[type-var]
+    for branch in branches:
+        node, _ = deref(branch, base)
+        value = node["properties"][name]["const"]
+        if value in seen:
+            return False
+        seen.add(value)
+    return True

@@ -146,6 +146,8 @@ def test_square_brackets_survive_rules_and_help():
         "pip install 'specfmt[forward]'"
         in piped("forward", "--help", env={"COLUMNS": "200"}).stdout
     )
+    validate_help = " ".join(piped("validate", "--help", env={"COLUMNS": "200"}).stdout.split())
+    assert "pip install 'specfmt[deep]'" in validate_help and "\\[" not in validate_help
 
 
 def test_unknown_type_lists_each_type_once(tmp_path):

@@ -90,7 +90,7 @@ def validate_command(
 
     Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
 
-    --deep and --scan-weights need numpy: pip install 'specfmt\\[deep]' (else exit 2).
+    --deep and --scan-weights need numpy: pip install 'specfmt[deep]' (else exit 2).
 
     An input without weights for them exits 3 (I013).
     """

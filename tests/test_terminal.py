@@ -209,6 +209,35 @@ def test_check_counts_what_would_change(tmp_path, command):
     assert result.returncode == 0 and result.stdout.splitlines()[-1] == "1 input up to date"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("migrate", "--check"),
+        ("fix", "--check"),
+        ("fix", "--in-place", "--backup"),
+        ("migrate", "--in-place"),
+        ("migrate", "--dry-run"),
+    ],
+)
+def test_formatting_alone_is_no_change_and_is_said_once(tmp_path, args):
+    """Key order, indentation and the final newline are not changes: --check passes (so
+    the pre-commit hook passes a file it calls unchanged), --in-place writes nothing, and
+    the report says what differs instead of contradicting itself."""
+    data = json.loads((ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text())
+    path = tmp_path / "config.json"
+    text = json.dumps(dict(reversed(list(data.items()))), indent=4)  # no final newline
+    path.write_text(text)
+    proc = piped(*args, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "formatting differs only (key order, indentation, final newline)" in out
+    assert "no changes" in out and "would change" not in out and "wrote" not in out
+    assert "@@" not in out  # no diff
+    assert path.read_text() == text and [p.name for p in tmp_path.iterdir()] == ["config.json"]
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert "formatting differs" not in piped(*args, path).stdout  # specfmt's own formatting
+
+
 def test_lossy_refusal_spells_values_as_json(tmp_path):
     result = piped("migrate", EXAMPLES[3] / "config.json", "--to", "0.4")
     assert result.returncode == 2

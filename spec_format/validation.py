@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import schemas, versions
+from spec_format import notes, schemas, versions
 from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
@@ -150,18 +150,21 @@ def validate(
     absent = [f.path for f in report.files if f.weights_absent and not f.weights_required]
     if absent:
         report.notes.append(_no_weights_note(absent))
+    report.notes = [
+        n
+        for n in report.notes
+        if notes.selected(n.split(" ", 1)[0], options.select, options.ignore)
+    ]
     return report
 
 
 def _no_weights_note(paths: list[str]) -> str:
     if len(paths) == 1:
-        who = f"{paths[0]} has no weights"
+        who, what = f"{paths[0]} has no weights", "its config"
     else:
-        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-        who = f"{len(paths)} checkpoints have no weights ({', '.join(paths[:3])}{more})"
-    return (
-        f"{who}: no model.safetensors or model.safetensors.index.json, so only the config "
-        "was checked, not the safetensors header, tensor contract or values (H, W, D rules)"
+        who, what = f"{len(paths)} checkpoints have no weights", "their configs"
+    return notes.text(
+        "N003", f"{who}: only {what} checked, not the safetensors header, tensors or values"
     )
 
 
@@ -217,21 +220,21 @@ def _engines_note() -> str:
     from spec_format import disputes
 
     assumed = ", ".join(e.id for e in disputes.assumed_engines())
-    return (
-        f"no --engine given: reader checks assumed {assumed} (the newest covered release of "
-        "each engine) and the speculators release of each file's format version; pass "
-        "--engine NAME==VERSION for the engines you serve with"
+    return notes.text(
+        "N002",
+        f"no --engine given: reader checks assumed {assumed} and each file's own speculators "
+        "release; pass --engine NAME==VERSION",
     )
 
 
 def _verifier_note(options: ValidateOptions) -> str | None:
-    ids = ", ".join(r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options))
+    ids = [r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options)]
     if not ids:  # --select / --ignore left no verifier rule: nothing was skipped
         return None
-    return (
-        f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
-        "size, vocabulary, aux layer range, attention and rope settings, architectures); "
-        "pass --verifier PATH to the verifier's config.json or directory"
+    return notes.text(
+        "N001",
+        f"no --verifier given: skipped the checks against the target model "
+        f"({notes.id_ranges(ids)}); pass --verifier PATH",
     )
 
 

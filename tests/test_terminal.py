@@ -136,6 +136,24 @@ def test_success_says_what_was_checked_from_the_report(tmp_path):
 # -- text rich must not eat --------------------------------------------------------------------
 
 
+def test_quiet_prints_findings_and_one_summary_line_and_every_note_has_an_id():
+    from spec_format.notes import NOTES
+
+    loud = piped("validate", *EXAMPLES, "--format", "json")
+    notes = json.loads(loud.stdout)["notes"]
+    assert len(notes) == 3 and {n.split()[0] for n in notes} == set(NOTES)
+    quiet = piped("validate", "-q", *EXAMPLES)
+    assert quiet.returncode == 0 and quiet.stdout.count("\n") == 1, quiet.stdout
+    assert quiet.stdout.startswith(f"{len(EXAMPLES)} inputs checked: ")
+    for note_id in NOTES:  # each one can be silenced alone, by id, like a rule
+        out = piped("validate", "--ignore", note_id, *EXAMPLES).stdout
+        shown = {line.split()[1] for line in out.splitlines() if line.startswith("note N")}
+        assert shown == set(NOTES) - {note_id}
+        assert note_id in piped("explain", note_id).stdout
+    out = piped("validate", "--select", "N002", *EXAMPLES).stdout.splitlines()
+    assert [line.split()[1] for line in out if line.startswith("note ")] == ["N002"]
+
+
 def test_square_brackets_survive_rules_and_help():
     rules = piped("rules", env={"COLUMNS": "250"}).stdout
     assert "`[vocab_size]`" in rules and "`[draft_vocab_size]`" in rules

@@ -55,6 +55,18 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
+    from spec_format.notes import NOTES
+
+    note = NOTES.get(rule_id.upper()) or next(
+        (n for n in NOTES.values() if n.name == rule_id), None
+    )
+    if note is not None:  # a run note (N001...): selected and ignored like a rule
+        if as_json:
+            json.dump({**note._asdict(), "kind": "run note"}, stdout(), indent=2)
+            stdout().write("\n")
+        else:
+            stdout().write(f"{note.id} {note.name} (run note)\n\n{note.doc}\n")
+        return
     removed = _removed(rule_id)
     rule = _lookup(removed.redirect if removed and removed.redirect else rule_id, removed)
     if as_json:

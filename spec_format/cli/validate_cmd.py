@@ -77,7 +77,9 @@ def validate_command(
         help="Stream every tensor and report NaN/Inf values (reads the whole checkpoint).",
     ),
     color: Color = typer.Option(Color.auto, "--color", help="Colour in text output."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and the summary."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Only the errors and one summary line (no closing notes)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
     engine: list[str] = engine_option(),
     statistics: bool = typer.Option(

@@ -163,8 +163,10 @@ def _lines(report: Report, verbosity: int, color: bool, width: int) -> list[Line
         out.extend(group)
         if len(group) > 1:  # an input with findings is set off from the next one
             out.append([])
-    for note in report.notes:
-        out.extend(wrap([("note: ", "dim"), *code_spans(note, color)], width, 6))
+    for note in report.notes if verbosity > 0 else ():  # -q: findings and the summary only
+        note_id, _, text = note.partition(" ")
+        head: Line = [("note ", "dim"), (note_id, CODE_STYLE if color else ""), (" ", "")]
+        out.extend(wrap([*head, *code_spans(text, color)], width, HEAD_INDENT))
     out.append([(report.summary(), _summary_style(report))])
     return out
 

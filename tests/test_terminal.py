@@ -77,9 +77,17 @@ def test_validate_examples_fits_the_terminal(columns):
     code, raw = in_terminal("validate", *(p.relative_to(ROOT) for p in EXAMPLES), columns=columns)
     assert code == 0
     lines = visible(raw)
-    for line in lines:  # longer only when one word cannot be broken (a path)
+    doc = json.loads(
+        piped("validate", "-f", "json", *(p.relative_to(ROOT) for p in EXAMPLES)).stdout
+    )
+    commands = {
+        " ".join(f["command"]) for r in doc["files"] for f in r["findings"] if f.get("command")
+    }
+    assert commands and all(any(c in line for line in lines) for c in commands)  # never broken
+    for line in lines:  # longer only for one word or command that cannot be broken
         if len(line) > columns:
-            assert len(line.split()) == 1 or len(line.split()[0]) > columns - 8, line
+            words = line.split()
+            assert len(words) == 1 or any(c in line for c in commands), line
     assert "\x1b[" in raw  # a terminal gets colour
     assert "`" not in "".join(lines)  # code spans are styled, not shown as backticks
     # ruff/rustc shape: headline at column 0, then indented why:/help: lines
@@ -100,6 +108,50 @@ def test_wider_terminal_wraps_less_and_never_inside_a_word():
     assert len(wide) < len(narrow)
     words = lambda lines: " ".join(" ".join(lines).split())  # noqa: E731
     assert words(narrow) == words(wide)  # the same words: breaks fall only between them
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+def test_error_lines_of_every_command_wrap_between_words(tmp_path, columns):
+    """``specfmt:`` error lines wrap at the terminal's width, at spaces only."""
+    missing = tmp_path / ("a-directory-with-a-rather-long-name-" * 3) / "config.json"
+    runs = [
+        ("migrate", "--engine", "vllm==0.1.0", missing),
+        ("fix", missing),
+        ("inspect", missing),
+        ("forward", missing),
+        ("convert", missing, "-o", tmp_path / "out"),
+        ("validate", "--select", "C0O1", missing),
+        ("explain", "C0O1"),
+    ]
+    for args in runs:
+        code, raw = in_terminal(*args, columns=columns)
+        lines = [line for line in visible(raw) if line.strip()]
+        error = [i for i, line in enumerate(lines) if line.startswith("specfmt:")]
+        assert code != 0 and error, (args, lines)
+        for line in lines[error[0] :]:
+            assert len(line) <= columns or len(line.split()) <= 2, (args, line)
+        piped_err = piped(*args).stderr
+        assert piped_err.count("\n") == 1 or "\n  " in piped_err, piped_err  # one line piped
+
+
+PROSE_COMMANDS = [
+    ("rules",),
+    ("explain", "C001"),
+    ("explain", "N001"),
+    ("history",),
+    ("validate", "examples/qwen3-8b-dflash"),
+    ("migrate", "--check", "examples/qwen3-8b-dflash"),
+]
+
+
+@pytest.mark.parametrize("args", PROSE_COMMANDS, ids=lambda a: " ".join(a))
+def test_piped_output_is_never_padded_and_terminal_output_fits(args):
+    out = piped(*args, env={"COLUMNS": ""}).stdout
+    assert out and not [line for line in out.splitlines() if line != line.rstrip()], out[:400]
+    for columns in (80, 160):
+        _, raw = in_terminal(*args, columns=columns)
+        for line in visible(raw):
+            assert len(line) <= columns or len(line.split()) == 1, (columns, line)
 
 
 def test_pointer_is_not_repeated_when_the_line_is_known():

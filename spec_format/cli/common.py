@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -176,6 +177,65 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def print_text(text: str, stream: Any = None) -> None:
+    """Plain lines on ``stream`` (stdout): on a terminal (or with ``COLUMNS``) each wrapped
+    between words to the width, continued 4 columns deeper than it starts; piped, as
+    written, without trailing spaces."""
+    from spec_format.render.text import terminal_width, wrap
+
+    stream = stream or stdout()
+    tty = stream.isatty() if hasattr(stream, "isatty") else False
+    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+    out = []
+    for line in text.rstrip("\n").split("\n"):
+        indent = len(line) - len(line.lstrip(" ")) + 4
+        out += ["".join(t for t, _ in part).rstrip() for part in wrap([(line, "")], width, indent)]
+    stream.write("\n".join(out) + "\n")
+
+
+def print_error(
+    message: str, label: str = "specfmt:", stream: Any = None, label_style: str = "bold red"
+) -> None:
+    """One ``specfmt: MESSAGE`` (``label`` in bold) on stderr or ``stream``: on a terminal
+    wrapped at its width between words (never inside a path, an ``hf://`` id or a command)
+    and coloured; piped, as written."""
+    from spec_format.render.text import HEAD_INDENT, code_spans, terminal_width, wrap
+
+    stream = stream or sys.stderr
+    color = use_color(stream)
+    tty = stream.isatty() if hasattr(stream, "isatty") else False
+    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+    lines: list = []
+    for i, part in enumerate(message.split("\n")):  # a message's own lines stay lines
+        head = [(f"{label} ", label_style)] if i == 0 else []
+        lines += wrap([*head, *code_spans(part, color)], width, HEAD_INDENT)
+    if not color:
+        stream.write("".join("".join(t for t, _ in line).rstrip() + "\n" for line in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(Text.assemble(*line))
+
+
+def print_rich(renderable: Any) -> None:
+    """A rich table or Markdown on stdout at the terminal's width, every line without the
+    trailing spaces rich pads it with."""
+    from rich.console import Console
+
+    from spec_format.render.text import terminal_width
+
+    out = stdout()
+    console = Console(
+        width=terminal_width(out), force_terminal=use_color(out), no_color=not use_color(out)
+    )
+    with console.capture() as captured:
+        console.print(renderable)
+    out.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
 def escape(text: str) -> str:
     """Escape rich markup in ``text`` (messages can contain [brackets])."""
     from rich.markup import escape as rich_escape
@@ -197,9 +257,7 @@ def handle_errors(func: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except SpecfmtError as exc:
-            err_console().print(
-                f"[bold red]specfmt:[/bold red] {escape(str(exc))}", markup=True, highlight=False
-            )
+            print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:
             raise
@@ -210,11 +268,10 @@ def handle_errors(func: F) -> F:
 
             if os.environ.get("SPECFMT_DEBUG"):
                 raise
-            err_console().print(
-                f"[bold red]specfmt: internal error:[/bold red] {type(exc).__name__}: "
-                f"{escape(str(exc))}\n"
-                "This is a bug in specfmt; rerun with SPECFMT_DEBUG=1 for the traceback and "
-                "report it.",
+            print_error(
+                f"{type(exc).__name__}: {exc}\nThis is a bug in specfmt; rerun with "
+                "SPECFMT_DEBUG=1 for the traceback and report it.",
+                "specfmt: internal error:",
             )
             raise typer.Exit(ExitCode.INTERNAL) from None
 

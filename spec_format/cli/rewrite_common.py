@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from spec_format.cli.common import ExitCode, err_console, escape, use_color
+from spec_format.cli.common import ExitCode, print_error, use_color
 from spec_format.errors import SpecfmtError, UsageError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
@@ -193,7 +193,7 @@ def run_files(
         else:
             code = None
         if code is not None:
-            err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
+            print_error(message)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
             failed += 1

@@ -154,6 +154,38 @@ def test_piped_output_is_never_padded_and_terminal_output_fits(args):
             assert len(line) <= columns or len(line.split()) == 1, (columns, line)
 
 
+HELP_COMMANDS = [
+    ("validate",),
+    ("migrate",),
+    ("fix",),
+    ("convert",),
+    ("forward",),
+    ("inspect",),
+    ("history",),
+    ("rules",),
+    ("explain",),
+    ("schema", "export"),
+    ("schema", "show"),
+    ("schema", "vscode"),
+]
+
+
+@pytest.mark.parametrize("args", HELP_COMMANDS, ids=lambda a: " ".join(a))
+def test_help_is_reflowed_and_keeps_tokens_whole(args):
+    out = piped(*args, "--help", env={"COLUMNS": "80"}).stdout
+    lines = out.splitlines()
+    usage = next(line for line in lines if "Usage:" in line)
+    assert "{" not in usage and "}" not in usage, usage
+    prose = [line.strip() for line in lines if line.startswith(" ") and "│" not in line]
+    for prev, nxt in zip(prose, prose[1:]):  # no hard break where the next word would fit
+        if prev and nxt:
+            assert len(prev) + 1 + len(nxt.split()[0]) > 76, (prev, nxt)
+    for line in lines:  # a choice list is never split: every <...| has its >
+        cell = line.replace("│", " ")
+        assert cell.count("<") == cell.count(">"), line
+    assert "\\[" not in out
+
+
 def test_pointer_is_not_repeated_when_the_line_is_known():
     out = piped("validate", EXAMPLES[0]).stdout
     assert "(/speculators_config/verifier/architectures)" not in out

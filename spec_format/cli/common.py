@@ -69,10 +69,10 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
         default,
         "--format",
         "-f",
-        help=help,
+        help=f"{help.rstrip('.')}: {', '.join(names)}.",
         callback=parse,
         autocompletion=lambda: names,
-        metavar="<" + "|".join(names) + ">",
+        metavar="FORMAT",  # the choices are in the help text, which wraps between words
         show_default=True,
     )
 
@@ -188,8 +188,14 @@ def print_text(text: str, stream: Any = None) -> None:
     width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
     out = []
     for line in text.rstrip("\n").split("\n"):
+        if not width or len(line) <= width:  # as written, its alignment included
+            out.append(line.rstrip())
+            continue
         indent = len(line) - len(line.lstrip(" ")) + 4
-        out += ["".join(t for t, _ in part).rstrip() for part in wrap([(line, "")], width, indent)]
+        lead, body = line[: indent - 4], line[indent - 4 :]
+        body = re.sub(r" {2,}", lambda m: "\0" * len(m.group()), body)  # alignment: kept
+        for part in wrap([(lead + body, "")], width, indent):
+            out.append("".join(t for t, _ in part).replace("\0", " ").rstrip())
     stream.write("\n".join(out) + "\n")
 
 

@@ -177,7 +177,7 @@ def test_help_is_reflowed_and_keeps_tokens_whole(args):
     usage = next(line for line in lines if "Usage:" in line)
     assert "{" not in usage and "}" not in usage, usage
     prose = [line.strip() for line in lines if line.startswith(" ") and "│" not in line]
-    for prev, nxt in zip(prose, prose[1:]):  # no hard break where the next word would fit
+    for prev, nxt in zip(prose, prose[1:], strict=False):  # no hard break where it would fit
         if prev and nxt:
             assert len(prev) + 1 + len(nxt.split()[0]) > 76, (prev, nxt)
     for line in lines:  # a choice list is never split: every <...| has its >

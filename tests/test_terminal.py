@@ -186,6 +186,16 @@ def test_help_is_reflowed_and_keeps_tokens_whole(args):
     assert "\\[" not in out
 
 
+@pytest.mark.parametrize(
+    "args", [("migrate", "--check"), ("fix", "--check"), ("migrate",), ("fix", "--dry-run")]
+)
+def test_a_json_syntax_error_names_its_place_once(tmp_path, args):
+    path = tmp_path / "config.json"
+    path.write_text('{\n  "a": 1\n  "b": 2\n}\n')
+    err = piped(*args, path).stderr
+    assert f"{path}:3:3: not valid JSON" in err and err.count(f"{path}:3:3") == 1, err
+
+
 def test_pointer_is_not_repeated_when_the_line_is_known():
     out = piped("validate", EXAMPLES[0]).stdout
     assert "(/speculators_config/verifier/architectures)" not in out

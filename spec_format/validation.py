@@ -740,6 +740,17 @@ def _format_version(
 # -- dispatch ------------------------------------------------------------------------------
 
 
+def _meant_type(config: dict[str, Any], model_type: str, types: tuple[str, ...]) -> list[str]:
+    """The type of ``types`` a config most likely means: its speculators_config.algorithm,
+    else a type the name begins (``eagle`` -> ``eagle3``), else the closest spelling."""
+    spec = config.get("speculators_config")
+    algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
+    if isinstance(algorithm, str) and algorithm in types:
+        return [algorithm]
+    longer = [t for t in types if t.startswith(model_type)]
+    return longer[:1] or difflib.get_close_matches(model_type, types, n=1)
+
+
 def _dispatch(
     config: dict[str, Any], version: str, file: str, options: ValidateOptions
 ) -> str | Finding:
@@ -779,6 +790,8 @@ def _dispatch(
         return model_type
     retired = schemas.retired_types()
     if model_type in retired:
+        # a retired name in a version that never had it is most likely a current type mistyped
+        close = _meant_type(config, model_type, entry.types)
         return schema_rules.RetiredModelType.emit(
             file,
             profile=profile,
@@ -786,6 +799,7 @@ def _dispatch(
             variant="dispatch",
             type=model_type,
             retired=retired[model_type],
+            hint=f" (did you mean {close[0]!r}, a type of format {version}?)" if close else "",
         )
     if model_type in schemas.known_types():
         since = next(v for v, e in schemas.versions().items() if model_type in e.types)
@@ -795,6 +809,8 @@ def _dispatch(
     names = list(dict.fromkeys([*schemas.known_types(), *retired]))  # known_types has retired
     # difflib indexes every character of its argument: only names of a plausible length
     close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
+    folded = [n for n in entry.types if n == model_type.lower()]  # EAGLE3 -> eagle3
+    close = folded or close
     return schema_rules.UnknownModelType.emit(
         file,
         profile=profile,

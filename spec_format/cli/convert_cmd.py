@@ -29,7 +29,8 @@ def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
                 out.append(int(part))
             except ValueError:
                 raise UsageError(
-                    f"--aux-layer-ids {value!r}: layer numbers separated by commas, e.g. 2,18,33"
+                    f"--aux-layer-ids {value!r}: layer numbers of the verifier (each below its "
+                    "num_hidden_layers), separated by commas"
                 ) from None
     return tuple(out)
 

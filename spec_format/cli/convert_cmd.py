@@ -69,7 +69,8 @@ def convert_command(
     aux_layer_ids: list[str] = typer.Option(
         None,
         "--aux-layer-ids",
-        help="Verifier layers the draft taps, e.g. 2,18,33 (when the source does not say).",
+        help="Verifier layers the draft taps, a comma list (when the source does not say; a "
+        "refusal names the ones readers would guess for your verifier).",
     ),
     format_version: str = typer.Option(
         None, "--format-version", help="Target format version (default: the latest)."

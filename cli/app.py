@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import re
 import sys
+import typing
 from collections.abc import Iterator, MutableMapping
 from functools import cache
 
@@ -129,14 +131,37 @@ def literal_help(text: str) -> str:
     return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
 
 
+def reflow(text: str) -> str:
+    """A docstring's paragraphs, each on one line: the help screen wraps them to the
+    terminal, so the source's hard line breaks must not reach it."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
 def _literal_help_command(command: typer.models.CommandInfo) -> None:
     doc = command.help or inspect.getdoc(command.callback)
     if doc:
-        command.help = literal_help(doc)
-    for param in inspect.signature(command.callback).parameters.values():
+        command.help = literal_help(reflow(doc))
+    hints = typing.get_type_hints(command.callback)
+    for name, param in inspect.signature(command.callback).parameters.items():
         info = param.default
+        kind = hints.get(name)
+        if (
+            isinstance(info, typer.models.OptionInfo)
+            and not info.metavar
+            and isinstance(kind, type)
+            and issubclass(kind, enum.Enum)
+        ):  # <a|b|c> would be split inside a word in a narrow column: name it, list them
+            long = [d for d in (info.param_decls or ()) if d.startswith("--")]
+            info.metavar = (long[0][2:] if long else name).upper().replace("-", "_")
+            values = [str(c.value) for c in kind]
+            if not all(v in (info.help or "") for v in values):
+                info.help = f"{(info.help or '').rstrip('.')}: {', '.join(values)}."
+        if isinstance(info, typer.models.ArgumentInfo) and not info.metavar:
+            many = str(param.annotation).startswith(("list", "List"))
+            info.metavar = name.upper() + ("..." if many else "")  # not {paths}...
         if isinstance(info, typer.models.ParameterInfo) and info.help:
-            info.help = literal_help(info.help)
+            info.help = literal_help(reflow(info.help))
 
 
 def _literal_help_everywhere(typer_app: typer.Typer) -> None:
@@ -152,6 +177,23 @@ def _literal_help_everywhere(typer_app: typer.Typer) -> None:
 
 
 _literal_help_everywhere(app)
+
+
+def _plain_usage_metavar() -> None:
+    """typer writes a required argument as ``{PATHS}`` in the usage line; the usage of every
+    other tool (and specfmt's docs) reads ``PATHS``."""
+    from typer.core import TyperArgument
+
+    make = TyperArgument.make_metavar
+
+    def make_metavar(self, ctx, *, usage: bool = False) -> str:
+        var = make(self, ctx, usage=usage)
+        return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
+
+    TyperArgument.make_metavar = make_metavar
+
+
+_plain_usage_metavar()
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -68,10 +69,10 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
         default,
         "--format",
         "-f",
-        help=help,
+        help=f"{help.rstrip('.')}: {', '.join(names)}.",
         callback=parse,
         autocompletion=lambda: names,
-        metavar="<" + "|".join(names) + ">",
+        metavar="FORMAT",  # the choices are in the help text, which wraps between words
         show_default=True,
     )
 
@@ -176,6 +177,71 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def print_text(text: str, stream: Any = None) -> None:
+    """Plain lines on ``stream`` (stdout): on a terminal (or with ``COLUMNS``) each wrapped
+    between words to the width, continued 4 columns deeper than it starts; piped, as
+    written, without trailing spaces."""
+    from spec_format.render.text import terminal_width, wrap
+
+    stream = stream or stdout()
+    tty = stream.isatty() if hasattr(stream, "isatty") else False
+    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+    out = []
+    for line in text.rstrip("\n").split("\n"):
+        if not width or len(line) <= width:  # as written, its alignment included
+            out.append(line.rstrip())
+            continue
+        indent = len(line) - len(line.lstrip(" ")) + 4
+        lead, body = line[: indent - 4], line[indent - 4 :]
+        body = re.sub(r" {2,}", lambda m: "\0" * len(m.group()), body)  # alignment: kept
+        for part in wrap([(lead + body, "")], width, indent):
+            out.append("".join(t for t, _ in part).replace("\0", " ").rstrip())
+    stream.write("\n".join(out) + "\n")
+
+
+def print_error(
+    message: str, label: str = "specfmt:", stream: Any = None, label_style: str = "bold red"
+) -> None:
+    """One ``specfmt: MESSAGE`` (``label`` in bold) on stderr or ``stream``: on a terminal
+    wrapped at its width between words (never inside a path, an ``hf://`` id or a command)
+    and coloured; piped, as written."""
+    from spec_format.render.text import HEAD_INDENT, code_spans, terminal_width, wrap
+
+    stream = stream or sys.stderr
+    color = use_color(stream)
+    tty = stream.isatty() if hasattr(stream, "isatty") else False
+    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
+    lines: list = []
+    for i, part in enumerate(message.split("\n")):  # a message's own lines stay lines
+        head = [(f"{label} ", label_style)] if i == 0 else []
+        lines += wrap([*head, *code_spans(part, color)], width, HEAD_INDENT)
+    if not color:
+        stream.write("".join("".join(t for t, _ in line).rstrip() + "\n" for line in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(Text.assemble(*line))
+
+
+def print_rich(renderable: Any) -> None:
+    """A rich table or Markdown on stdout at the terminal's width, every line without the
+    trailing spaces rich pads it with."""
+    from rich.console import Console
+
+    from spec_format.render.text import terminal_width
+
+    out = stdout()
+    console = Console(
+        width=terminal_width(out), force_terminal=use_color(out), no_color=not use_color(out)
+    )
+    with console.capture() as captured:
+        console.print(renderable)
+    out.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
 def escape(text: str) -> str:
     """Escape rich markup in ``text`` (messages can contain [brackets])."""
     from rich.markup import escape as rich_escape
@@ -211,21 +277,16 @@ def handle_errors(func: F) -> F:
             # an OSError of the environment (ENOSPC, EACCES, EROFS ...) is not a bug: exit 3
             error = exc if isinstance(exc, SpecfmtError) else as_error(exc)
             if error is not None:
-                err_console().print(
-                    f"[bold red]specfmt:[/bold red] {escape(error_line(error))}",
-                    markup=True,
-                    highlight=False,
-                )
+                print_error(error_line(error))
                 raise typer.Exit(error.exit_code) from None
             import os
 
             if os.environ.get("SPECFMT_DEBUG"):
                 raise
-            err_console().print(
-                f"[bold red]specfmt: internal error:[/bold red] {type(exc).__name__}: "
-                f"{escape(str(exc))}\n"
-                "This is a bug in specfmt; rerun with SPECFMT_DEBUG=1 for the traceback and "
-                "report it.",
+            print_error(
+                f"{type(exc).__name__}: {exc}\nThis is a bug in specfmt; rerun with "
+                "SPECFMT_DEBUG=1 for the traceback and report it.",
+                "specfmt: internal error:",
             )
             raise typer.Exit(ExitCode.INTERNAL) from None
 

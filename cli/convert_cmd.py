@@ -30,7 +30,8 @@ def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
                 out.append(int(part))
             except ValueError:
                 raise UsageError(
-                    f"--aux-layer-ids {value!r}: layer numbers separated by commas, e.g. 2,18,33"
+                    f"--aux-layer-ids {value!r}: layer numbers of the verifier (each below its "
+                    "num_hidden_layers), separated by commas"
                 ) from None
     return tuple(out)
 
@@ -79,7 +80,8 @@ def convert_command(
     aux_layer_ids: list[str] = typer.Option(
         None,
         "--aux-layer-ids",
-        help="Verifier layers the draft taps, e.g. 2,18,33 (when the source does not say).",
+        help="Verifier layers the draft taps, a comma list (when the source does not say; a "
+        "refusal names the ones readers would guess for your verifier).",
     ),
     format_version: str = typer.Option(
         None, "--format-version", help="Target format version (default: the latest)."

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from spec_format.cli.common import ReportFormat, handle_errors
+from spec_format.cli.common import ReportFormat, handle_errors, print_text
 
 
 @handle_errors
@@ -25,4 +25,4 @@ def history_command(
     if report_format.value == "json":
         sys.stdout.write(json.dumps(history.history(), indent=2) + "\n")
     else:
-        sys.stdout.write(history.render(verbose))
+        print_text(history.render(verbose))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from spec_format.cli.common import ExitCode, err_console, escape, use_color
+from spec_format.cli.common import ExitCode, print_error, use_color
 from spec_format.errors import SpecfmtError, UsageError
 from spec_format.jsonout import dumps
 
@@ -59,6 +59,13 @@ def write_options(
     return opts
 
 
+#: what the report says when the content is the same and only the formatting differs
+FORMATTING_ONLY = (
+    "formatting differs only (key order, indentation, final newline): not a change, the "
+    "file is left as it is"
+)
+
+
 def render_text(
     head: str,
     changes: list[Change],
@@ -85,6 +92,8 @@ def render_text(
             lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
     if not changes and not problems:
         lines.append("  no changes")
+    if outcome.formatting_only:  # not a change: say so once, and what differs
+        lines += fit(f"  {FORMATTING_ONLY}")
     if opts.dry_run and outcome.changed:
         from spec_format.migration.output import colour_diff
 
@@ -198,7 +207,7 @@ def run_files(
             from spec_format.rules.base import MAX_MESSAGE, bounded
 
             message = bounded(message, MAX_MESSAGE)
-            err_console().print(f"[bold red]specfmt:[/bold red] {escape(message)}", highlight=False)
+            print_error(message)
             payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
             codes.append(code)
             failed += 1
@@ -233,6 +242,7 @@ def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, A
     payload = dict(result.payload)
     outcome = result.outcome
     payload["would_change" if opts.check or opts.dry_run else "changed"] = outcome.changed
+    payload["formatting_only"] = outcome.formatting_only
     if outcome.written_to is not None:
         payload["written_to"] = str(outcome.written_to)
     if opts.dry_run:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.cli.common import escape, handle_errors, stdout
+from spec_format.cli.common import handle_errors, stdout
 from spec_format.errors import UsageError
 
 if TYPE_CHECKING:
@@ -49,14 +49,22 @@ def rules_command(
         json.dump([rule_record(r) for r in _registry().RULES], stdout(), indent=2)
         stdout().write("\n")
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from spec_format.cli.common import print_rich
+
+    rows = [(r.id, r.name, r.layer.value, r.severity.value, r.summary()) for r in _registry().RULES]
+    if not _isatty(stdout()):  # piped: one rule per line, columns aligned, nothing padded
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        for row in rows:
+            cells = [c.ljust(w) for c, w in zip(row[:4], widths, strict=True)]
+            stdout().write("  ".join([*cells, row[4]]) + "\n")
+        return
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
-    for r in _registry().RULES:  # Text cells: a summary's [brackets] are text, not markup
-        table.add_row(*map(Text, (r.id, r.name, r.layer.value, r.severity.value, r.summary())))
-    Console(file=stdout(), soft_wrap=False).print(table)
+    for row in rows:  # Text cells: a summary's [brackets] are text, not markup
+        table.add_row(*map(Text, row))
+    print_rich(table)
 
 
 @handle_errors
@@ -65,6 +73,20 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
+    from spec_format.notes import NOTES
+
+    note = NOTES.get(rule_id.upper()) or next(
+        (n for n in NOTES.values() if n.name == rule_id), None
+    )
+    if note is not None:  # a run note (N001...): selected and ignored like a rule
+        if as_json:
+            json.dump({**note._asdict(), "kind": "run note"}, stdout(), indent=2)
+            stdout().write("\n")
+        else:
+            from spec_format.cli.common import print_text
+
+            print_text(f"{note.id} {note.name} (run note)\n\n{note.doc}")
+        return
     removed = _removed(rule_id)
     rule = _lookup(removed.redirect if removed and removed.redirect else rule_id, removed)
     if as_json:
@@ -83,24 +105,39 @@ def explain_command(
         json.dump(record, stdout(), indent=2)
         stdout().write("\n")
         return
-    from rich.console import Console
     from rich.markdown import Markdown
 
-    console = Console(file=stdout())
+    from spec_format.cli.common import print_error, print_rich
+
     if removed:
         now = f"; it was replaced by {removed.redirect}" if removed.redirect else ""
-        console.print(
-            f"[bold]{removed.id} {removed.name}[/bold] was removed in specfmt "
-            f"{escape(f'{removed.removed_in}: {removed.why}{now}')}"
+        print_error(
+            f"was removed in specfmt {removed.removed_in}: {removed.why}{now}",
+            f"{removed.id} {removed.name}",
+            stream=stdout(),
+            label_style="bold",
         )
         if rule is None:
             return
-        console.print()
-    console.print(
-        f"[bold]{rule.id} {rule.name}[/bold] ({rule.layer.value}, {rule.severity.value}; "
-        f"{rule.status.value}, since format {escape(rule.since)})"
+        stdout().write("\n")
+    print_error(
+        f"({rule.layer.value}, {rule.severity.value}; {rule.status.value}, since format "
+        f"{rule.since})",
+        f"{rule.id} {rule.name}",
+        stream=stdout(),
+        label_style="bold",
     )
-    console.print(Markdown(rule.doc))
+    if not _isatty(stdout()):  # piped: the page's Markdown as written
+        stdout().write("\n" + rule.doc.rstrip("\n") + "\n")
+        return
+    print_rich(Markdown(rule.doc))
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _removed(rule_id: str) -> registry.Removed | None:

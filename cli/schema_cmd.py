@@ -111,6 +111,13 @@ def vscode_command(
         "--match",
         help="Path glob of draft config.json files (repeatable); replaces the default globs.",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Write the editor variant: unknown top-level keys (typos such as "
+        "norm_before_residul, C014) are flagged as warnings with the known keys listed. "
+        "Readers accept unknown keys; this variant is for editors only.",
+    ),
 ) -> None:
     """Write the schema into the workspace and print a VS Code settings snippet for it.
 
@@ -124,18 +131,19 @@ def vscode_command(
         version = schemas.latest_version()
     name = export.root_name(version)
     if url is None:
-        (written,) = export.write_export(
-            [
-                export.ExportedFile(
-                    export.export_path(version, name, export.Draft.D07),
-                    version,
-                    name,
-                    export.Draft.D07,
-                    export.bundle_root(version, export.Draft.D07),
-                )
-            ],
-            schema_dir,
-        )
+        if strict:
+            from spec_format.export_strict import strict_file
+
+            chosen = strict_file(version)
+        else:
+            chosen = export.ExportedFile(
+                export.export_path(version, name, export.Draft.D07),
+                version,
+                name,
+                export.Draft.D07,
+                export.bundle_root(version, export.Draft.D07),
+            )
+        (written,) = export.write_export([chosen], schema_dir)
         typer.echo(f"wrote {written}", err=True)
         url = written.resolve().as_uri() if schema_dir.is_absolute() else "./" + written.as_posix()
     settings = export.vscode_settings(url, list(match) if match else export.default_globs(version))

@@ -78,7 +78,9 @@ def validate_command(
         help="Stream every tensor and report NaN/Inf values (reads the whole checkpoint).",
     ),
     color: Color = typer.Option(Color.auto, "--color", help="Colour in text output."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and the summary."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Only the errors and one summary line (no closing notes)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
     engine: list[str] = engine_option(),
     statistics: bool = typer.Option(
@@ -91,7 +93,7 @@ def validate_command(
 
     Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
 
-    --deep and --scan-weights need numpy: pip install 'specfmt\\[deep]' (else exit 2).
+    --deep and --scan-weights need numpy: pip install 'specfmt[deep]' (else exit 2).
 
     An input without weights for them exits 3 (I013).
     """

@@ -24,6 +24,7 @@ _API = {
     "ValidateOptions": "spec_format.validation",
     "migrate": "spec_format.migration",
     "MigrateOptions": "spec_format.migration",
+    "MigrationResult": "spec_format.migration",
     "fix": "spec_format.fixing",
     "FixOptions": "spec_format.fixing",
     "FixResult": "spec_format.fixing",

@@ -7,6 +7,7 @@ It accepts a ``config.json`` path or the directory holding it. Every failure bec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,9 @@ def read_config(path: str | Path) -> ConfigFile:
         if first is not None and first.kind == "not-found":
             raise InputError(f"{p}: no such file or directory")
         where = f":{first.line}:{first.column}" if first and first.line else ""
-        message = (first.message if first else "could not be read").removeprefix(f"{p}: ")
+        message = first.message if first else "could not be read"
+        # the location is said once, here: drop the message's own path[:line[:col]]: prefix
+        message = re.sub(rf"^{re.escape(str(p))}(:\d+){{0,2}}: ", "", message)
         head = "" if message.startswith(f"{p} ") else f"{p}{where}: "  # "PATH is a FIFO ..."
         raise InputError(f"{head}{message}; fix the file, then run `specfmt validate {p}`")
     dupes = [pr for pr in loaded.problems if pr.kind == "duplicate-key"]

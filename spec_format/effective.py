@@ -64,6 +64,12 @@ def default_aux_ids(model_type: str, line: str, verifier: dict | None) -> list[i
     if not schemas.resolve(line, model_type, (AUX_KEY,)):
         return None
     n = verifier.get("num_hidden_layers") if isinstance(verifier, dict) else None
-    if isinstance(n, int) and not isinstance(n, bool) and n >= 4:
-        return [2, n // 2, n - 3]
+    return reader_default_aux_ids(n)
+
+
+def reader_default_aux_ids(layers: object) -> list[int] | None:
+    """2, L//2, L-3: the aux layers readers derive from a verifier of ``layers`` layers
+    (None for a layer count that gives no three distinct layers)."""
+    if isinstance(layers, int) and not isinstance(layers, bool) and layers >= 4:
+        return [2, layers // 2, layers - 3]
     return None

@@ -14,6 +14,7 @@ class the release builds (the catalog's ``default_layer``).
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +43,7 @@ class FixOptions:
         normalise_options(self)  # one engine as a string, the verifier as a path
 
 
-@dataclass
+@dataclass(repr=False)
 class FixResult:
     original: dict[str, Any]
     document: dict[str, Any]
@@ -53,6 +54,14 @@ class FixResult:
     @property
     def changed(self) -> bool:
         return self.original != self.document
+
+    def __repr__(self) -> str:  # one line in a REPL; the documents are in .original/.document
+        n, p = len(self.changes), len(self.problems)
+        return (
+            f"<FixResult {self.document.get('speculators_model_type')} {self.detection.line}: "
+            f"{n} change{'' if n == 1 else 's'}, {p} problem{'' if p == 1 else 's'}"
+            f"{'' if self.changed else '; unchanged'}>"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,12 +76,13 @@ class FixResult:
 def fix(
     document: dict[str, Any] | str | os.PathLike[str], options: FixOptions | None = None
 ) -> FixResult:
-    """Write out the disputed defaults of a config: a parsed dict (left unchanged: the result
-    is a new document), or a ``config.json`` path or its directory (read, never written);
-    ``result.document`` is the fixed config, ``result.changes`` says what was written and
-    why."""
+    """Write out the disputed defaults of a config: a parsed dict, or a ``config.json`` path
+    or its directory. The input is never changed (neither the dict nor the file):
+    ``result.document`` is a new document, ``result.changes`` says what was written and why."""
     options = options or FixOptions()
-    if not isinstance(document, dict):
+    if isinstance(document, dict):
+        document = copy.deepcopy(document)  # the caller's dict stays as it was
+    else:
         from spec_format.documents import as_document
 
         document = as_document(document)

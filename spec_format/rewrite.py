@@ -9,6 +9,7 @@ overwrites an earlier backup (``.bak``, ``.bak.1``, ...).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,10 +50,33 @@ class Outcome:
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        """The content differs. Formatting alone (key order, indentation, the final newline)
+        is not a change: ``--check`` passes, ``--in-place`` leaves the file alone, and the
+        report says the formatting differs (:attr:`formatting_only`)."""
+        return self.before != self.after and _canonical(self.before) != self.after
+
+    @property
+    def formatting_only(self) -> bool:
+        """Only the formatting differs from the text specfmt writes."""
+        return self.before != self.after and not self.changed
 
     def diff(self) -> str:
         return unified_diff(self.before, self.after, self.path.name)
+
+
+def _canonical(text: str) -> str | None:
+    """``text`` as specfmt would write the same content; None when it is no plain JSON
+    object (duplicate keys: dropping one is a change)."""
+
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        if len({k for k, _ in items}) != len(items):
+            raise ValueError("duplicate key")
+        return dict(items)
+
+    try:
+        return dumps(json.loads(text, object_pairs_hook=pairs))
+    except ValueError:
+        return None
 
 
 def prepare(path: Path, original_text: str, document: dict, raw: bytes | None = None) -> Outcome:

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import schemas, versions
+from spec_format import notes, schemas, versions
 from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
@@ -164,27 +164,26 @@ class Validation:
             yield report
 
     def notes(self) -> list[str]:
-        notes = []
+        out = []
         if self.verifier is None and self._typed:
             note = _verifier_note(self.options)
             if note:
-                notes.append(note)
+                out.append(note)
         if not self.engines and self._typed:
-            notes.append(_engines_note())
+            out.append(_engines_note())
         if self._absent:
-            notes.append(_no_weights_note(self._absent))
-        return notes
+            out.append(_no_weights_note(self._absent))
+        select, ignore = self.options.select, self.options.ignore
+        return [n for n in out if notes.selected(n.split(" ", 1)[0], select, ignore)]
 
 
 def _no_weights_note(paths: list[str]) -> str:
     if len(paths) == 1:
-        who = f"{paths[0]} has no weights"
+        who, what = f"{paths[0]} has no weights", "its config"
     else:
-        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-        who = f"{len(paths)} checkpoints have no weights ({', '.join(paths[:3])}{more})"
-    return (
-        f"{who}: no model.safetensors or model.safetensors.index.json, so only the config "
-        "was checked, not the safetensors header, tensor contract or values (H, W, D rules)"
+        who, what = f"{len(paths)} checkpoints have no weights", "their configs"
+    return notes.text(
+        "N003", f"{who}: only {what} checked, not the safetensors header, tensors or values"
     )
 
 
@@ -240,21 +239,21 @@ def _engines_note() -> str:
     from spec_format import disputes
 
     assumed = ", ".join(e.id for e in disputes.assumed_engines())
-    return (
-        f"no --engine given: reader checks assumed {assumed} (the newest covered release of "
-        "each engine) and the speculators release of each file's format version; pass "
-        "--engine NAME==VERSION for the engines you serve with"
+    return notes.text(
+        "N002",
+        f"no --engine given: reader checks assumed {assumed} and each file's own speculators "
+        "release; pass --engine NAME==VERSION",
     )
 
 
 def _verifier_note(options: ValidateOptions) -> str | None:
-    ids = ", ".join(r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options))
+    ids = [r.id for r in by_layer(Layer.VERIFIER) if _selected(r, options)]
     if not ids:  # --select / --ignore left no verifier rule: nothing was skipped
         return None
-    return (
-        f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
-        "size, vocabulary, aux layer range, attention and rope settings, architectures); "
-        "pass --verifier PATH to the verifier's config.json or directory"
+    return notes.text(
+        "N001",
+        f"no --verifier given: skipped the checks against the target model "
+        f"({notes.id_ranges(ids)}); pass --verifier PATH",
     )
 
 
@@ -376,9 +375,28 @@ def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> File
             profile=options.profile,
             variant="recursive" if recursive else "directory",
             path=shown,
+            hint=_no_config_hint(Path(shown), recursive),
         )
     )
     return report
+
+
+def _no_config_hint(path: Path, recursive: bool) -> str:
+    """What to do instead, from what the directory holds: --recursive only when a draft
+    config.json is below it, the files by name when it holds loose .json files."""
+    loose = sorted(p.name for p in path.glob("*.json") if p.is_file())
+    if loose:
+        files = (
+            f"`specfmt validate {path / '*.json'}`"
+            if len(loose) > 1
+            else (f"`specfmt validate {path / loose[0]}`")
+        )
+        return f"{'; ' if recursive else ''}pass its .json files by name: {files}"
+    if recursive:
+        return ""
+    if _walk_configs(path)[0]:
+        return "use --recursive to check the draft checkpoints below it"
+    return "pass the checkpoint directory itself"
 
 
 def validate_target(
@@ -750,6 +768,17 @@ def _format_version(
 # -- dispatch ------------------------------------------------------------------------------
 
 
+def _meant_type(config: dict[str, Any], model_type: str, types: tuple[str, ...]) -> list[str]:
+    """The type of ``types`` a config most likely means: its speculators_config.algorithm,
+    else a type the name begins (``eagle`` -> ``eagle3``), else the closest spelling."""
+    spec = config.get("speculators_config")
+    algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
+    if isinstance(algorithm, str) and algorithm in types:
+        return [algorithm]
+    longer = [t for t in types if t.startswith(model_type)]
+    return longer[:1] or difflib.get_close_matches(model_type, types, n=1)
+
+
 def _dispatch(
     config: dict[str, Any], version: str, file: str, options: ValidateOptions
 ) -> str | Finding:
@@ -789,6 +818,8 @@ def _dispatch(
         return model_type
     retired = schemas.retired_types()
     if model_type in retired:
+        # a retired name in a version that never had it is most likely a current type mistyped
+        close = _meant_type(config, model_type, entry.types)
         return schema_rules.RetiredModelType.emit(
             file,
             profile=profile,
@@ -796,6 +827,7 @@ def _dispatch(
             variant="dispatch",
             type=model_type,
             retired=retired[model_type],
+            hint=f" (did you mean {close[0]!r}, a type of format {version}?)" if close else "",
         )
     if model_type in schemas.known_types():
         since = next(v for v, e in schemas.versions().items() if model_type in e.types)
@@ -805,6 +837,8 @@ def _dispatch(
     names = list(dict.fromkeys([*schemas.known_types(), *retired]))  # known_types has retired
     # difflib indexes every character of its argument: only names of a plausible length
     close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
+    folded = [n for n in entry.types if n == model_type.lower()]  # EAGLE3 -> eagle3
+    close = folded or close
     return schema_rules.UnknownModelType.emit(
         file,
         profile=profile,

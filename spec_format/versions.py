@@ -477,6 +477,9 @@ def _allowed_lines(
     does not contradict what is left, the weak pieces that did)."""
     evidence = list(evidence)
     candidates = [v for v in lines() if all(e.allows(v) for e in evidence if e.strong)]
+    if not candidates:  # the type against every other key: the type is the one mistyped value
+        keys = [e for e in evidence if e.strong and not e.what.startswith("type ")]
+        candidates = [v for v in lines() if keys and all(e.allows(v) for e in keys)]
     if not candidates:  # contradicting strong evidence: trust the newest lower bound
         lows = [e.low for e in evidence if e.strong and e.low]
         candidates = [max(lows, key=_line_key)] if lows else list(lines())

@@ -175,3 +175,25 @@ def test_readable_repr_and_html(tmp_path):
     assert "&lt;eagle3&gt;" in html and "<eagle3>" not in html
     assert html.count("<tr>") == 1 + len(file_report.findings) and "<table>" in html
     assert "<td>error</td>" in finding._repr_html_()
+
+
+@pytest.mark.parametrize(
+    ("example", "function"),
+    [("llama-3.1-8b-eagle3-0.2", "migrate"), ("qwen3-8b-dflash", "fix")],
+)
+def test_migrate_and_fix_never_change_the_dict_and_print_one_line(example, function):
+    import copy
+    import json
+
+    data = json.loads((ROOT / "examples" / example / "config.json").read_text(encoding="utf-8"))
+    before = copy.deepcopy(data)
+    qwen3_8b = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096}
+    options = {"migrate": spec_format.MigrateOptions, "fix": spec_format.FixOptions}[function]
+    result = getattr(spec_format, function)(data, options(verifier=qwen3_8b))
+    assert data == before  # the caller's dict, nested parts included
+    assert result.changed and result.document is not data
+    assert result.document["speculators_config"] is not data["speculators_config"]
+    assert "\n" not in repr(result) and len(repr(result)) < 120, repr(result)
+    name = {"migrate": "MigrationResult", "fix": "FixResult"}[function]
+    assert repr(result).startswith(f"<{name} ")
+    assert isinstance(result, getattr(spec_format, name)) and name in spec_format.__all__

@@ -64,9 +64,10 @@ def test_records_agree_with_schemas_and_contracts():
             assert rec.aux_key in props, (name, rec.aux_key)
         assert ("mask_token_id" in props) == rec.mask_token, name
         for key in rec.fingerprint_keys:
-            assert any(
-                key in schemas.type_schema(v, name)["properties"] for v in lines
-            ), (name, key)
+            assert any(key in schemas.type_schema(v, name)["properties"] for v in lines), (
+                name,
+                key,
+            )
         first_default = rec.default_layer[0][0] if rec.default_layer else None
         assert first_default == rec.since, f"{name}: default_layer must start at {rec.since}"
 

@@ -122,3 +122,38 @@ def test_the_loop_ran_the_hints_of_every_rule_that_has_them():
     if not RAN:
         pytest.skip("run with the parametrized cases")
     assert {"C001", "C006", "C009", "M002", "M004", "M005", "M006"} <= set(RAN), RAN
+
+
+@pytest.mark.parametrize("layout", ["loose", "one", "nested"])
+@pytest.mark.parametrize("recursive", [False, True])
+def test_a_directory_without_config_json_gets_a_hint_that_finds_its_configs(
+    cli, tmp_path, layout, recursive
+):
+    """I011's hint is computed from what the directory holds: --recursive only when a draft
+    config.json is below it, the files by name when it holds loose .json files."""
+    import glob
+    import re
+    import shlex
+
+    text = (EXAMPLES[0] / "config.json").read_text(encoding="utf-8")
+    folder = tmp_path / "drafts"
+    names = {"loose": ["a.json", "b.json"], "one": ["draft.json"], "nested": ["x/config.json"]}
+    for name in names[layout]:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    flags = ["--recursive"] if recursive else []
+    first = json.loads(cli("validate", folder, *flags, "--format", "json").output)
+    i011 = [f for fr in first["files"] for f in fr["findings"] if f["rule"] == "I011"]
+    if layout == "nested" and recursive:
+        assert not i011  # found below it
+        return
+    (message,) = [f["message"] for f in i011]
+    command = re.search(r"`(specfmt validate [^`]+)`", message)
+    if command:
+        argv = [m for a in shlex.split(command.group(1)) for m in sorted(glob.glob(a)) or [a]]
+    else:
+        assert "use --recursive" in message, message
+        argv = ["specfmt", "validate", str(folder), "--recursive"]
+    after = json.loads(cli(*argv[1:], "--format", "json").output)
+    assert len(after["files"]) == len(names[layout])
+    assert not [f for fr in after["files"] for f in fr["findings"] if f["rule"].startswith("I")]

@@ -61,7 +61,7 @@ def _report() -> Report:
             column=2,
         )
     )
-    return Report(files=[ok, bad, broken], notes=["verifier checks skipped"])
+    return Report(files=[ok, bad, broken], notes=["N001 verifier checks skipped"])
 
 
 def test_text_lists_findings_errors_first_per_file_and_a_summary():
@@ -75,7 +75,7 @@ def test_text_lists_findings_errors_first_per_file_and_a_summary():
         i for i, line in enumerate(lines) if "X003" in line
     )
     assert "c/config.json:1:2: error I006 not valid JSON" in lines  # location shown once
-    assert "note: verifier checks skipped" in lines
+    assert "note N001 verifier checks skipped" in lines
     assert (
         lines[-1] == "3 inputs checked: 1 ok, 1 failed, 1 unreadable, 2 errors, 2 warnings, 0 notes"
     )

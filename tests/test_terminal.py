@@ -78,9 +78,17 @@ def test_validate_examples_fits_the_terminal(columns):
     code, raw = in_terminal("validate", *(p.relative_to(ROOT) for p in EXAMPLES), columns=columns)
     assert code == 0
     lines = visible(raw)
-    for line in lines:  # longer only when one word cannot be broken (a path)
+    doc = json.loads(
+        piped("validate", "-f", "json", *(p.relative_to(ROOT) for p in EXAMPLES)).stdout
+    )
+    commands = {
+        " ".join(f["command"]) for r in doc["files"] for f in r["findings"] if f.get("command")
+    }
+    assert commands and all(any(c in line for line in lines) for c in commands)  # never broken
+    for line in lines:  # longer only for one word or command that cannot be broken
         if len(line) > columns:
-            assert len(line.split()) == 1 or len(line.split()[0]) > columns - 8, line
+            words = line.split()
+            assert len(words) == 1 or any(c in line for c in commands), line
     assert "\x1b[" in raw  # a terminal gets colour
     assert "`" not in "".join(lines)  # code spans are styled, not shown as backticks
     # ruff/rustc shape: headline at column 0, then indented why:/help: lines
@@ -101,6 +109,92 @@ def test_wider_terminal_wraps_less_and_never_inside_a_word():
     assert len(wide) < len(narrow)
     words = lambda lines: " ".join(" ".join(lines).split())  # noqa: E731
     assert words(narrow) == words(wide)  # the same words: breaks fall only between them
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+def test_error_lines_of_every_command_wrap_between_words(tmp_path, columns):
+    """``specfmt:`` error lines wrap at the terminal's width, at spaces only."""
+    missing = tmp_path / ("a-directory-with-a-rather-long-name-" * 3) / "config.json"
+    runs = [
+        ("migrate", "--engine", "vllm==0.1.0", missing),
+        ("fix", missing),
+        ("inspect", missing),
+        ("forward", missing),
+        ("convert", missing, "-o", tmp_path / "out"),
+        ("validate", "--select", "C0O1", missing),
+        ("explain", "C0O1"),
+    ]
+    for args in runs:
+        code, raw = in_terminal(*args, columns=columns)
+        lines = [line for line in visible(raw) if line.strip()]
+        error = [i for i, line in enumerate(lines) if line.startswith("specfmt:")]
+        assert code != 0 and error, (args, lines)
+        for line in lines[error[0] :]:
+            assert len(line) <= columns or len(line.split()) <= 2, (args, line)
+        piped_err = piped(*args).stderr
+        assert piped_err.count("\n") == 1 or "\n  " in piped_err, piped_err  # one line piped
+
+
+PROSE_COMMANDS = [
+    ("rules",),
+    ("explain", "C001"),
+    ("explain", "N001"),
+    ("history",),
+    ("validate", "examples/qwen3-8b-dflash"),
+    ("migrate", "--check", "examples/qwen3-8b-dflash"),
+]
+
+
+@pytest.mark.parametrize("args", PROSE_COMMANDS, ids=lambda a: " ".join(a))
+def test_piped_output_is_never_padded_and_terminal_output_fits(args):
+    out = piped(*args, env={"COLUMNS": ""}).stdout
+    assert out and not [line for line in out.splitlines() if line != line.rstrip()], out[:400]
+    for columns in (80, 160):
+        _, raw = in_terminal(*args, columns=columns)
+        for line in visible(raw):
+            assert len(line) <= columns or len(line.split()) == 1, (columns, line)
+
+
+HELP_COMMANDS = [
+    ("validate",),
+    ("migrate",),
+    ("fix",),
+    ("convert",),
+    ("forward",),
+    ("inspect",),
+    ("history",),
+    ("rules",),
+    ("explain",),
+    ("schema", "export"),
+    ("schema", "show"),
+    ("schema", "vscode"),
+]
+
+
+@pytest.mark.parametrize("args", HELP_COMMANDS, ids=lambda a: " ".join(a))
+def test_help_is_reflowed_and_keeps_tokens_whole(args):
+    out = piped(*args, "--help", env={"COLUMNS": "80"}).stdout
+    lines = out.splitlines()
+    usage = next(line for line in lines if "Usage:" in line)
+    assert "{" not in usage and "}" not in usage, usage
+    prose = [line.strip() for line in lines if line.startswith(" ") and "│" not in line]
+    for prev, nxt in zip(prose, prose[1:], strict=False):  # no hard break where it would fit
+        if prev and nxt:
+            assert len(prev) + 1 + len(nxt.split()[0]) > 76, (prev, nxt)
+    for line in lines:  # a choice list is never split: every <...| has its >
+        cell = line.replace("│", " ")
+        assert cell.count("<") == cell.count(">"), line
+    assert "\\[" not in out
+
+
+@pytest.mark.parametrize(
+    "args", [("migrate", "--check"), ("fix", "--check"), ("migrate",), ("fix", "--dry-run")]
+)
+def test_a_json_syntax_error_names_its_place_once(tmp_path, args):
+    path = tmp_path / "config.json"
+    path.write_text('{\n  "a": 1\n  "b": 2\n}\n')
+    err = piped(*args, path).stderr
+    assert f"{path}:3:3: not valid JSON" in err and err.count(f"{path}:3:3") == 1, err
 
 
 def test_pointer_is_not_repeated_when_the_line_is_known():
@@ -137,6 +231,24 @@ def test_success_says_what_was_checked_from_the_report(tmp_path):
 # -- text rich must not eat --------------------------------------------------------------------
 
 
+def test_quiet_prints_findings_and_one_summary_line_and_every_note_has_an_id():
+    from spec_format.notes import NOTES
+
+    loud = piped("validate", *EXAMPLES, "--format", "json")
+    notes = json.loads(loud.stdout)["notes"]
+    assert len(notes) == 3 and {n.split()[0] for n in notes} == set(NOTES)
+    quiet = piped("validate", "-q", *EXAMPLES)
+    assert quiet.returncode == 0 and quiet.stdout.count("\n") == 1, quiet.stdout
+    assert quiet.stdout.startswith(f"{len(EXAMPLES)} inputs checked: ")
+    for note_id in NOTES:  # each one can be silenced alone, by id, like a rule
+        out = piped("validate", "--ignore", note_id, *EXAMPLES).stdout
+        shown = {line.split()[1] for line in out.splitlines() if line.startswith("note N")}
+        assert shown == set(NOTES) - {note_id}
+        assert note_id in piped("explain", note_id).stdout
+    out = piped("validate", "--select", "N002", *EXAMPLES).stdout.splitlines()
+    assert [line.split()[1] for line in out if line.startswith("note ")] == ["N002"]
+
+
 def test_square_brackets_survive_rules_and_help():
     rules = piped("rules", env={"COLUMNS": "250"}).stdout
     assert "`[vocab_size]`" in rules and "`[draft_vocab_size]`" in rules
@@ -147,6 +259,8 @@ def test_square_brackets_survive_rules_and_help():
         "pip install 'specfmt[forward]'"
         in piped("forward", "--help", env={"COLUMNS": "200"}).stdout
     )
+    validate_help = " ".join(piped("validate", "--help", env={"COLUMNS": "200"}).stdout.split())
+    assert "pip install 'specfmt[deep]'" in validate_help and "\\[" not in validate_help
 
 
 def test_unknown_type_lists_each_type_once(tmp_path):
@@ -206,6 +320,35 @@ def test_check_counts_what_would_change(tmp_path, command):
     assert result.stdout.splitlines()[-1] == "1 of 2 inputs would change"
     result = piped(command, current, "--check")
     assert result.returncode == 0 and result.stdout.splitlines()[-1] == "1 input up to date"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("migrate", "--check"),
+        ("fix", "--check"),
+        ("fix", "--in-place", "--backup"),
+        ("migrate", "--in-place"),
+        ("migrate", "--dry-run"),
+    ],
+)
+def test_formatting_alone_is_no_change_and_is_said_once(tmp_path, args):
+    """Key order, indentation and the final newline are not changes: --check passes (so
+    the pre-commit hook passes a file it calls unchanged), --in-place writes nothing, and
+    the report says what differs instead of contradicting itself."""
+    data = json.loads((ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text())
+    path = tmp_path / "config.json"
+    text = json.dumps(dict(reversed(list(data.items()))), indent=4)  # no final newline
+    path.write_text(text)
+    proc = piped(*args, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "formatting differs only (key order, indentation, final newline)" in out
+    assert "no changes" in out and "would change" not in out and "wrote" not in out
+    assert "@@" not in out  # no diff
+    assert path.read_text() == text and [p.name for p in tmp_path.iterdir()] == ["config.json"]
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert "formatting differs" not in piped(*args, path).stdout  # specfmt's own formatting
 
 
 def test_lossy_refusal_spells_values_as_json(tmp_path):

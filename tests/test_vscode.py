@@ -286,3 +286,68 @@ def test_hover_shows_each_fields_description(service):
             if not any(w and " ".join(w.split()) in shown for w in wanted):
                 problems.append(f"{name}: hover over {key!r} shows {hover!r}")
     assert not problems, "\n".join(problems)
+
+
+# -- the editor variant (specfmt schema vscode --strict) -----------------------------------------
+
+
+def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_keys(tmp_path):
+    """The --strict schema makes VS Code underline a top-level typo (C014 in specfmt) as a
+    warning that lists the known keys, and leaves every valid config without a diagnostic."""
+    from typer.testing import CliRunner
+
+    from spec_format.cli.app import app
+    from spec_format.export_strict import SUFFIX, strict_file
+
+    require_node(
+        "vscode-json-languageservice", "vscode-languageserver-textdocument", "jsonc-parser"
+    )
+    out = tmp_path / "schemas"
+    ran = CliRunner().invoke(app, ["schema", "vscode", "--strict", "--schema-dir", str(out)])
+    assert ran.exit_code == 0, ran.output
+    assert list(out.rglob(f"*{SUFFIX}")), "--strict writes the editor variant"
+    from spec_format import export as export_mod
+
+    export_mod.write_export([strict_file(v) for v in schemas.versions()], out)
+
+    def doc(kind, name, version, text, **ops):
+        path = out / strict_file(version).path
+        uri = f"file:///specfmt-strict/{kind}/{name}/config.json"
+        return {"uri": uri, "schema": str(path), "text": text, **ops}
+
+    documents, checks = [], []
+    for path in INVALID:
+        case = load_case(path)
+        if path.parent.name != "C014":
+            continue
+        report = validate_config(case["config"])
+        typos = [
+            f.pointer for f in report.findings if f.rule == "C014" and f.pointer.count("/") == 1
+        ]
+        if not typos:
+            continue  # a typo inside transformer_layer_config: that object stays open
+        text = json.dumps(case["config"], indent=2)
+        documents.append(doc("typo", path.stem, report.format_version, text, locate=typos))
+        checks.append(("typo", path.stem, report, typos))
+    assert checks, "no C014 fixture with a top-level typo"
+    for path in [e / "config.json" for e in EXAMPLES] + VALID + RELEASES:
+        report = validate([path]).files[0]
+        if report.format_version is None:
+            continue
+        name = path.relative_to(ROOT).as_posix()
+        documents.append(doc("ok", name, report.format_version, path.read_text("utf-8")))
+        checks.append(("ok", name, report, []))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps({"documents": documents}), encoding="utf-8")
+    proc = run_node([SCRIPT, str(jobs)])
+    assert proc.returncode == 0, proc.stderr
+    for (kind, name, report, typos), result in zip(checks, json.loads(proc.stdout), strict=True):
+        if kind == "ok":
+            assert result["diagnostics"] == [], (name, result["diagnostics"])
+            continue
+        known = _descriptions(report.format_version, report.model_type)
+        for pointer in typos:
+            key = tuple(result["located"][pointer]["key"])
+            (hit,) = [d for d in result["diagnostics"] if tuple(d["range"]) == key]
+            assert hit["severity"] == 2, hit  # a warning, as VS Code shows schema problems
+            assert all(f'"{k}"' in hit["message"] for k in known), hit["message"]

@@ -8,6 +8,7 @@ re-validating the result against the target version's schema.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ class MigrateOptions:
         normalise_options(self)  # one engine as a string, the verifier as a path
 
 
-@dataclass
+@dataclass(repr=False)
 class MigrationResult:
     original: dict[str, Any]
     document: dict[str, Any]
@@ -73,6 +74,14 @@ class MigrationResult:
         from spec_format.migration.output import dumps
 
         return dumps(self.original) != dumps(self.document)
+
+    def __repr__(self) -> str:  # one line in a REPL; the documents are in .original/.document
+        return (
+            f"<MigrationResult {self.document.get('speculators_model_type')} "
+            f"{self.detection.line} -> {self.target}: {_count(self.changes, 'change')}, "
+            f"{_count(self.problems, 'problem')}, {_count(self.target_errors, 'schema error')}"
+            f"{'' if self.changed else '; unchanged'}>"
+        )
 
     @property
     def is_bug(self) -> bool:
@@ -94,6 +103,10 @@ class MigrationResult:
         }
 
 
+def _count(items: list, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
+
 def resolve_target(to: str | None) -> tuple[str, str]:
     """``--to`` -> (format line, release string to stamp)."""
     if to is None:
@@ -105,11 +118,14 @@ def resolve_target(to: str | None) -> tuple[str, str]:
 def migrate(
     document: dict[str, Any] | str | os.PathLike[str], options: MigrateOptions | None = None
 ) -> MigrationResult:
-    """Migrate a config: a parsed dict (left unchanged: the result is a new document), or a
-    ``config.json`` path or its directory (read, never written). Raises :class:`MigrationRefused` when it cannot be done
-    as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
+    """Migrate a config: a parsed dict, or a ``config.json`` path or its directory. The input
+    is never changed (neither the dict nor the file): ``result.document`` is a new document,
+    which the caller writes where it wants. Raises :class:`MigrationRefused` when it cannot be
+    done as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
     options = options or MigrateOptions()
-    if not isinstance(document, dict):
+    if isinstance(document, dict):
+        document = copy.deepcopy(document)  # the caller's dict stays as it was
+    else:
         from spec_format.documents import as_document
 
         document = as_document(document)

@@ -155,8 +155,10 @@ class TextStream:
 
     def finish(self, notes: list[str], tally: Tally) -> None:
         out: list[Line] = []
-        for note in notes:
-            out.extend(wrap([("note: ", "dim"), *code_spans(note, self.color)], self.width, 6))
+        for note in notes if self.verbosity > 0 else ():  # -q: findings and the summary only
+            note_id, _, text = note.partition(" ")
+            head: Line = [("note ", "dim"), (note_id, CODE_STYLE if self.color else ""), (" ", "")]
+            out.extend(wrap([*head, *code_spans(text, self.color)], self.width, HEAD_INDENT))
         out.append([(tally.summary(), _summary_style(tally))])
         self._write(out)
 
@@ -400,6 +402,26 @@ def code_spans(text: str, color: bool, style: str = "") -> Line:
     return [(p, CODE_STYLE if i % 2 else style) for i, p in enumerate(parts) if p]
 
 
+def _breakable(text: str, style: str) -> list[str]:
+    """``text`` split at the spaces a line may break at: none inside a code span (a command
+    to copy stays on one line), whether shown in colour (its own segment) or in backticks."""
+    if style == CODE_STYLE:
+        return [text]
+    if text.count("`") % 2:  # unbalanced backticks are literal text
+        return text.split(" ")
+    pieces, current, inside = [], [], False
+    for ch in text:
+        if ch == "`":
+            inside = not inside
+        if ch == " " and not inside:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    pieces.append("".join(current))
+    return pieces
+
+
 def wrap(line: Line, width: int, indent: int) -> list[Line]:
     """``line`` broken at spaces into lines of at most ``width`` columns, every line after
     the first indented by ``indent``; a word longer than a line stays whole. ``width`` 0:
@@ -408,7 +430,7 @@ def wrap(line: Line, width: int, indent: int) -> list[Line]:
         return [line]
     words: list[Line] = [[]]  # each word a list of segments; a space ends a word
     for text, style in line:
-        for i, piece in enumerate(text.split(" ")):
+        for i, piece in enumerate(_breakable(text, style)):
             if i:
                 words.append([])
             if piece:
@@ -425,7 +447,10 @@ def wrap(line: Line, width: int, indent: int) -> list[Line]:
         size = sum(len(t) for t, _ in word)
         if not word:
             continue
-        if not fresh and used + 1 + size > width:
+        # a command wider than a whole line stays after its label (``help:``): it is never
+        # broken, and moving it would only leave the label alone on its line
+        command = any(st == CODE_STYLE or t.startswith("`") for t, st in word)
+        if not fresh and used + 1 + size > width and not (command and size > width - indent):
             out.append(current)
             current, used, fresh = [(" " * indent, "")], indent, True
         if not fresh:

@@ -34,6 +34,17 @@ def engines(ctx: Context) -> tuple:
     return named_engines(ctx) or disputes.assumed_engines()
 
 
+def readers_met(ctx: Context) -> tuple:
+    """The reader releases this draft will meet: the named engines; else the assumed ones and
+    the speculators release of the config's own format version (which reads it back). Not
+    every release ever made: a 0.9 config is not read by speculators 0.5."""
+    named = named_engines(ctx)
+    if named:
+        return named
+    writer = disputes.writer_of(ctx.format_version) if ctx.format_version else None
+    return (*disputes.assumed_engines(), *([writer] if writer else []))
+
+
 def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     """Refusals of one kind by the assumed engines (none when engines are named: C012)."""
     if named_engines(ctx):
@@ -233,7 +244,8 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, ignoring in disputes.ignored_fields(ctx.model_type, disputes.covered()).items():
+        met = readers_met(ctx)
+        for key, ignoring in disputes.ignored_fields(ctx.model_type, met).items():
             if ctx.config.get(key) is True:
                 yield Hit(
                     f"{key} is true, but {', '.join(ignoring)} never read it and run the draft "

@@ -153,11 +153,8 @@ class NoConfigInDirectory(_InputRule):
     since = "0.1.0"
     severity = Severity.ERROR
     template = {
-        "directory": (
-            "{path} is a directory with no config.json in it; pass the checkpoint directory "
-            "itself, or use --recursive"
-        ),
-        "recursive": "{path} is a directory with no draft config.json anywhere below it",
+        "directory": "{path} is a directory with no config.json in it; {hint}",
+        "recursive": "{path} is a directory with no draft config.json anywhere below it{hint}",
         "remote": "{path} has no config.json at its top level",
     }
 

@@ -257,6 +257,8 @@ def expand(selectors: Iterable[str], option: str = "--select") -> frozenset[str]
     """Rule selectors -> the rule ids they name, like ruff's: an id (``C001``; a removed
     id follows its redirect), a prefix (``C`` every consumer rule, ``C00`` C001-C009) or
     ``ALL``. Anything that names no rule is a usage error with the closest ids."""
+    from spec_format.notes import NOTES  # run notes (N001...) are selected like rules
+
     out: set[str] = set()
     for raw in selectors:
         text = str(raw).strip().upper()
@@ -264,12 +266,17 @@ def expand(selectors: Iterable[str], option: str = "--select") -> frozenset[str]
             continue
         if text == "ALL":
             out.update(BY_ID)
+            out.update(NOTES)
+            continue
+        if text in NOTES:
+            out.add(text)
             continue
         if text in BY_ID or text in REDIRECTS:
             if text in BY_ID or REDIRECTS.get(text):  # removed without a successor: nothing
                 out.add(get(text).id)
             continue
-        matched = [i for i in BY_ID if _PREFIX.fullmatch(text) and i.startswith(text)]
+        known = [*BY_ID, *NOTES]
+        matched = [i for i in known if _PREFIX.fullmatch(text) and i.startswith(text)]
         if not matched:
             raise UsageError(_unknown_selector(str(raw).strip(), option))
         out.update(matched)
@@ -286,9 +293,9 @@ def _unknown_selector(text: str, option: str) -> str:
     by_name = {r.name: r.id for r in RULES}
     if text.lower() in by_name:
         return f"{head} (did you mean {by_name[text.lower()]}, the id of that name?); {tail}"
-    letters = {i[0] for i in BY_ID}
+    letters = {i[0] for i in BY_ID} | {"N"}
     if upper[:1] not in letters:
-        known = ", ".join(p for p in LAYER_PREFIX.values() if p in letters)
+        known = ", ".join(p for p in LAYER_PREFIX.values() if p in letters) + ", N (run notes)"
         return (
             f"{head}: a rule id is a layer letter ({known}) and three digits, such as C001, "
             f"or a prefix of one (C, C00); {tail}"

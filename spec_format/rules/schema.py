@@ -65,7 +65,8 @@ class RetiredModelType(_SchemaRule):
     legacy_severity = Severity.WARNING
     template = {
         "dispatch": (
-            "speculators_model_type {type!r} ({retired.what}) was last readable by speculators "
+            "speculators_model_type {type!r}{hint} ({retired.what}) was last readable by "
+            "speculators "
             "{retired.last_version} ({retired.note}); validate it with --format-version "
             "{retired.last_version}, or see `specfmt migrate` for what carries over"
         ),

@@ -357,3 +357,22 @@ def test_the_temporary_directory_of_a_killed_run_is_removed(cli, made):
             "--aux-layer-ids", AUX)  # fmt: skip
     assert r.exit_code == 0, r.output
     assert not dead.exists()
+
+
+def test_the_aux_ids_hint_is_computed_from_the_verifier_and_works(cli, made):
+    """Refused for want of aux layer ids, convert names values from this verifier (8 layers
+    here, not a 36-layer model's 2,18,33); following the hint converts and validates."""
+    import re
+    import shlex
+
+    src = made.source()
+    out = made.root / "out"
+    refused = cli("convert", src, "-o", out, "--verifier", made.verifier)
+    assert refused.exit_code == 2, refused.output
+    message = " ".join(refused.output.split())
+    (hint,) = re.findall(r"--aux-layer-ids (\S+?) for this 8-layer verifier", message)
+    assert hint == "2,4,5"
+    followed = cli("convert", src, "-o", out, "--verifier", made.verifier,
+                   *shlex.split(f"--aux-layer-ids {hint}"))  # fmt: skip
+    assert followed.exit_code == 0, followed.output
+    assert "validation: ok" in followed.output

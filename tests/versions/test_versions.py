@@ -130,3 +130,22 @@ def test_unparseable_version_falls_back_to_keys():
         }
     )
     assert det.source == "inferred" and det.problems
+
+
+@pytest.mark.parametrize("typo", ["eagle", "eagle-3", "EAGLE3"])
+def test_a_mistyped_type_in_a_current_file_keeps_its_version_and_gets_a_did_you_mean(typo):
+    """The type is one value against every other key: the stamp and the keys win, and the
+    message names the type the file means."""
+    import json
+
+    from conftest import ROOT
+
+    from spec_format.validation import validate_config
+
+    path = ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json"
+    config = {**json.loads(path.read_text()), "speculators_model_type": typo}
+    assert versions.detect(config).line == "0.9"
+    report = validate_config(config)
+    assert report.format_version == "0.9" and report.version_source == "declared"
+    (finding,) = [f for f in report.findings if f.pointer == "/speculators_model_type"]
+    assert "did you mean 'eagle3'" in finding.message, finding.message

@@ -136,7 +136,7 @@ def test_a_directory_without_weights_is_checked_as_config_only(tmp_path):
     (built.path / "model.safetensors").unlink()
     report = check(built.path)
     assert not rule_ids(report) and report.exit_code == 0
-    assert any(note.startswith(f"{built.path} has no weights") for note in report.notes)
+    assert any(note.startswith(f"N003 {built.path} has no weights") for note in report.notes)
     # asked to read tensor values that are not there: I013, exit 3 (see tests/test_cli_checks.py)
     report = check(built.path, deep=True)
     assert rule_ids(report, "I") == {"I013"} and report.exit_code == 3

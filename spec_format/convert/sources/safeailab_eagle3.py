@@ -320,10 +320,20 @@ class _Planner:
             self._last = ("flag", "--aux-layer-ids")
             return flag
         if found is None:
+            from spec_format.effective import reader_default_aux_ids
+
+            layers = self.req.verifier.num_hidden_layers if self.req.verifier else None
+            guess = reader_default_aux_ids(layers)
+            example = (
+                f" (readers would guess --aux-layer-ids {','.join(map(str, guess))} for this "
+                f"{layers}-layer verifier; pass it only if the draft was trained on them)"
+                if guess
+                else ""
+            )
             raise ConvertRefused(
                 f"{self.where}: no {key} (top level or under eagle_config): which verifier "
                 "layers the draft was trained on is not in the checkpoint, and readers would "
-                "guess; pass them with --aux-layer-ids (for example --aux-layer-ids 2,18,33)"
+                f"guess; pass them with --aux-layer-ids{example}"
             )
         if not isinstance(found, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in found

@@ -2,28 +2,44 @@
 
 One registry, ``RENDERERS``, supplies the ``--format`` choices. Each renderer is a plain
 function ``(report, stream, *, color, verbosity) -> None`` so it can be tested on a
-hand-built report without the CLI.
+hand-built report without the CLI. A renderer's module is imported when it is first used
+(SARIF reads the rule registry, which a command that only prints text must not pay for).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
-from spec_format.render.github import render_github
-from spec_format.render.json_out import render_json
-from spec_format.render.sarif import render_sarif
-from spec_format.render.text import render_text
 from spec_format.report import Report
 
 Renderer = Callable[..., None]
 
-RENDERERS: dict[str, Renderer] = {
-    "text": render_text,
-    "json": render_json,
-    "github": render_github,
-    "sarif": render_sarif,
+#: format name -> (module of spec_format.render, function), in --format choice order
+_WHERE: dict[str, tuple[str, str]] = {
+    "text": ("text", "render_text"),
+    "json": ("json_out", "render_json"),
+    "github": ("github", "render_github"),
+    "sarif": ("sarif", "render_sarif"),
 }
+
+
+class _Renderers(Mapping[str, Renderer]):
+    """``RENDERERS[name]`` imports the renderer's module; the names need no import."""
+
+    def __getitem__(self, name: str) -> Renderer:
+        module, function = _WHERE[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_WHERE)
+
+    def __len__(self) -> int:
+        return len(_WHERE)
+
+
+RENDERERS: Mapping[str, Renderer] = _Renderers()
 
 
 def render(

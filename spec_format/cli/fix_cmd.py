@@ -49,7 +49,10 @@ def fix_command(
         False, "--dry-run", help="Print a unified diff and the report; write nothing."
     ),
     check: bool = typer.Option(
-        False, "--check", help="Exit 1 when fixing would change the file; write nothing."
+        False,
+        "--check",
+        help="Exit 1 when fixing would change the file, or when a named --engine still "
+        "disagrees in a way no value removes; write nothing.",
     ),
     verifier: str = verifier_option(
         "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): aux layer ids and verifier.architectures."
@@ -62,7 +65,7 @@ def fix_command(
     """Write out the defaults readers disagree about, each with its reason (same version).
 
     Exit codes: 0 done (with --check: nothing would change); 1 --check found the file would
-    change; 2 usage error; 3 the input could not be read.
+    change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
     from spec_format.fixing import FixOptions
@@ -91,5 +94,7 @@ def _fix_one(
     outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
     head = f"{cfg.path}: format {result.detection.label()}"
     text = render_text(head, result.changes, result.problems, outcome, opts)
-    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
+    # an error, or a named engine's disagreement (lossy), that no value removes
+    stuck = any(p.severity == "error" or p.lossy for p in result.problems)
+    code = ExitCode.FINDINGS if check and (outcome.changed or stuck) else ExitCode.OK
     return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)

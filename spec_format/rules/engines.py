@@ -14,7 +14,7 @@ import copy
 import json
 from collections.abc import Iterator
 
-from spec_format import catalog, disputes, schemas
+from spec_format import catalog, disputes, schemas, unread
 from spec_format.migration import eras
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
@@ -236,10 +236,52 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for key, ignoring in disputes.ignored_fields(ctx.model_type, disputes.covered()).items():
-            if ctx.config.get(key) is True:
+        judged = {e.id for e in engines(ctx)}  # C015/C016 report those
+        writer = disputes.writer_of(ctx.format_version)
+        for u in unread.trained_flags_unread(
+            ctx.config, ctx.model_type, writer, disputes.covered()
+        ):
+            ignoring = [r for r in u.engines if r not in judged]
+            if ignoring:
                 yield Hit(
-                    f"{key} is true, but {', '.join(ignoring)} never read it and run the draft "
-                    "without it; serve with a release that reads it",
-                    pointer=f"/{key}",
+                    f"{u.field} is {disputes.show(u.value)}, but {', '.join(ignoring)} never "
+                    "read it and run the draft without it; serve with a release that reads it",
+                    pointer=u.pointer,
                 )
+
+
+def _unread_hits(ctx: Context, judged: tuple) -> Iterator[Hit]:
+    writer = disputes.writer_of(ctx.format_version)
+    for u in unread.trained_flags_unread(ctx.config, ctx.model_type, writer, judged):
+        yield Hit(
+            f"{u.describe()}; no config value removes this (the draft was trained with it): "
+            f"serve with a release that reads {u.field}",
+            pointer=u.pointer,
+        )
+
+
+class EngineIgnoresTrainedFlag(_ReaderRule):
+    """A named engine never reads a flag that changes what the draft was trained to compute."""
+
+    id = "C015"
+    name = "engine-ignores-trained-flag"
+    severity = Severity.ERROR
+    since = "0.1.0"
+    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        yield from _unread_hits(ctx, named_engines(ctx))
+
+
+class AssumedEngineIgnoresTrainedFlag(_ReaderRule):
+    """An assumed engine (no ``--engine``) never reads a flag the draft was trained with."""
+
+    id = "C016"
+    name = "assumed-engine-ignores-trained-flag"
+    severity = Severity.WARNING
+    since = "0.1.0"
+    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if not named_engines(ctx):
+            yield from _unread_hits(ctx, disputes.assumed_engines())

@@ -95,6 +95,8 @@ RULES: tuple[type[Rule], ...] = (
     engines.EngineRejects,
     engines.AssumedEngineRejects,
     consumers.MisspelledKey,
+    engines.EngineIgnoresTrainedFlag,
+    engines.AssumedEngineIgnoresTrainedFlag,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,

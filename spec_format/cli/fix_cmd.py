@@ -59,6 +59,12 @@ def fix_command(
     ),
     report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
     engine: list[str] = engine_option(),
+    aux_layer_ids: list[str] = typer.Option(
+        None,
+        "--aux-layer-ids",
+        help="The verifier layers the draft was trained on, e.g. 2,18,33: written as the aux "
+        "layer ids (fix never writes the default layers, which are a guess).",
+    ),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
 ) -> None:
@@ -68,15 +74,20 @@ def fix_command(
     change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format.cli.convert_cmd import _aux_ids
     from spec_format.fixing import FixOptions
     from spec_format.verifier import load_verifier
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None
+    aux_ids = _aux_ids(aux_layer_ids)
 
     def one(path: Path) -> FileResult:
         options = FixOptions(
-            format_version=format_version, verifier=verifier_config, engines=engines[str(path)]
+            format_version=format_version,
+            verifier=verifier_config,
+            engines=engines[str(path)],
+            aux_layer_ids=aux_ids,
         )
         return _fix_one(path, options, opts, check)
 

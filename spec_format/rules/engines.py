@@ -107,7 +107,7 @@ class ReadersDisagree(_ReaderRule):
 
 def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
     """Aux layer ids left to the readers: the layers they pick, and the command that writes
-    them when the verifier is known (``fix --verifier``, the same values)."""
+    them once the user confirms the draft was trained on them (``fix --aux-layer-ids``)."""
     from spec_format.fixing import default_aux_ids
 
     others = [
@@ -131,10 +131,11 @@ def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
                 else " (the verifier's config does not say how many layers it has)"
             )
         return Hit(f"{head}; write the ids the draft was trained with{how}", pointer=f"/{aux}")
-    command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
+    command = ctx.command("fix", "--aux-layer-ids", ",".join(map(str, ids)), "--in-place")
     return Hit(
-        f"{head}: with this verifier they use {ids}; if the draft was trained on those, "
-        f"{shown(command)} writes them, otherwise write the ids it was trained with",
+        f"{head}: with this verifier they use {ids}; only the training run knows whether the "
+        f"draft was trained on those: if it was, {shown(command)} writes them, otherwise write "
+        "the ids it was trained with",
         pointer=f"/{aux}",
         command=command,
     )

@@ -167,6 +167,7 @@ RULES: tuple[type[Rule], ...] = (
     rewrite.SlidingWindowIgnored,
     rewrite.RopeParametersInvalid,
     rewrite.AuxLayerIdsImplicit,
+    rewrite.AuxLayerIdsAssumed,
 )
 
 

@@ -26,6 +26,7 @@ from spec_format.rules import (
     input,
     rewrite,
     schema,
+    untrained,
     verifier,
     version,
     vocab,
@@ -153,6 +154,7 @@ RULES: tuple[type[Rule], ...] = (
     vocab.D2tNotIncreasing,
     vocab.D2tT2dInconsistent,
     vocab.NonFiniteWeights,
+    untrained.UntrainedWeights,
     # config against the verifier (V), --verifier
     verifier.VerifierHiddenSizeMismatch,
     verifier.VerifierVocabMismatch,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import progress
+from spec_format import progress, weightstats
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
@@ -253,8 +253,9 @@ _NAN_ONLY = {
 }
 
 
-def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | None]:
-    """Count NaN and Inf values of one tensor by streaming it through ``buffer``.
+def scan_tensor(ckpt, name: str, buffer: bytearray, observe=None) -> tuple[int, int, int | None]:
+    """Count NaN and Inf values of one tensor by streaming it through ``buffer``; each chunk
+    is also handed to ``observe`` (``weightstats.Observer.observe``) when given.
 
     Returns ``(nan, inf, first_index)``. Works on the bit patterns, so bf16 and fp8 need no
     conversion; temporaries are bounded by the buffer size.
@@ -281,6 +282,8 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
     # the masked values equals it": one reduction instead of a comparison array and any()
     by_max = pattern == exp_mask
     for chunk in ckpt.iter_chunks(name, buffer):
+        if observe is not None:
+            observe(chunk)
         values = np.frombuffer(chunk, dtype=udtype)
         n = values.size
         masked, hit = scratch[:n], flags[:n]
@@ -304,6 +307,10 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
     return nan, inf, first
 
 
+def _observe(seen: dict, name: str):
+    return seen[name].observe if name in seen else None
+
+
 class NonFiniteWeights(_VocabRule):
     """A weight tensor holds NaN or Inf values."""
 
@@ -324,10 +331,13 @@ class NonFiniteWeights(_VocabRule):
             yield from self._scan(ctx, ckpt, buffer)
 
     def _scan(self, ctx: Context, ckpt, buffer: bytearray) -> Iterator[Hit]:
+        floats = [n for n, r in ckpt.tensors.items() if r.dtype in _IEEE or r.dtype in _NAN_ONLY]
+        seen = weightstats.for_scan(ctx.options, ckpt.tensors, floats)  # D011 reads them
         for name, record in sorted(ckpt.tensors.items(), key=lambda kv: (kv[1].file, kv[1].begin)):
             try:
-                nan, inf, first = scan_tensor(ckpt, name, buffer)
+                nan, inf, first = scan_tensor(ckpt, name, buffer, _observe(seen, name))
             except HeaderError as e:
+                seen.pop(name, None)
                 yield Hit(
                     f"{name} could not be scanned: {e.message}",
                     tensor=name,

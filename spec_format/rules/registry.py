@@ -25,6 +25,7 @@ from spec_format.rules import (
     header,
     input,
     rewrite,
+    rootcause,
     schema,
     untrained,
     verifier,
@@ -148,6 +149,7 @@ RULES: tuple[type[Rule], ...] = (
     weights.Qwen3OProjBias,
     weights.DFlashMaskHidden,
     weights.DSparkMarkovHeadVariant,
+    rootcause.ConfigValueContradictsWeights,
     # tensor values (D), --deep / --scan-weights
     vocab.T2dCountMismatch,
     vocab.D2tOutOfRange,

@@ -303,6 +303,12 @@ CASES = [
         build={"extra": {"mask_hidden": ("BF16", (1, 1, 192))}},
     ),
     Case("dspark-gated", "W023", model_type="dspark", overrides={"markov_head_type": "gated"}),
+    Case(
+        "hidden-size-edited",
+        "W024",
+        post=patch_config(transformer_layer_config__hidden_size=128),
+        text="written for 64",
+    ),
     # D: values (--deep, --scan-weights)
     Case("t2d-count", "D001", build={"mutate": {"t2d": flip_first_false}}, text="65 tokens"),
     Case("d2t-negative", "D002", build={"mutate": {"d2t": set_item(0, -1)}}, text="verifier id -1"),

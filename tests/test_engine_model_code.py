@@ -84,6 +84,7 @@ def test_fix_names_what_no_value_removes_and_check_fails(cli, tmp_path):
     checked = cli("fix", path, "--engine", VLLM, "--check")
     assert checked.exit_code == 1 and "C015" in checked.output
     assert "is up to date" in checked.output  # nothing to write, yet it fails
+    assert "1 input up to date; 1 with a disagreement no value removes" in checked.output
     # without --engine the assumed engine's disagreement is a warning: --check passes
     checked = cli("fix", path, "--check")
     assert checked.exit_code == 0 and "C016" in checked.output

@@ -50,18 +50,22 @@ class Observer:
             self.digest.update(chunk[:take])
             self.hashed += take
         self.elements += n // self.itemsize
-        if self.zero and n:
-            self.zero = _all_zero(chunk, self.itemsize)
-        if not self.constant or n == 0:
+        if n == 0 or not (self.constant or self.zero):
             return
-        if self.first is None:
-            self.first = bytes(chunk[: self.itemsize])
-        # a chunk is constant when it equals the first element repeated
-        if len(self._pattern) != n:
-            self._pattern = self.first * (n // self.itemsize)
-        if chunk != self._pattern:
+        if self.constant:
+            if self.first is None:
+                self.first = bytes(chunk[: self.itemsize])
+            # a chunk is constant when it equals the first element repeated (one memcmp)
+            if len(self._pattern) != n:
+                self._pattern = self.first * (n // self.itemsize)
+            if chunk == self._pattern:
+                # constant so far: zero exactly when that element is +0 or -0
+                self.zero = self.zero and _all_zero(self.first, self.itemsize)
+                return
             self.constant = False
             self._pattern = b""
+        if self.zero:  # +0 mixed with -0 is still zero; one pass, until a nonzero chunk
+            self.zero = _all_zero(chunk, self.itemsize)
 
     def value(self, dtype: str) -> float | None:
         """The constant value, as a float (None: not constant or not decodable)."""

@@ -481,7 +481,9 @@ def _check_weights(
     if options.scan_weights:
         available.add("scan")
     elif "weights" in available:
-        report.skipped.append("NaN/Inf scan of every tensor (D010): pass --scan-weights")
+        report.skipped.append(
+            "NaN/Inf and untrained-weights scan of every tensor (D010, D011): pass --scan-weights"
+        )
     try:
         if ctx is None:
             return

@@ -1,5 +1,8 @@
 """Flags an engine never reads although they change what the draft was trained to compute.
 
+Only boolean flags: an ignored size such as DFlash's ``block_size`` is one the engine takes
+from another field (``speculative_tokens``), which X003 compares.
+
 A reader-table row ``ignored: true`` says a release's config conversion drops the field, so
 its model code cannot act on it: the release runs one network whatever the value. Every such
 flag in the table is an opt-in added after the engine's model code was written, whose
@@ -55,8 +58,8 @@ def trained_flags_unread(
     ignored = disputes.ignored_fields(model_type, tuple(engines))
     out = []
     for name, who in ignored.items():
-        if name not in config or config[name] is None:
-            continue
+        if not isinstance(config.get(name), bool):
+            continue  # flags only: an ignored size (DFlash block_size) is derived elsewhere
         given = disputes.view(writer, model_type, name, config)
         if given is None or given.how in ("ignored", "rejected"):
             continue

@@ -97,3 +97,17 @@ def test_fix_check_fails_on_an_empty_aux_list_a_named_engine_reads_as_unset(cli,
     checked = cli("fix", path, "--engine", VLLM, "--check")
     assert checked.exit_code == 1
     assert "C001" in checked.output and f"{VLLM} reads null (unset)" in checked.output
+
+
+@pytest.mark.parametrize("engine", [(), ("--engine", VLLM)], ids=["assumed", "named"])
+def test_no_example_is_flagged(cli, engine):
+    """The examples are real drafts: none holds a flag vLLM 0.33 drops (DFlash2's ignored
+    block_size is a size vLLM takes from speculative_tokens, not a flag)."""
+    result = cli("validate", *sorted(EXAMPLES.iterdir()), "-f", "json", *engine)
+    found = [
+        (f["path"], x["rule"])
+        for f in json.loads(result.stdout)["files"]
+        for x in f["findings"]
+        if x["rule"] in ("C015", "C016")
+    ]
+    assert not found, found

@@ -243,7 +243,7 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
             ctx.config, ctx.model_type, writer, disputes.covered()
         ):
             ignoring = [r for r in u.engines if r not in judged]
-            if ignoring and isinstance(u.value, bool):  # flags; C015/C016 judge the rest
+            if ignoring:
                 yield Hit(
                     f"{u.field} is {disputes.show(u.value)}, but {', '.join(ignoring)} never "
                     "read it and run the draft without it; serve with a release that reads it",

@@ -49,31 +49,45 @@ def fix_command(
         False, "--dry-run", help="Print a unified diff and the report; write nothing."
     ),
     check: bool = typer.Option(
-        False, "--check", help="Exit 1 when fixing would change the file; write nothing."
+        False,
+        "--check",
+        help="Exit 1 when fixing would change the file, or when a named --engine still "
+        "disagrees in a way no value removes; write nothing.",
     ),
     verifier: str = verifier_option(
         "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): aux layer ids and verifier.architectures."
     ),
     report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
     engine: list[str] = engine_option(),
+    aux_layer_ids: list[str] = typer.Option(
+        None,
+        "--aux-layer-ids",
+        help="The verifier layers the draft was trained on, e.g. 2,18,33: written as the aux "
+        "layer ids (fix never writes the default layers, which are a guess).",
+    ),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
 ) -> None:
     """Write out the defaults readers disagree about, each with its reason (same version).
 
     Exit codes: 0 done (with --check: nothing would change); 1 --check found the file would
-    change; 2 usage error; 3 the input could not be read.
+    change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format.cli.convert_cmd import _aux_ids
     from spec_format.fixing import FixOptions
     from spec_format.verifier import load_verifier
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None
+    aux_ids = _aux_ids(aux_layer_ids)
 
     def one(path: Path) -> FileResult:
         options = FixOptions(
-            format_version=format_version, verifier=verifier_config, engines=engines[str(path)]
+            format_version=format_version,
+            verifier=verifier_config,
+            engines=engines[str(path)],
+            aux_layer_ids=aux_ids,
         )
         return _fix_one(path, options, opts, check)
 
@@ -91,5 +105,7 @@ def _fix_one(
     outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
     head = f"{cfg.path}: format {result.detection.label()}"
     text = render_text(head, result.changes, result.problems, outcome, opts)
-    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
+    # an error, or a named engine's disagreement (lossy), that no value removes
+    stuck = any(p.severity == "error" or p.lossy for p in result.problems)
+    code = ExitCode.FINDINGS if check and (outcome.changed or stuck) else ExitCode.OK
     return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)

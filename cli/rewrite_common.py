@@ -180,7 +180,7 @@ def run_files(
         )
     payloads: list[dict[str, Any]] = []
     codes: list[int] = []
-    would_change = failed = 0
+    would_change = failed = stuck = 0
     for path in paths:
         try:
             result = process(path)
@@ -214,6 +214,7 @@ def run_files(
             continue
         codes.append(result.exit_code)
         would_change += result.outcome.changed
+        stuck += result.exit_code == ExitCode.FINDINGS and not result.outcome.changed
         if fmt == "json":
             payloads.append(_json_payload(result, opts))
         elif opts.to_stdout:
@@ -225,17 +226,19 @@ def run_files(
         doc: Any = payloads[0] if len(paths) == 1 else payloads
         sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
     elif opts.check:
-        sys.stdout.write(check_summary(len(paths), would_change, failed) + "\n")
+        sys.stdout.write(check_summary(len(paths), would_change, failed, stuck) + "\n")
     return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))
 
 
-def check_summary(total: int, would_change: int, failed: int) -> str:
-    """The last line of ``--check``: how many of the inputs would change."""
+def check_summary(total: int, would_change: int, failed: int, stuck: int = 0) -> str:
+    """The last line of ``--check``: how many of the inputs would change, and how many fail
+    although nothing would change (a disagreement no value removes, named above)."""
     inputs = f"{total} input{'s' if total != 1 else ''}"
+    left = f"; {stuck} with a disagreement no value removes" if stuck else ""
     if not would_change and not failed:
-        return f"{inputs} up to date"
+        return f"{inputs} up to date{left}"
     line = f"{would_change} of {inputs} would change"
-    return line + (f"; {failed} could not be processed" if failed else "")
+    return line + (f"; {failed} could not be processed" if failed else "") + left
 
 
 def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, Any]:

@@ -10,6 +10,13 @@ the reason when none does. Two keys are not plain schema defaults: DSpark's
 ``sample_from_anchor`` when absent means false for the builds that omitted it (see
 :mod:`spec_format.writers`), and the layer config's ``model_type`` defaults to the
 class the release builds (the catalog's ``default_layer``).
+
+``fix`` writes a value only when it is what the writer's release used at training time
+(its defaults, the release-specific facts of :mod:`spec_format.migration.eras`) or the user
+passed it (``--aux-layer-ids``, the verifier's architectures from ``--verifier``). The aux
+layer ids a verifier's readers would pick are a guess about the training run: reported as
+assumed (R006) and not written, so ``validate`` keeps asking (see
+:mod:`spec_format.questions`).
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ class FixOptions:
     verifier: dict[str, Any] | None = None  # the verifier's config (--verifier)
     #: the engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
+    #: the verifier layers the draft was trained on (--aux-layer-ids): the user's answer to
+    #: the question only the training run can answer; fix never writes a guessed one
+    aux_layer_ids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         from spec_format.documents import normalise_options
@@ -114,7 +124,7 @@ def fix(
     if writer is not None:
         _write_disputed_defaults(ed, model_type, line, writer)
         make_engines_agree(ed, line, engines, named=bool(engines))
-    _fill_aux_ids(ed, model_type, line, options.verifier)
+    _fill_aux_ids(ed, model_type, line, options)
     tlc = ed.doc.get(TLC)
     if isinstance(tlc, dict) and "model_type" not in tlc:
         default = catalog.default_layer(model_type, line)
@@ -148,22 +158,35 @@ def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> 
             ed.set(pointer(d.field), done.value, why)
 
 
-def _fill_aux_ids(ed: Editor, model_type: str, line: str, verifier: dict | None) -> None:
+def _fill_aux_ids(ed: Editor, model_type: str, line: str, options: FixOptions) -> None:
+    """Write the aux layer ids only when the user passed them: the default layers of the
+    verifier are a guess about the training run, reported as assumed (R006) and never
+    written, so the rewritten config keeps every warning the original had (C001/X005)."""
+    given = options.aux_layer_ids
+    key = catalog.aux_key(model_type)
+    if given is not None:
+        if key is None or not schemas.resolve(line, model_type, (key,)):
+            raise UsageError(
+                f"--aux-layer-ids: {model_type} (format {line}) has no aux layer ids to write"
+            )
+        ed.set(pointer(key), list(given), "passed with --aux-layer-ids (the training run's layers)")
+        return
     key = AUX_KEY
     if model_type not in catalog.family("chain") or not schemas.resolve(line, model_type, (key,)):
         return
     if ed.doc.get(key) is not None:
         return
-    ids = default_aux_ids(model_type, line, verifier)
+    state = "null" if key in ed.doc else "absent"
+    ids = default_aux_ids(model_type, line, options.verifier)
     if ids is not None:
-        n = verifier.get("num_hidden_layers")  # type: ignore[union-attr]
-        ed.set(
-            pointer(key),
-            ids,
-            f"the default every reader derives from the verifier's {n} layers "
-            "(2, L//2, L-3), now explicit; change it if the draft was trained on other layers",
+        ed.problem(
+            "R006",
+            pointer=pointer(key),
+            key=key,
+            state=state,
+            ids=ids,
+            layers=options.verifier.get("num_hidden_layers"),  # type: ignore[union-attr]
+            csv=",".join(map(str, ids)),
         )
     else:
-        ed.problem(
-            "R005", pointer=pointer(key), key=key, state="null" if key in ed.doc else "absent"
-        )
+        ed.problem("R005", pointer=pointer(key), key=key, state=state)

@@ -24,6 +24,7 @@ from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
 from spec_format.report import Coverage, FileReport, Finding, Report, cap_per_rule
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
+from spec_format.rules import rootcause
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Profile, Rule, bounded, run_rule
 from spec_format.rules.registry import by_layer, by_name, checks_for, entries, expand
@@ -530,7 +531,9 @@ def _check_weights(
     if options.scan_weights:
         available.add("scan")
     elif "weights" in available:
-        report.skipped.append("NaN/Inf scan of every tensor (D010): pass --scan-weights")
+        report.skipped.append(
+            "NaN/Inf and untrained-weights scan of every tensor (D010, D011): pass --scan-weights"
+        )
     try:
         if ctx is None:
             return
@@ -545,6 +548,8 @@ def _check_weights(
                 if rule.requires <= available and _runs(rule, ctx, options):
                     report.findings.extend(run_rule(rule, ctx, options.profile))
                     ran |= rule.requires
+        # one config value that explains many shape findings replaces them (W024)
+        report.findings = rootcause.grouped(ctx, report.findings)
         report.coverage = _coverage(ctx, ran, verifier)
     finally:
         if checkpoint is not None:

@@ -88,7 +88,9 @@ def test_every_command_hint_removes_its_finding(cli, tmp_path, case):
 
 def test_aux_ids_hint_names_the_layers_and_fix_writes_them(cli, tmp_path):
     """The circle of issue 12: validate -> migrate -> validate -> fix (no change) ends at
-    the first step now: the hint is the command that writes [2, 16, 29]."""
+    the first step now: the hint is the command that writes [2, 16, 29], which the user
+    runs once the training run confirms them (issue 20: fix --verifier alone writes no
+    guess)."""
     case = ROOT / "tests/fixtures/releases/0.2/eagle3/llama-3.1-8b-converter-0.2.0.json"
     path = tmp_path / "config.json"
     shutil.copyfile(case, path)
@@ -103,14 +105,13 @@ def test_aux_ids_hint_names_the_layers_and_fix_writes_them(cli, tmp_path):
         if f["rule"] == "C001" and f["pointer"] == "/eagle_aux_hidden_state_layer_ids"
     ]
     assert "they use [2, 16, 29]" in finding["message"]
-    assert finding["command"] == [
-        "specfmt",
-        "fix",
-        "--verifier",
-        str(tmp_path / "v"),
-        "--in-place",
-        str(path),
+    assert "only the training run knows" in finding["message"]
+    assert finding["command"] == ["specfmt", "fix", "--aux-layer-ids", "2,16,29", "--in-place"] + [
+        str(path)
     ]
+    guessed = cli("fix", "--verifier", tmp_path / "v", "--in-place", path)
+    assert guessed.exit_code == 0 and "R006" in guessed.output and "not written" in guessed.output
+    assert json.loads(path.read_text()).get("eagle_aux_hidden_state_layer_ids") is None
     assert cli(*finding["command"][1:]).exit_code == 0
     assert json.loads(path.read_text())["eagle_aux_hidden_state_layer_ids"] == [2, 16, 29]
     assert all(f["rule"] != "C001" for f in _validate(cli, path, "--verifier", tmp_path / "v"))

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec_format import disputes, schemas
+from spec_format import disputes, schemas, unread
 from spec_format.migration.records import Editor, pointer
 
 #: the rule of the problem (``specfmt explain C001``, readers-disagree)
 PROBLEM = "C001"
+#: flags an engine never reads although the draft was trained with them (named, assumed)
+UNREAD = ("C015", "C016")
 
 
 def make_engines_agree(
@@ -27,6 +29,14 @@ def make_engines_agree(
     if writer is None or not isinstance(model_type, str):
         return
     engines = tuple(engines) or disputes.assumed_engines()
+    # no value removes these: the value is what the draft was trained with
+    for u in unread.trained_flags_unread(ed.doc, model_type, writer, engines):
+        ed.problem(
+            UNREAD[0] if named else UNREAD[1],
+            f"{u.describe()}; no config value removes this: serve with a release that reads "
+            f"{u.field}",
+            pointer=pointer(u.field),
+        )
     for d in disputes.disputes(ed.doc, model_type, writer, engines):
         declared = bool(schemas.resolve(line, model_type, (d.field,)))
         done = disputes.reconcile(ed.doc, model_type, d.field, d.meant, [writer, *engines])

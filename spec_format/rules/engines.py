@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from spec_format import catalog, disputes, schemas, writers
+from spec_format import catalog, disputes, schemas, unread, writers
 from spec_format.effective import default_aux_ids
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
@@ -117,7 +117,7 @@ class ReadersDisagree(_ReaderRule):
 
 def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
     """Aux layer ids left to the readers: the layers they pick, and the command that writes
-    them when the verifier is known (``fix --verifier``, the same values)."""
+    them once the user confirms the draft was trained on them (``fix --aux-layer-ids``)."""
     others = [
         v
         for e in engines(ctx)
@@ -139,10 +139,11 @@ def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
                 else " (the verifier's config does not say how many layers it has)"
             )
         return Hit(f"{head}; write the ids the draft was trained with{how}", pointer=f"/{aux}")
-    command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
+    command = ctx.command("fix", "--aux-layer-ids", ",".join(map(str, ids)), "--in-place")
     return Hit(
-        f"{head}: with this verifier they use {ids}; if the draft was trained on those, "
-        f"{shown(command)} writes them, otherwise write the ids it was trained with",
+        f"{head}: with this verifier they use {ids}; only the training run knows whether the "
+        f"draft was trained on those: if it was, {shown(command)} writes them, otherwise write "
+        "the ids it was trained with",
         pointer=f"/{aux}",
         command=command,
     )
@@ -244,11 +245,52 @@ class FeatureIgnoredByOldReaders(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        met = readers_met(ctx)
-        for key, ignoring in disputes.ignored_fields(ctx.model_type, met).items():
-            if ctx.config.get(key) is True:
+        # the releases this draft will meet, less the judged engines (C015/C016 report those)
+        judged = {e.id for e in engines(ctx)}
+        met = [r for r in readers_met(ctx) if r.id not in judged]
+        writer = disputes.writer_of(ctx.format_version)
+        for u in unread.trained_flags_unread(ctx.config, ctx.model_type, writer, met):
+            ignoring = [r for r in u.engines if r not in judged]
+            if ignoring:
                 yield Hit(
-                    f"{key} is true, but {', '.join(ignoring)} never read it and run the draft "
-                    "without it; serve with a release that reads it",
-                    pointer=f"/{key}",
+                    f"{u.field} is {disputes.show(u.value)}, but {', '.join(ignoring)} never "
+                    "read it and run the draft without it; serve with a release that reads it",
+                    pointer=u.pointer,
                 )
+
+
+def _unread_hits(ctx: Context, judged: tuple) -> Iterator[Hit]:
+    writer = disputes.writer_of(ctx.format_version)
+    for u in unread.trained_flags_unread(ctx.config, ctx.model_type, writer, judged):
+        yield Hit(
+            f"{u.describe()}; no config value removes this (the draft was trained with it): "
+            f"serve with a release that reads {u.field}",
+            pointer=u.pointer,
+        )
+
+
+class EngineIgnoresTrainedFlag(_ReaderRule):
+    """A named engine never reads a flag that changes what the draft was trained to compute."""
+
+    id = "C015"
+    name = "engine-ignores-trained-flag"
+    severity = Severity.ERROR
+    since = "0.1.0"
+    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        yield from _unread_hits(ctx, named_engines(ctx))
+
+
+class AssumedEngineIgnoresTrainedFlag(_ReaderRule):
+    """An assumed engine (no ``--engine``) never reads a flag the draft was trained with."""
+
+    id = "C016"
+    name = "assumed-engine-ignores-trained-flag"
+    severity = Severity.WARNING
+    since = "0.1.0"
+    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        if not named_engines(ctx):
+            yield from _unread_hits(ctx, disputes.assumed_engines())

@@ -25,7 +25,9 @@ from spec_format.rules import (
     header,
     input,
     rewrite,
+    rootcause,
     schema,
+    untrained,
     verifier,
     version,
     vocab,
@@ -95,6 +97,8 @@ RULES: tuple[type[Rule], ...] = (
     engines.EngineRejects,
     engines.AssumedEngineRejects,
     consumers.MisspelledKey,
+    engines.EngineIgnoresTrainedFlag,
+    engines.AssumedEngineIgnoresTrainedFlag,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,
@@ -145,12 +149,14 @@ RULES: tuple[type[Rule], ...] = (
     weights.Qwen3OProjBias,
     weights.DFlashMaskHidden,
     weights.DSparkMarkovHeadVariant,
+    rootcause.ConfigValueContradictsWeights,
     # tensor values (D), --deep / --scan-weights
     vocab.T2dCountMismatch,
     vocab.D2tOutOfRange,
     vocab.D2tNotIncreasing,
     vocab.D2tT2dInconsistent,
     vocab.NonFiniteWeights,
+    untrained.UntrainedWeights,
     # config against the verifier (V), --verifier
     verifier.VerifierHiddenSizeMismatch,
     verifier.VerifierVocabMismatch,
@@ -165,6 +171,7 @@ RULES: tuple[type[Rule], ...] = (
     rewrite.SlidingWindowIgnored,
     rewrite.RopeParametersInvalid,
     rewrite.AuxLayerIdsImplicit,
+    rewrite.AuxLayerIdsAssumed,
 )
 
 

@@ -83,6 +83,23 @@ class AuxLayerIdsImplicit(_RewriteRule):
     since = "0.2.0"
     severity = Severity.INFO
     template = (
-        "{key} is {state}, so readers derive (2, L//2, L-3) from the verifier; pass "
-        "--verifier PATH to write the ids explicitly"
+        "{key} is {state}, so readers derive (2, L//2, L-3) from the verifier; only the "
+        "training run knows whether the draft was trained on those: pass the layers it was "
+        "trained on with --aux-layer-ids (--verifier PATH shows the ones readers pick)"
+    )
+
+
+class AuxLayerIdsAssumed(_RewriteRule):
+    """`fix --verifier` knows which layers readers would tap, but not which ones the draft was
+    trained on: the default is reported as an assumption and never written."""
+
+    id = "R006"
+    name = "aux-layer-ids-assumed"
+    since = "0.2.0"
+    severity = Severity.WARNING
+    template = (
+        "{key} is {state}: with this verifier's {layers} layers every reader taps {ids} "
+        "(2, L//2, L-3), an assumption only the training run can confirm, so it is not "
+        "written; if the draft was trained on those layers, pass --aux-layer-ids {csv}, "
+        "otherwise the layers it was trained on"
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import progress
+from spec_format import progress, weightstats
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
@@ -278,8 +278,9 @@ def _clean_test(dtype: str, udtype):
     return lambda values: values.view(signed).max() < positive and values.max() < negative
 
 
-def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | None]:
-    """Count NaN and Inf values of one tensor by streaming it through ``buffer``.
+def scan_tensor(ckpt, name: str, buffer: bytearray, observe=None) -> tuple[int, int, int | None]:
+    """Count NaN and Inf values of one tensor by streaming it through ``buffer``; each chunk
+    is also handed to ``observe`` (``weightstats.Observer.observe``) when given.
 
     Returns ``(nan, inf, first_index)``. Works on the bit patterns, so bf16 and fp8 need no
     conversion; temporaries are bounded by the buffer size.
@@ -304,6 +305,8 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
     pattern = exp_mask if record.dtype in _IEEE else mant_mask
     clean = _clean_test(record.dtype, udtype)
     for chunk in ckpt.iter_chunks(name, buffer):
+        if observe is not None:
+            observe(chunk)
         values = np.frombuffer(chunk, dtype=udtype)
         n = values.size
         if n == 0 or clean(values):  # the common case: two reductions, no temporaries
@@ -327,6 +330,10 @@ def scan_tensor(ckpt, name: str, buffer: bytearray) -> tuple[int, int, int | Non
     return nan, inf, first
 
 
+def _observe(seen: dict, name: str):
+    return seen[name].observe if name in seen else None
+
+
 class NonFiniteWeights(_VocabRule):
     """A weight tensor holds NaN or Inf values."""
 
@@ -347,10 +354,13 @@ class NonFiniteWeights(_VocabRule):
             yield from self._scan(ctx, ckpt, buffer)
 
     def _scan(self, ctx: Context, ckpt, buffer: bytearray) -> Iterator[Hit]:
+        floats = [n for n, r in ckpt.tensors.items() if r.dtype in _IEEE or r.dtype in _NAN_ONLY]
+        seen = weightstats.for_scan(ctx.options, ckpt.tensors, floats)  # D011 reads them
         for name, record in sorted(ckpt.tensors.items(), key=lambda kv: (kv[1].file, kv[1].begin)):
             try:
-                nan, inf, first = scan_tensor(ckpt, name, buffer)
+                nan, inf, first = scan_tensor(ckpt, name, buffer, _observe(seen, name))
             except HeaderError as e:
+                seen.pop(name, None)
                 yield Hit(
                     f"{name} could not be scanned: {e.message}",
                     tensor=name,

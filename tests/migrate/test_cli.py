@@ -143,7 +143,8 @@ def test_fix_reports_each_filled_key_with_its_reason(tmp_path):
         "vllm==0.32.0, vllm==0.33.0 read true when absent" in r.stdout
     )
     fixed = json.loads(p.read_text())
-    assert fixed["eagle_aux_hidden_state_layer_ids"] == [2, 16, 29]
+    # the verifier's default layers are a guess about the training run: reported, not written
+    assert "R006" in r.stdout and "eagle_aux_hidden_state_layer_ids" not in fixed
     # every covered reader reads an absent fc_norm as false: nothing to write
     assert "fc_norm" not in fixed and fixed["speculators_version"] == "0.9.0"
     assert run("fix", p, "--check").exit_code == 0

@@ -141,6 +141,15 @@ def flip_first_false(t2d):
     return t2d
 
 
+def copy_layer_0(path: Path) -> None:
+    """A converter that lost layer 1 and wrote layer 0's tensors in its place."""
+    tensors = tensors_of(path / "model.safetensors")
+    for name in list(tensors):
+        if name.startswith("layers.1."):
+            tensors[name] = tensors[name.replace("layers.1.", "layers.0.")]
+    write_safetensors(path / "model.safetensors", tensors, {"format": "pt"})
+
+
 def set_item(index: int, value: int):
     def apply(array):
         array = array.copy()
@@ -293,6 +302,12 @@ CASES = [
         build={"extra": {"mask_hidden": ("BF16", (1, 1, 192))}},
     ),
     Case("dspark-gated", "W023", model_type="dspark", overrides={"markov_head_type": "gated"}),
+    Case(
+        "hidden-size-edited",
+        "W024",
+        post=patch_config(transformer_layer_config__hidden_size=128),
+        text="written for 64",
+    ),
     # D: values (--deep, --scan-weights)
     Case("t2d-count", "D001", build={"mutate": {"t2d": flip_first_false}}, text="65 tokens"),
     Case("d2t-negative", "D002", build={"mutate": {"d2t": set_item(0, -1)}}, text="verifier id -1"),
@@ -301,6 +316,17 @@ CASES = [
     Case("d2t-vs-t2d", "D004", build={"mutate": {"t2d": shuffled_t2d}}, text="disagree"),
     Case("nan-lm-head", "D010", build={"nan": ["lm_head.weight"]}, text="NaN"),
     Case("inf-fc", "D010", model_type="dflash", build={"inf": ["fc.weight"]}, text="1 Inf"),
+    Case(
+        "norm-at-init", "D011", build={"mutate": {"norm.weight": lambda a: a * 0 + 1}}, text="1.0"
+    ),
+    Case("fc-zeros", "D011", model_type="peagle", build={"mutate": {"fc.weight": lambda a: a * 0}}),
+    Case(
+        "layer-copied",
+        "D011",
+        model_type="dflash",
+        post=copy_layer_0,
+        text="layers.1 is a byte-identical copy of layers.0",
+    ),
     # H: files of the checkpoint
     Case("truncated-data", "H014", post=truncate_weights, text="truncated"),
     Case("header-not-object", "H006", post=header_is_an_array),

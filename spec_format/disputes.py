@@ -9,7 +9,7 @@ of each engine the table covers (see :func:`assumed_engines`).
 Readings are compared by *meaning*: the value itself, except for a field with a ``scope``
 (DFlash causality, applied to sliding-window layers by speculators and to every layer by
 vLLM), whose meaning is the outcome per draft layer. A release that never reads a field, or
-refuses its value, has no say in a comparison (the refusal rules report refusals; C005
+refuses its value, has no say in a comparison (the refusal rules report refusals; C015/C016
 reports flags a release ignores).
 """
 
@@ -277,7 +277,7 @@ def _disputes(config, model_type, writer, contested) -> tuple[Dispute, ...]:
         meant = view(writer, model_type, name, config)
         if not _counts(meant):
             continue
-        # an engine that never reads the field is C005's (for flags) or no dispute: no
+        # an engine that never reads the field is C015/C016's (for flags) or no dispute: no
         # value of the field changes what it does
         differ = [
             got

@@ -166,31 +166,33 @@ def test_the_writers_absent_reading_is_the_schema_default():
     assert not mismatches, "\n".join(mismatches)
 
 
-def test_c005_names_only_the_readers_the_draft_will_meet():
+def test_trained_flag_notes_name_only_the_readers_the_draft_will_meet():
     """A current config is not told about releases that never read its format: without
-    --engine only the assumed engines and its own version's speculators release count; a
-    named engine counts, however old."""
+    --engine only the assumed engines count (C016, a warning); a named engine counts,
+    however old (C015, an error naming it and no other release)."""
     from spec_format.validation import ValidateOptions, validate, validate_config
 
     examples = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
-    notes = [
-        (f.message, r.path)
+    found = [
+        (f.rule, f.message, r.path)
         for r in validate(examples).files
         for f in r.findings
-        if f.rule == "C005"
+        if f.rule in ("C015", "C016")
     ]
-    assert notes == []  # every example's flags are read by what it meets
+    assert found == []  # every example's flags are read by what it meets
     eagle = json.loads((ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json").read_text())
     assert eagle["norm_output"] is True
     old = ValidateOptions(engines=("speculators==0.5.0",))
     (hit,) = [
         f
         for f in validate_config(eagle, old).findings
-        if f.rule == "C005" and "output" in f.message
+        if f.rule == "C015" and "output" in f.message
     ]
     assert "speculators==0.5.0" in hit.message and "0.4.0.1" not in hit.message
-    # the suggested fix for vLLM does not bring in a note about another engine
+    # the suggested fix for vLLM does not bring in a finding about another engine
     dflash = json.loads((ROOT / "examples" / "qwen3-32b-dflash2" / "config.json").read_text())
     fixed = fix(dflash, FixOptions(engines=("vllm==0.33.0",))).document
     found = validate_config(fixed, ValidateOptions(engines=("vllm==0.33.0",))).findings
-    assert [f.message for f in found if f.rule == "C005" and "speculators" in f.message] == []
+    assert [
+        f.message for f in found if f.rule in ("C015", "C016") and "speculators" in f.message
+    ] == []

@@ -382,7 +382,8 @@ def consumer_defaults(cat: Catalogue) -> str:
         "per reader release, every row checked by running that release's own code (vLLM's "
         "config reader from its wheel, each speculators release's config classes) in the "
         "`readers` test group. Rules [C001](../rules/C001.md) (readers act differently), "
-        "[C005](../rules/C005.md) (a flag a release ignores), [C007](../rules/C007.md), "
+        "[C015](../rules/C015.md) and [C016](../rules/C016.md) (a trained flag a release ignores), "
+        "[C007](../rules/C007.md), "
         "[C008](../rules/C008.md), [C011](../rules/C011.md), [C012](../rules/C012.md) and "
         "[C013](../rules/C013.md) (what a release refuses), `specfmt fix` and `specfmt migrate` "
         "read the same table.",

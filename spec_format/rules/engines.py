@@ -34,17 +34,6 @@ def engines(ctx: Context) -> tuple:
     return named_engines(ctx) or disputes.assumed_engines()
 
 
-def readers_met(ctx: Context) -> tuple:
-    """The reader releases this draft will meet: the named engines; else the assumed ones and
-    the speculators release of the config's own format version (which reads it back). Not
-    every release ever made: a 0.9 config is not read by speculators 0.5."""
-    named = named_engines(ctx)
-    if named:
-        return named
-    writer = disputes.writer_of(ctx.format_version) if ctx.format_version else None
-    return (*disputes.assumed_engines(), *([writer] if writer else []))
-
-
 def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     """Refusals of one kind by the assumed engines (none when engines are named: C012)."""
     if named_engines(ctx):
@@ -233,30 +222,6 @@ class AssumedEngineRejects(_ReaderRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         for r in _assumed_refusals(ctx, "other"):
             yield Hit(f"{r.engine.id} refuses this config: {r.message}", pointer=r.pointer)
-
-
-class FeatureIgnoredByOldReaders(_ReaderRule):
-    """A flag is enabled that some reader releases ignore without a warning."""
-
-    id = "C005"
-    name = "feature-ignored-by-old-readers"
-    severity = Severity.INFO
-    since = "0.1.0"
-    references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
-
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        # the releases this draft will meet, less the judged engines (C015/C016 report those)
-        judged = {e.id for e in engines(ctx)}
-        met = [r for r in readers_met(ctx) if r.id not in judged]
-        writer = disputes.writer_of(ctx.format_version)
-        for u in unread.trained_flags_unread(ctx.config, ctx.model_type, writer, met):
-            ignoring = [r for r in u.engines if r not in judged]
-            if ignoring:
-                yield Hit(
-                    f"{u.field} is {disputes.show(u.value)}, but {', '.join(ignoring)} never "
-                    "read it and run the draft without it; serve with a release that reads it",
-                    pointer=u.pointer,
-                )
 
 
 def _unread_hits(ctx: Context, judged: tuple) -> Iterator[Hit]:

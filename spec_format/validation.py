@@ -230,7 +230,8 @@ def _verifier_note(options: ValidateOptions) -> str | None:
         return None
     return (
         f"no --verifier given: skipped the checks against the target model ({ids}: hidden "
-        "size, vocabulary, aux layer range, attention and rope settings, architectures); "
+        "size, vocabulary, aux layer range, attention, rope and positional range, "
+        "architectures, quantization, dtype, rotation, the named verifier); "
         "pass --verifier PATH to the verifier's config.json or directory"
     )
 

@@ -1,0 +1,36 @@
+"""Write tests/data/verifiers/v5/*.json: each v4/*.json config loaded and saved by the real
+transformers 5 (the class of its model_type), so the v5 files are what transformers 5 writes.
+
+    PYTHONPATH=<dir with transformers 5> python tests/data/verifiers/make_v5.py
+
+Configs of a model_type transformers does not ship (remote code, e.g. kimi_k2) are skipped.
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import transformers
+from transformers import CONFIG_MAPPING
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    assert transformers.__version__.startswith("5."), transformers.__version__
+    for src in sorted((HERE / "v4").glob("*.json")):
+        doc = json.loads(src.read_text())
+        if doc["model_type"] not in CONFIG_MAPPING:
+            print(f"skip {src.name}: {doc['model_type']} is remote code", file=sys.stderr)
+            continue
+        config = CONFIG_MAPPING[doc["model_type"]].from_dict(doc)
+        with tempfile.TemporaryDirectory() as tmp:
+            config.save_pretrained(tmp)
+            text = (Path(tmp) / "config.json").read_text()
+        (HERE / "v5" / src.name).write_text(text)
+        print(f"{src.name}: transformers {transformers.__version__}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -92,7 +92,7 @@ def rope_of(cfg: Mapping[str, Any], model_type: Any = None) -> Rope:
         if k not in _NOT_SCALING and (n := json_number(v)) is not None
     }
     # transformers 5 moved partial_rotary_factor into rope_parameters; 4 kept it top level
-    partial = json_number(cfg.get("partial_rotary_factor"))
+    partial = json_number(cfg.get("partial_rotary_factor", base.get("partial_rotary_factor")))
     if partial is not None and "partial_rotary_factor" not in scaling:
         scaling["partial_rotary_factor"] = partial
     return Rope(theta, kind if isinstance(kind, str) else repr(kind), scaling, where)

@@ -72,6 +72,7 @@ class VerifierQuantized(_VerifierRule):
     name = "verifier-quantized"
     since = "0.1.0"
     severity = Severity.WARNING
+    references = ("vllm-project/vllm#9534", "vllm-project/vllm#25883")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -88,7 +89,8 @@ class VerifierQuantized(_VerifierRule):
             f"{runs or 'the verifier dtype'} and unquantized (the draft's own config has no "
             "quantization). Pair it with the verifier it was trained against, or train / "
             "fine-tune the draft on this checkpoint's hidden states (then name it in "
-            "speculators_config.verifier.name_or_path)",
+            "speculators_config.verifier.name_or_path). A model released quantized (gpt-oss, "
+            "DeepSeek-V3) is not reported when its folder carries the name the draft names",
             pointer="/speculators_config/verifier/name_or_path",
         )
 
@@ -124,6 +126,7 @@ class VerifierDtypeDiffers(_VerifierRule):
     name = "verifier-dtype-differs"
     since = "0.1.0"
     severity = Severity.WARNING
+    references = ("InternLM/lmdeploy#4991",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
@@ -153,6 +156,7 @@ class VerifierRotated(_VerifierRule):
     name = "verifier-rotated"
     since = "0.1.0"
     severity = Severity.WARNING
+    references = ("vllm-project/vllm-ascend#5974",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)

@@ -24,6 +24,8 @@ from spec_format.jsonload import json_int, json_number
 #: the attention type whose RoPE a draft's (full-attention) layers correspond to
 FULL_ATTENTION = "full_attention"
 _NOT_SCALING = ("rope_theta", "rope_type", "type")
+#: rope types whose max_position_embeddings already states the extended range (vLLM)
+_RANGE_STATED = ("su", "longrope", "llama3")
 
 
 @cache
@@ -99,11 +101,10 @@ def rope_of(cfg: Mapping[str, Any], model_type: Any = None) -> Rope:
 
 
 def positional_range(cfg: Mapping[str, Any], model_type: Any = None) -> tuple[int | None, str]:
-    """The longest sequence an engine serves with ``cfg``, and how it was derived: yarn
-    multiplies ``original_max_position_embeddings`` by its factor (as vLLM derives it); every
-    other type is taken at ``max_position_embeddings``, which llama3, longrope and the linear
-    scaling of Gemma 3 already state extended (never inflated: a too long verifier range
-    would be a false V008)."""
+    """The longest sequence an engine serves with ``cfg``, and how it was derived, as vLLM
+    derives it: ``max_position_embeddings`` times the rope factor, for yarn
+    ``original_max_position_embeddings`` times the factor; llama3, longrope (su) and the
+    model types of ``positions_already_scaled`` (Gemma 3) state the extended range."""
     mt = model_type if model_type is not None else cfg.get("model_type")
     stated = json_int(cfg.get("max_position_embeddings"), low=1)
     key = "max_position_embeddings"
@@ -112,13 +113,19 @@ def positional_range(cfg: Mapping[str, Any], model_type: Any = None) -> tuple[in
         key = f"max_position_embeddings (the {mt} default)"
     rope = rope_of(cfg, mt)
     factor = rope.scaling.get("factor")
-    origin = rope.scaling.get("original_max_position_embeddings")
-    if rope.kind != "yarn" or not factor or factor <= 0 or not origin or origin <= 0:
-        return stated, f"{key} {stated}"
-    derived = int(origin * factor)
-    return max(derived, stated or 0), (
-        f"original_max_position_embeddings {origin:g} x yarn factor {factor:g}"
+    stated_scaled = isinstance(mt, str) and any(
+        name in mt for name in table()["positions_already_scaled"]
     )
+    if rope.kind in _RANGE_STATED or rope.kind == "default" or stated_scaled or not factor:
+        return stated, f"{key} {stated}"
+    origin = rope.scaling.get("original_max_position_embeddings") if rope.kind == "yarn" else None
+    if origin:
+        key = "original_max_position_embeddings"
+    else:
+        origin = stated
+    if origin is None or factor <= 0 or origin * factor > 2**53:
+        return stated, f"{key} {stated}"
+    return int(origin * factor), f"{key} {origin:g} x {rope.kind} factor {factor:g}"
 
 
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32"}

@@ -22,7 +22,7 @@ from spec_format import pairing
 
 pytestmark = pytest.mark.interop
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SPECFMT_INTEROP_CACHE", ROOT / ".cache" / "interop"))
 #: one env per transformers line is enough (4.57.6, 5.6.2, 5.19.0)
 ENVS = ("0.2.0", "0.5.0", "0.9.0")

@@ -204,7 +204,7 @@ def test_v009_quantized_export_of_the_named_verifier(tmp_path, draft, verifier, 
     found = v_findings(tmp_path, example(draft), folder)
     hit = next(f for f in found if f.rule == "V009")
     assert method in hit.message and "lowers acceptance" in hit.message
-    assert "runs the draft in" in hit.message
+    assert "runs the draft unquantized, in" in hit.message
     assert "V010" not in rules(found)
 
 

@@ -54,11 +54,12 @@ class DraftPositionsShorter(_VerifierRule):
         head, _, rest = their_how.partition(" ")
         yield Hit(
             f"the draft's positional range is {ours} (transformer_layer_config.{how}), the "
-            f"verifier's {theirs} ({info.where(head)} {rest} in {info.path}); an engine serves the verifier's "
-            f"range, and past position {ours} the draft's rotary table ends (vLLM clamps the "
-            "positions), so acceptance falls on long prompts. Serve with --max-model-len "
-            f"{ours}, or raise the draft's {key} (or add the verifier's rope scaling) only if "
-            "it was trained for the longer range",
+            f"verifier's {theirs} ({info.where(head)} {rest} in {info.path}); an engine "
+            f"serves the verifier's range, and past position {ours} the draft's rotary table "
+            "ends (positions it was "
+            "never built or trained for), so acceptance falls on long prompts; serve with "
+            f"--max-model-len {ours}, or set the draft's {key} to cover {theirs} only if the "
+            "draft was trained for that range",
             pointer=f"/transformer_layer_config/{key}"
             if key in ctx.layer_config
             else "/transformer_layer_config",
@@ -85,12 +86,12 @@ class VerifierQuantized(_VerifierRule):
             f"the verifier is quantized: {quant.key}.quant_method {quant.describe()} in "
             f"{info.path}, while the draft names {named}; hidden states of a quantized target "
             "differ from the ones the draft was trained on, which lowers acceptance (by how "
-            f"much depends on the method). The engine runs the draft in "
-            f"{runs or 'the verifier dtype'} and unquantized (the draft's own config has no "
-            "quantization). Pair it with the verifier it was trained against, or train / "
-            "fine-tune the draft on this checkpoint's hidden states (then name it in "
-            "speculators_config.verifier.name_or_path). A model released quantized (gpt-oss, "
-            "DeepSeek-V3) is not reported when its folder carries the name the draft names",
+            f"much depends on the method); the engine runs the draft unquantized, in "
+            f"{runs or 'the verifier dtype'} (the draft's own config has no quantization); "
+            "use the verifier the draft was trained against, or train the draft on this "
+            "checkpoint's hidden states and name it in speculators_config.verifier.name_or_path "
+            "(a model released quantized, such as gpt-oss, is not reported when its folder "
+            "carries the name the draft names)",
             pointer="/speculators_config/verifier/name_or_path",
         )
 
@@ -112,8 +113,8 @@ class VerifierQuantizationUnknown(_VerifierRule):
         yield Hit(
             f"the verifier's {quant.key} has quant_method {quant.describe()} ({info.path}); "
             "specfmt cannot tell what it does to the hidden states the draft reads, nor "
-            "whether the draft was trained on them. Check the method with its engine, and "
-            "pair the draft with the checkpoint it was trained against "
+            "whether the draft was trained on them; check the method with its engine, and "
+            "use the draft with the checkpoint it was trained against "
             f"(known methods: {known})",
             pointer="/speculators_config/verifier/name_or_path",
         )
@@ -143,7 +144,7 @@ class VerifierDtypeDiffers(_VerifierRule):
             f"({info.where(their_key)} in {info.path}); engines run the draft in the "
             f"verifier's dtype, so this draft runs in {theirs}: hidden states outside "
             f"{theirs}'s range or precision shift its predictions (lmdeploy#4991: a float16 "
-            "target with a bfloat16 draft accepted 0.06 of 15 tokens). Serve both in "
+            "target with a bfloat16 draft accepted 0.06 of 15 tokens); serve both in "
             f"{ours} (vLLM: --dtype {ours}) or use the verifier saved in {ours}",
             pointer=pointer,
         )
@@ -166,9 +167,9 @@ class VerifierRotated(_VerifierRule):
         yield Hit(
             f"the verifier looks like a rotated export ({why}; {info.path}); its hidden "
             "states are the original ones times a rotation, so the draft's fc sees them in "
-            "another basis and acceptance collapses. Pair the draft with the unrotated "
-            f"verifier ({_named(ctx) or 'the one it was trained against'}) or train it on "
-            "this checkpoint",
+            "another basis and acceptance collapses; use the unrotated verifier "
+            f"({_named(ctx) or 'the one the draft was trained against'}), or train the draft "
+            "on this checkpoint",
             pointer="/speculators_config/verifier/name_or_path",
         )
 
@@ -194,8 +195,8 @@ class NamedVerifierDiffers(_VerifierRule):
                 yield Hit(
                     f"speculators_config.verifier.name_or_path is {named!r} ({local.path}), "
                     f"but --verifier {info.path} differs from it: {'; '.join(diffs)}; each "
-                    "changes the hidden states the draft reads. Validate against the verifier "
-                    "the draft names, or name the one you serve",
+                    "changes the hidden states the draft reads; pass the verifier the draft "
+                    "names, or name the one you serve in name_or_path",
                     pointer=pointer,
                 )
             return
@@ -206,7 +207,7 @@ class NamedVerifierDiffers(_VerifierRule):
                 f"speculators_config.verifier.name_or_path is {named!r} ({a.upper()}), but "
                 f"--verifier {info.path} is {given!r} ({b.upper()}): another size of the "
                 "family has other hidden states (and usually another hidden size or layer "
-                "count). Pair the draft with the model it names",
+                "count); use the draft with the model it names, or correct name_or_path",
                 pointer=pointer,
             )
 

@@ -217,11 +217,12 @@ class VerifierRopeMismatch(_VerifierRule):
             return
         yield Hit(
             f"the draft's rope is {ours.describe()} ({draft_place(ours.where)}), the "
-            f"verifier's {theirs.describe()} ({verifier_place(info, theirs.where)}); the draft attends "
+            f"verifier's {theirs.describe()} ({verifier_place(info, theirs.where)}); the draft "
+            "attends "
             "over the verifier's positions with its own rotation, so past the shorter range "
             "(or at every position, for theta) its attention differs from training unless it "
             "was trained this way (speculators 0.2-0.5 training configs kept theta 10000); "
-            "confirm, otherwise copy the verifier's rope settings",
+            "check that it was; otherwise copy the verifier's rope settings",
             pointer=_rope_pointer(ctx),
         )
 

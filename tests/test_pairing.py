@@ -402,3 +402,51 @@ def test_a_bare_config_reads_with_defaults_only(tmp_path):
         tmp_path, example("qwen3-8b-eagle3"), place(tmp_path, "v", {"model_type": "qwen3"})
     )
     assert "V008" not in rules(found)  # qwen3's default 32768 < the draft's 40960
+
+
+# -- which checkpoint a --verifier path names ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("hf://openai/gpt-oss-20b", "openai/gpt-oss-20b"),
+        ("hf://openai/gpt-oss-20b@main/config.json", "openai/gpt-oss-20b"),
+        (
+            "/root/.cache/huggingface/hub/models--openai--gpt-oss-20b/snapshots/6cee5e81/config.json",
+            "openai/gpt-oss-20b",
+        ),
+        ("models/gpt-oss-20b/config.json", "gpt-oss-20b"),
+        ("gpt-oss-20b", "gpt-oss-20b"),
+    ],
+)
+def test_identity_of_a_verifier_path(path, expected):
+    assert pairing.identity(path) == expected
+    assert pairing.same_checkpoint("openai/gpt-oss-20b", pairing.identity(path))
+
+
+def test_a_released_quantized_verifier_in_the_hub_cache_is_the_named_one(tmp_path):
+    snapshot = tmp_path / "hub" / "models--openai--gpt-oss-20b" / "snapshots" / "6cee5e81"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps(verifier_doc("gpt-oss-20b", "v5")))
+    found = v_findings(tmp_path, example("gpt-oss-20b-eagle3"), snapshot)
+    assert not rules(found)
+    # the same weights in a folder of another name: V009 asks, with the method named
+    other = place(tmp_path, "verifier", verifier_doc("gpt-oss-20b", "v5"))
+    hit = next(f for f in v_findings(tmp_path, example("gpt-oss-20b-eagle3"), other))
+    assert hit.rule == "V009" and "'mxfp4'" in hit.message
+
+
+@pytest.mark.parametrize(
+    ("name", "tag"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "8b"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "80b-a3b"),
+        ("google/gemma-4-31B-it", "31b"),
+        ("google/gemma-4-E2B-it", None),
+        ("moonshotai/Kimi-K2-Instruct", None),
+        ("Qwen/Qwen2.5-0.5B", "0.5b"),
+    ],
+)
+def test_size_tag(name, tag):
+    assert pairing.size_tag(name) == tag

@@ -413,7 +413,8 @@ def test_a_bare_config_reads_with_defaults_only(tmp_path):
         ("hf://openai/gpt-oss-20b", "openai/gpt-oss-20b"),
         ("hf://openai/gpt-oss-20b@main/config.json", "openai/gpt-oss-20b"),
         (
-            "/root/.cache/huggingface/hub/models--openai--gpt-oss-20b/snapshots/6cee5e81/config.json",
+            "/root/.cache/huggingface/hub/models--openai--gpt-oss-20b/snapshots/6cee5e81/"
+            "config.json",
             "openai/gpt-oss-20b",
         ),
         ("models/gpt-oss-20b/config.json", "gpt-oss-20b"),

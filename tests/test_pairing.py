@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spec_format import pairing
 from spec_format.report import Severity
@@ -451,3 +453,67 @@ def test_a_released_quantized_verifier_in_the_hub_cache_is_the_named_one(tmp_pat
 )
 def test_size_tag(name, tag):
     assert pairing.size_tag(name) == tag
+
+
+# -- any JSON at the keys the pairing reads: read, never raised -------------------------
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**400), max_value=10**400)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["yarn", "llama3", "default", "awq", "bfloat16", "embed_tokens", ""]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "rope_type",
+                    "type",
+                    "rope_theta",
+                    "factor",
+                    "original_max_position_embeddings",
+                    "full_attention",
+                    "quant_method",
+                    "bits",
+                    "config_groups",
+                    "transform_config",
+                    "apply",
+                    "targets",
+                    "weights",
+                    "spinquant",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+_KEYS = [
+    "rope_parameters",
+    "rope_scaling",
+    "rope_theta",
+    "partial_rotary_factor",
+    "max_position_embeddings",
+    "model_type",
+    "quantization_config",
+    "compression_config",
+    "dtype",
+    "torch_dtype",
+    "quantization_args",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6), st.text(max_size=20))
+def test_pairing_readers_take_any_json(doc, name):
+    pairing.rope_of(doc).describe()
+    pairing.positional_range(doc)
+    pairing.dtype_of(doc)
+    quant = pairing.quantization_of(doc)
+    if quant is not None:
+        quant.describe()
+    pairing.rotation_of(doc, name)
+    pairing.size_tag(name)
+    pairing.identity(name)

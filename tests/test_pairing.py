@@ -517,3 +517,34 @@ def test_pairing_readers_take_any_json(doc, name):
     pairing.rotation_of(doc, name)
     pairing.size_tag(name)
     pairing.identity(name)
+
+
+# -- V014: only reachable with a named engine release ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "fires"), [("0.10.2", False), ("0.11.0", True), ("0.11.1", False)]
+)
+def test_v014_engine_quantizes_the_draft(version, fires):
+    """vLLM 0.11.0 is not in the reader table yet (--engine refuses it), so the rule is run
+    on a context naming it, as the engine would once the table covers it."""
+    from spec_format.readers import Release
+    from spec_format.rules.base import Context
+    from spec_format.rules.pairing import EngineQuantizesDraft
+
+    info = verifier_view(verifier_doc("Meta-Llama-3.1-8B-Instruct-AWQ-INT4"))
+    ctx = Context(
+        config=example("llama-3.1-8b-eagle3-0.9"),
+        config_path=EXAMPLES / "llama-3.1-8b-eagle3-0.9" / "config.json",
+        model_type="eagle3",
+        format_version="0.9",
+        verifier=info.config,
+        options={"verifier_info": info, "engines": (Release("vllm", version, {}),)},
+    )
+    hits = list(EngineQuantizesDraft().check(ctx))
+    assert bool(hits) == fires
+    if fires:
+        assert "vllm==0.11.0" in hits[0].message and "vllm>=0.11.1" in hits[0].message
+    unquantized = verifier_view(verifier_doc("Llama-3.1-8B-Instruct"))
+    ctx.options["verifier_info"] = unquantized
+    assert not list(EngineQuantizesDraft().check(ctx))

@@ -246,3 +246,41 @@ def _differences(named: VerifierInfo, given: VerifierInfo) -> list[str]:
         describe = lambda q: q.describe() if q else "unquantized"  # noqa: E731
         out.append(f"quantization {describe(qa)} vs {describe(qb)}")
     return out
+
+
+class EngineQuantizesDraft(_VerifierRule):
+    """The named engine release builds the draft with the quantized verifier's quantization."""
+
+    id = "V014"
+    name = "engine-quantizes-draft"
+    since = "0.1.0"
+    references = ("vllm-project/vllm#25883", "vllm-project/vllm#9534")
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        from packaging.version import InvalidVersion, Version
+
+        from spec_format.rules.engines import named_engines
+
+        info = verifier_info(ctx)
+        quant = pairing.quantization_of(info.config)
+        if quant is None:
+            return
+        for entry in pairing.table()["draft_built_with_verifier_quantization"]:
+            if ctx.model_type not in entry["types"]:
+                continue
+            for engine in named_engines(ctx):
+                try:
+                    version = Version(engine.version)
+                except InvalidVersion:
+                    continue
+                affected = Version(entry["from"]) <= version < Version(entry["before"])
+                if engine.name != entry["engine"] or not affected:
+                    continue
+                yield Hit(
+                    f"{engine.id} builds this draft's layers with the verifier's quantization "
+                    f"({quant.describe()} in {info.path}): {entry['where']}; the draft's "
+                    "unquantized weights then fail to load or load into quantized parameters "
+                    f"without their scales; serve with {entry['engine']}>={entry['before']}, "
+                    "or use an unquantized verifier",
+                    pointer="/speculators_config/verifier/name_or_path",
+                )

@@ -166,6 +166,7 @@ RULES: tuple[type[Rule], ...] = (
     pairing.VerifierDtypeDiffers,
     pairing.VerifierRotated,
     pairing.NamedVerifierDiffers,
+    pairing.EngineQuantizesDraft,
     # what migrate and fix report but cannot rewrite (R)
     rewrite.VerifierArchitecturesHardcoded,
     rewrite.MlpUnbuildable,

@@ -78,3 +78,32 @@ def test_positional_range_is_what_vllm_derives(tmp_path):
         assert ours == vllm_says, (name, ours, vllm_says)
         compared += 1
     assert compared >= len(docs) - 1
+
+
+def test_releases_that_build_the_draft_with_the_verifiers_quantization():
+    """V014's table against the draft model code of every installed vLLM release: inside
+    the range the EAGLE-3 draft layer takes ``vllm_config.quant_config`` (the verifier's);
+    before it no quantization config at all, after it ``get_draft_quant_config`` (its own)."""
+    from packaging.version import Version
+
+    (entry,) = pairing.table()["draft_built_with_verifier_quantization"]
+    envs = sorted(
+        (p for p in (VLLM_CACHE / "envs").glob("*") if (p / ".ok").is_file()),
+        key=lambda p: Version(p.name),
+    )
+    if not envs:
+        pytest.skip("no vLLM reader env built (scripts/reader-envs.sh)")
+    seen = set()
+    for env in envs:
+        source = env / "src" / "vllm" / "model_executor" / "models" / "llama_eagle3.py"
+        if not source.is_file():
+            continue
+        text = source.read_text()
+        verifiers = "get_draft_quant_config" not in text and (
+            "quant_config = vllm_config.quant_config" in text
+        )
+        version = Version(env.name)
+        inside = Version(entry["from"]) <= version < Version(entry["before"])
+        assert inside == verifiers, (env.name, entry)
+        seen.add(inside)
+    assert seen == {True, False}, "the reader envs do not span the range"

@@ -417,6 +417,7 @@ COVERED_ELSEWHERE = {
     "V011": "tests/test_pairing.py::test_v011_float16_verifier_for_a_bfloat16_draft",
     "V012": "tests/test_pairing.py::test_v012_rotated_export",
     "V013": "tests/test_pairing.py::test_v013_another_size_than_the_named_verifier",
+    "V014": "tests/test_pairing.py::test_v014_engine_quantizes_the_draft",
 }
 
 

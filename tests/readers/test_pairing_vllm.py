@@ -1,4 +1,4 @@
-"""V008's positional range is the one vLLM derives (executed: vLLM 0.13.0's own
+"""The pairing facts vLLM decides, judged by vLLM itself. V008: the positional range is the one vLLM derives (executed: vLLM 0.13.0's own
 ``_get_and_verify_max_len``), for every real verifier config of tests/data/verifiers and
 for the rope scalings real configs carry (YaRN from an original range, linear and dynamic
 factors, Gemma 3's pre-scaled range)."""

@@ -1,7 +1,10 @@
-"""The pairing facts vLLM decides, judged by vLLM itself. V008: the positional range is the one vLLM derives (executed: vLLM 0.13.0's own
-``_get_and_verify_max_len``), for every real verifier config of tests/data/verifiers and
-for the rope scalings real configs carry (YaRN from an original range, linear and dynamic
-factors, Gemma 3's pre-scaled range)."""
+"""The pairing facts vLLM decides, judged by vLLM's own code.
+
+V008: the positional range is the one vLLM 0.13.0's ``_get_and_verify_max_len`` derives
+(executed), for every real verifier config of tests/data/verifiers and for the rope
+scalings real configs carry (YaRN from an original range, linear and dynamic factors,
+Gemma 3's pre-scaled range). V014: the releases whose EAGLE-3 draft code takes the
+verifier's quantization config, read from each installed release's source."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Write tests/data/verifiers/v5/*.json: each v4/*.json config loaded and saved by the real
 transformers 5 (the class of its model_type), so the v5 files are what transformers 5 writes.
 
-    PYTHONPATH=<dir with transformers 5> python tests/data/verifiers/make_v5.py
+    PYTHONPATH=.cache/interop/envs/0.9.0 .cache/interop/base/bin/python \
+        tests/data/verifiers/make_v5.py
 
 Configs of a model_type transformers does not ship (remote code, e.g. kimi_k2) are skipped.
 """

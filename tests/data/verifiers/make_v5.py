@@ -4,7 +4,9 @@ transformers 5 (the class of its model_type), so the v5 files are what transform
     PYTHONPATH=.cache/interop/envs/0.9.0 .cache/interop/base/bin/python \
         tests/data/verifiers/make_v5.py
 
-Configs of a model_type transformers does not ship (remote code, e.g. kimi_k2) are skipped.
+v5-input/ holds the settings of models that exist only in transformers 5 (Gemma 4), saved
+the same way. Configs of a model_type transformers does not ship (remote code, e.g.
+kimi_k2) are skipped.
 """
 
 import json
@@ -20,7 +22,8 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     assert transformers.__version__.startswith("5."), transformers.__version__
-    for src in sorted((HERE / "v4").glob("*.json")):
+    sources = [*(HERE / "v4").glob("*.json"), *(HERE / "v5-input").glob("*.json")]
+    for src in sorted(sources, key=lambda p: p.name):
         doc = json.loads(src.read_text())
         if doc["model_type"] not in CONFIG_MAPPING:
             print(f"skip {src.name}: {doc['model_type']} is remote code", file=sys.stderr)

@@ -282,7 +282,7 @@ def test_v012_rotated_export(tmp_path, how):
     elif how == "transform_config":
         doc["quantization_config"]["transform_config"] = SPINQUANT_R1
     else:
-        doc["quantization_args"] = {"group_size": 32, "spinquant": True}
+        doc["quantization_args"] = {"group_size": 32, "spinquant": True}  # a flag in a block
     found = v_findings(tmp_path, example("llama-3.1-8b-eagle3-0.9"), place(tmp_path, folder, doc))
     hit = next(f for f in found if f.rule == "V012")
     assert "another basis" in hit.message

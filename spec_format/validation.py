@@ -254,7 +254,9 @@ def _verifier_note(options: ValidateOptions) -> str | None:
     return notes.text(
         "N001",
         f"no --verifier given: skipped the checks against the target model "
-        f"({notes.id_ranges(ids)}); pass --verifier PATH",
+        f"({notes.id_ranges(ids)}: hidden size, vocabulary, aux layer range, attention, rope "
+        "and positional range, architectures, quantization, dtype, rotation, the named "
+        "verifier); pass --verifier PATH",
     )
 
 

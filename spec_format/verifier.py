@@ -4,7 +4,7 @@
 language model's settings in a nested text config (``text_config``, ``llm_config``,
 ``language_config``, or ``thinker_config.text_config``); the V rules need that one, with the
 top level filling in keys the text config lacks (``architectures``, sometimes
-``vocab_size``). The result is a plain dict, :attr:`Context.verifier`, plus
+``vocab_size``, ``quantization_config``). The result is a plain dict, :attr:`Context.verifier`, plus
 :class:`VerifierInfo` for the few values the rules compare.
 """
 
@@ -81,9 +81,10 @@ def verifier_view(doc: Mapping[str, Any], path: Path | None = None) -> VerifierI
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for k, v in doc.items():
-        if not isinstance(v, Mapping):
-            merged[k] = v
-            sources[k] = k
+        # objects too: rope_scaling, rope_parameters and quantization_config are what the
+        # pairing depends on (spec_format.pairing reads them)
+        merged[k] = v
+        sources[k] = k
     if text is not None:
         for k, v in text.items():
             # the top level names the checkpoint's own architectures (what speculators

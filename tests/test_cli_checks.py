@@ -165,7 +165,9 @@ def test_unknown_rule_selector_exits_2_with_the_closest_ids(cli):
     result = cli("validate", EAGLE3, "--select", "C0O1")  # a letter O for a zero
     assert result.exit_code == 2 and "(did you mean C001," in result.output
     result = cli("validate", EAGLE3, "--select", "V9")
-    assert result.exit_code == 2 and "the V rules are V001-V007" in result.output
+    assert result.exit_code == 2 and "(did you mean V009?)" in result.output
+    result = cli("validate", EAGLE3, "--select", "VZZZZ")
+    assert result.exit_code == 2 and "the V rules are V001-V014" in result.output
     result = cli("validate", EAGLE3, "--ignore", "Q1")
     assert result.exit_code == 2
     assert "--ignore: unknown rule id 'Q1': a rule id is a layer letter (I, S," in result.output

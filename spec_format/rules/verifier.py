@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog
+from spec_format import catalog, pairing
 from spec_format.jsonload import json_int, json_number, json_strings
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -183,16 +183,10 @@ class VerifierAttentionMismatch(_VerifierRule):
             )
 
 
-def rope_settings(cfg: dict[str, Any]) -> tuple[float | None, str]:
-    """(theta, rope type) from either spelling (transformers 4 or 5)."""
-    params = cfg.get("rope_parameters") if isinstance(cfg.get("rope_parameters"), dict) else {}
-    scaling = cfg.get("rope_scaling") if isinstance(cfg.get("rope_scaling"), dict) else {}
-    theta = params.get("rope_theta", cfg.get("rope_theta"))
-    theta = json_number(theta)  # 1e400 or a 400-digit integer: None, never OverflowError
-    rope_type = (
-        params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
-    )
-    return theta, str(rope_type)
+def draft_model_type(ctx: Context) -> str:
+    """The draft layer's model_type as readers take it (vLLM: an absent one is llama)."""
+    mt = ctx.layer_config.get("model_type")
+    return mt if isinstance(mt, str) else "llama"
 
 
 class VerifierRopeMismatch(_VerifierRule):
@@ -206,23 +200,49 @@ class VerifierRopeMismatch(_VerifierRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
-        (theta, kind), (their_theta, their_kind) = (
-            rope_settings(ctx.layer_config),
-            rope_settings(info.config),
+        ours = pairing.rope_of(ctx.layer_config, draft_model_type(ctx))
+        theirs = pairing.rope_of(info.config)
+        theta_differs = (
+            ours.theta is not None
+            and theirs.theta is not None
+            and not math.isclose(ours.theta, theirs.theta)
         )
-        if theta is not None and their_theta is not None and not math.isclose(theta, their_theta):
-            yield Hit(
-                f"the draft's rope theta is {theta:g}, the verifier's is {their_theta:g}; "
-                "confirm the draft was trained with this value (older speculators releases "
-                "were), otherwise copy the verifier's",
-                pointer=_rope_pointer(ctx),
-            )
-        if kind != their_kind:
-            yield Hit(
-                f"the draft's rope type is {kind!r}, the verifier's is {their_kind!r}; copy the "
-                "verifier's rope scaling unless the draft was trained without it",
-                pointer=_rope_pointer(ctx),
-            )
+        # a rescaling type (llama3, yarn, ...) changes every angle past the original range;
+        # others (partial rotary "proportional", mrope) are the verifier's layer design,
+        # which a draft layer cannot copy: compared by theta only
+        kind_differs = (ours.rescales or theirs.rescales) and (
+            ours.kind != theirs.kind or not _same_scaling(ours, theirs)
+        )
+        if not theta_differs and not kind_differs:
+            return
+        yield Hit(
+            f"the draft's rope is {ours.describe()} ({draft_place(ours.where)}), the "
+            f"verifier's {theirs.describe()} ({verifier_place(info, theirs.where)}); the draft "
+            "attends "
+            "over the verifier's positions with its own rotation, so past the shorter range "
+            "(or at every position, for theta) its attention differs from training unless it "
+            "was trained this way (speculators 0.2-0.5 training configs kept theta 10000); "
+            "check that it was; otherwise copy the verifier's rope settings",
+            pointer=_rope_pointer(ctx),
+        )
+
+
+def draft_place(key: str) -> str:
+    """``transformer_layer_config.KEY``, or "the llama defaults" as is."""
+    return key if " " in key else f"transformer_layer_config.{key}"
+
+
+def verifier_place(info: VerifierInfo, key: str) -> str:
+    """``text_config.KEY in PATH`` (where the merged view read the key's head from)."""
+    if " " in key:
+        return f"{key}, {info.path}"
+    head, _, rest = key.partition(".")
+    return f"{info.where(head)}{'.' + rest if rest else ''} in {info.path}"
+
+
+def _same_scaling(a: pairing.Rope, b: pairing.Rope) -> bool:
+    shared = set(a.scaling) & set(b.scaling)
+    return all(math.isclose(a.scaling[k], b.scaling[k], rel_tol=1e-6) for k in shared)
 
 
 def _rope_pointer(ctx: Context) -> str:

@@ -435,6 +435,14 @@ COVERED_ELSEWHERE = {
     "H011": "test_checkpoint.py::test_header_errors_surface_as_findings",
     "H012": "test_checkpoint.py::test_header_errors_surface_as_findings",
     "H013": "test_checkpoint.py::test_header_errors_surface_as_findings",
+    # pairing rules: against real verifier configs (tests/data/verifiers)
+    "V008": "tests/test_pairing.py::test_v008_verifier_served_longer_than_the_draft",
+    "V009": "tests/test_pairing.py::test_v009_quantized_export_of_the_named_verifier",
+    "V010": "tests/test_pairing.py::test_v010_unknown_quantization_is_named",
+    "V011": "tests/test_pairing.py::test_v011_float16_verifier_for_a_bfloat16_draft",
+    "V012": "tests/test_pairing.py::test_v012_rotated_export",
+    "V013": "tests/test_pairing.py::test_v013_another_size_than_the_named_verifier",
+    "V014": "tests/test_pairing.py::test_v014_engine_quantizes_the_draft",
 }
 
 

@@ -59,7 +59,12 @@ def test_fix_and_migrate_see_the_verifier_validate_sees(cli, write_config, multi
     fixed = cli("fix", path, "--verifier", multimodal_verifier, "-o", out)
     assert fixed.exit_code == 0, fixed.output
     doc = json.loads(out.read_text())
-    assert doc["eagle_aux_hidden_state_layer_ids"] == [2, LAYERS // 2, LAYERS - 3]
+    # the layers the verifier's readers would tap are named (R006), never written as a guess
+    assert "eagle_aux_hidden_state_layer_ids" not in doc
+    assert f"--aux-layer-ids 2,{LAYERS // 2},{LAYERS - 3}" in " ".join(fixed.output.split())
+    assert doc["speculators_config"]["verifier"]["architectures"] == [
+        "Qwen2_5_VLForConditionalGeneration"
+    ]
 
     out = path.parent / "migrated.json"
     migrated = cli("migrate", path, "--to", "0.9", "--verifier", multimodal_verifier, "-o", out)

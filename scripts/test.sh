@@ -42,5 +42,6 @@ echo "== lint"
 ruff check .
 echo "== layers (pyproject.toml [tool.importlinter])"
 lint-imports
-echo "== tests (interop and readers included)"
-SPECFMT_INTEROP=1 python -m pytest -q "$@"
+echo "== tests (everything: slow, interop and readers included)"
+# -m '' clears the default selection of pyproject.toml (which leaves the slow groups out)
+SPECFMT_INTEROP=1 python -m pytest -q -m '' "$@"

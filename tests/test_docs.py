@@ -74,6 +74,7 @@ def test_snippets_are_real_command_output(generated):
     assert "error X006" in text
 
 
+@pytest.mark.slow  # mkdocs build of the whole site: 9-24 s here
 def test_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs", reason="mkdocs is in the dev extra: pip install -e '.[dev]'")
     pytest.importorskip("material", reason="mkdocs-material is in the dev extra")

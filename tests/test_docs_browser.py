@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests import chromium
-from tests.conftest import ROOT
+from tests.common import ROOT
+
+pytestmark = pytest.mark.slow  # over a minute: deselected by default; scripts/test.sh runs it
 
 WIDTHS = (1280, 800)
 SHOTS = Path(os.environ.get("SPECFMT_DOCS_SHOTS", ROOT / ".cache" / "docs-browser"))

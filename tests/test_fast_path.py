@@ -117,6 +117,7 @@ def _paths(node, prefix=()):
             yield from _paths(v, (*prefix, i))
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutations_never_pass_the_model_and_fail_the_schema(data):

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+from tests.common import ROOT
 
 #: the registry and docs tests, and the fixture cases of the new rule
 RULE_TESTS = [
@@ -46,6 +47,7 @@ def _run(copy: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # new_rule.py, generate.py and the rule tests in a copy: over a minute
 def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
     made = _run(
         copy, "scripts/new_rule.py", "X099", "--name", "vocab-null", "--key", "draft_vocab_size"

@@ -13,7 +13,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, ROOT
+
+from tests.common import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.slow  # over a minute: deselected by default; scripts/test.sh runs it
 
 pytest.importorskip("pre_commit", reason="pre-commit is in the dev extra: pip install -e '.[dev]'")
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # over a minute: deselected by default; scripts/test.sh runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -108,6 +108,7 @@ def test_root_schema_accepts_the_examples_of_its_version(version):
             assert not list(validator.iter_errors(config)), example.name
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 def test_generated_models_are_up_to_date():
     proc = subprocess.run(
         [sys.executable, "scripts/generate.py", "--check", "--only", "models"],

@@ -395,6 +395,7 @@ def test_output_into_a_missing_directory_creates_it(tmp_path):
 # -- closed pipes ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 @pytest.mark.parametrize(
     "args, expect",
     [
@@ -434,6 +435,7 @@ def test_scan_shows_a_progress_bar_on_a_terminal_only(tmp_path):
     assert "NaN/Inf scan of" not in result.stderr and "NaN/Inf scan of" not in result.stdout
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 def test_forward_shows_loading_progress_on_a_terminal_only(tmp_path):
     pytest.importorskip("torch", reason="forward needs the forward extra")
     from spec_format.testing.builder import build_checkpoint, tiny_config

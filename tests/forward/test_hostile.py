@@ -207,6 +207,7 @@ def _limited(limits: dict[str, int], cases: list[list[str]]) -> list:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 def test_hostile_sizes_stay_within_memory_and_cpu_limits(tmp_path):
     """Each of these allocated gigabytes or looped for minutes before the tensor contract
     and the limits were checked first; under a 3 GiB address space and 120 CPU seconds
@@ -234,6 +235,7 @@ def test_hostile_sizes_stay_within_memory_and_cpu_limits(tmp_path):
         assert code in (1, 2), (args, output)
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 def test_dump_onto_a_full_disk_leaves_the_old_file(tmp_path):
     """A file-size limit makes the write fail part-way, as a full disk does."""
     path = build(tmp_path / "e", tiny_config("eagle3"))
@@ -356,6 +358,7 @@ _OPTION = st.one_of(
 )
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 @settings(
     max_examples=int(os.environ.get("SPECFMT_FORWARD_FUZZ_EXAMPLES", "150")),
     deadline=None,

@@ -23,6 +23,7 @@ def run(model, ids, hidden, **kwargs):
 # ----------------------------------------------------------------------------- EAGLE-3
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 @pytest.mark.parametrize(
     "overrides",
     [

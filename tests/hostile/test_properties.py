@@ -69,6 +69,7 @@ def assert_no_internal_error(report, seed: int) -> None:
     json.dumps(report.to_dict())  # every report renders
 
 
+@pytest.mark.slow  # thousands of generated inputs: 10-30 s
 @many(4_000)
 @given(SEEDS)
 def test_hostile_configs_validate_without_internal_error(workdir, base):
@@ -78,6 +79,7 @@ def test_hostile_configs_validate_without_internal_error(workdir, base):
         assert_no_internal_error(validate([path]), seed)
 
 
+@pytest.mark.slow  # thousands of generated inputs: 10-30 s
 @many(1_500)
 @given(SEEDS)
 def test_hostile_configs_against_a_hostile_verifier(workdir, base):
@@ -110,6 +112,7 @@ def _strict(text: str, seed: int) -> object:
     return doc
 
 
+@pytest.mark.slow  # thousands of generated inputs: 10-30 s
 @many(2_000)
 @given(SEEDS)
 def test_migrate_and_fix_refuse_or_write_strict_json(workdir, base):
@@ -162,6 +165,7 @@ def checkpoint(tmp_path_factory):
     return real, (real / "model.safetensors").read_bytes(), verifier
 
 
+@pytest.mark.slow  # thousands of generated inputs: 10-30 s
 @many(1_000)
 @given(SEEDS)
 def test_hostile_headers_under_every_weights_rule(checkpoint, base):

@@ -117,6 +117,7 @@ def test_unknown_verifier_family_says_how_to_count_it(cli, tiny, tmp_path):
     assert "safetensors files, or hf://ORG/NAME" in result.output
 
 
+@pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 def test_plot_is_written(cli, qwen3_8b_draft, qwen3_8b_config, tmp_path):
     pytest.importorskip("matplotlib")
     counts = tmp_path / "counts.json"

@@ -57,6 +57,9 @@ def commands(work) -> dict[str, list]:
         "history": ["history"],
         "rules": ["rules"],
         "explain": ["explain", "C001"],
+        "schema-show": ["schema", "show", "eagle3"],
+        "help": ["--help"],
+        "version": ["--version"],
     }
 
 

@@ -205,4 +205,14 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
-    app()
+    from spec_format.cli.common import flush_stdout
+    from spec_format.oserror import StreamFailure
+
+    try:  # --help and --version write outside any command's error handling
+        try:
+            app()
+        finally:
+            flush_stdout()
+    except StreamFailure as exc:
+        sys.stderr.write(f"specfmt: {exc}\n")
+        sys.exit(3)

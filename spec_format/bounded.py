@@ -50,25 +50,21 @@ def too_large(name: object, size: int | None, limit: int, what: str) -> ReadRefu
 
 def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them. ``what`` names
-    what the file should be, for messages ("a JSON file", "a TOML configuration")."""
-    kind = kind_of(path)
-    if kind == MISSING:
-        raise ReadRefused("not-found", f"{path}: no such file")
-    if kind.startswith("not "):  # not accessible, not a valid path
-        raise ReadRefused("unreadable", f"{path} is {kind}")
-    if kind != REGULAR:
-        raise ReadRefused("unreadable", f"{path} is {kind}, not a regular file; expected {what}")
-    try:
+    what the file should be, for messages ("a JSON file", "a TOML configuration file").
+
+    The common case costs one open, one fstat and (usually) one read; only a refusal looks
+    at what the path is, for its message."""
+    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise ReadRefused("unreadable", f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:
+        raise _refusal(path, what, exc) from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # swapped for a FIFO or device after kind_of
-            raise ReadRefused("unreadable", f"{path} is not a regular file; expected {what}")
+        if not stat.S_ISREG(st.st_mode):
+            raise _refusal(path, what, None)
         if st.st_size > limit:
             raise too_large(path, st.st_size, limit, what)
-        data = _read_fd(fd, limit)
+        data = _read_all(fd, st.st_size, limit)
     except OSError as exc:
         raise ReadRefused("unreadable", f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
@@ -78,14 +74,29 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str
     return data
 
 
-def _read_fd(fd: int, limit: int) -> bytes:
-    chunks, total = [], 0
-    while total <= limit:
-        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
+def _refusal(path: str | os.PathLike[str], what: str, exc: BaseException | None) -> ReadRefused:
+    """Why ``path`` was not read, saying what it is (a FIFO, a directory, missing ...)."""
+    kind = kind_of(path)
+    if kind == MISSING:
+        return ReadRefused("not-found", f"{path}: no such file")
+    if kind.startswith("not "):  # not accessible, not a valid path
+        return ReadRefused("unreadable", f"{path} is {kind}")
+    if kind == REGULAR:  # the file itself refused (EACCES on the file, EMFILE ...)
+        detail = getattr(exc, "strerror", None) or exc or "cannot be opened"
+        return ReadRefused("unreadable", f"{path}: cannot read: {detail}")
+    return ReadRefused("unreadable", f"{path} is {kind}, not a regular file; expected {what}")
+
+
+def _read_all(fd: int, size: int, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes: one read of the size fstat gave (plus one byte, to see
+    a file that grew), more only if it did grow."""
+    want = min(size, limit) + 1
+    chunks = [os.read(fd, want)]
+    total = len(chunks[0])
+    while len(chunks[-1]) == want and total <= limit:
+        want = min(_CHUNK, limit + 1 - total)
+        chunks.append(os.read(fd, want))
+        total += len(chunks[-1])
     return b"".join(chunks)
 
 

@@ -32,7 +32,6 @@ from typing import Any
 
 from spec_format import header_messages, progress
 from spec_format.errors import InputError
-from spec_format.pathkind import MISSING, REGULAR, kind_of
 from spec_format.safetensors import (
     INDEX_NAME,
     MAX_INDEX_SIZE,
@@ -267,18 +266,16 @@ class LocalStorage(Storage):
         return FileSource(self.directory / name)
 
     def read_small(self, name: str, limit: int) -> bytes | None:
-        path = self.directory / name
-        kind = kind_of(path)
-        if kind == MISSING:
-            return None
-        if kind != REGULAR:
-            raise InputError(f"{path} is {kind}, not a JSON file; replace it with the file")
-        with FileSource(path) as src:
-            if src.size > limit:
-                raise InputError(f"{path}: {src.size:,} bytes, over the {limit:,}-byte limit")
-            data = src.read(0, src.size)
-            self._small_bytes += len(data)
-            return data
+        from spec_format.bounded import ReadRefused, read_file
+
+        try:  # the bounded reader: a FIFO or device refused, nothing past the limit read
+            data = read_file(self.directory / name, limit=limit, what="a JSON file")
+        except ReadRefused as refused:
+            if refused.kind == "not-found":
+                return None
+            raise InputError(refused.message) from None
+        self._small_bytes += len(data)
+        return data
 
     @property
     def bytes_read(self) -> int:

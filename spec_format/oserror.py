@@ -40,9 +40,14 @@ def describe(exc: OSError, what: str | None = None) -> str:
     """One line: the file (``what`` or the exception's filename), the cause, the advice."""
     name = what or exc.filename
     cause = exc.strerror or (errno.errorcode.get(exc.errno or 0) if exc.errno else None) or exc
-    advice = _ADVICE.get(exc.errno or 0)
     head = f"{os.fsdecode(name)}: " if name is not None else ""
-    return f"{head}{cause}" + (f"; {advice}" if advice else "")
+    return f"{head}{cause}{advice(exc)}"
+
+
+def advice(exc: OSError) -> str:
+    """The advice for an errno (after a semicolon), or an empty string."""
+    what = _ADVICE.get(exc.errno or 0)
+    return f"; {what}" if what else ""
 
 
 def as_error(exc: BaseException) -> EnvironmentFailure | None:

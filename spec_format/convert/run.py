@@ -174,6 +174,14 @@ def convert(
         )
         result.validation = _validate(tmp, target, request)
         write.publish(tmp, target, like)
+    except OSError as exc:  # a full disk, a quota, EIO: said for DEST, not the temporary path
+        from spec_format.oserror import advice
+
+        write.remove_tree(tmp)
+        raise write.WriteError(
+            f"-o {dest}: could not write the converted checkpoint ({exc.strerror or exc}); "
+            f"nothing was written{advice(exc)}"
+        ) from None
     except BaseException:
         write.remove_tree(tmp)
         raise

@@ -9,6 +9,8 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from .limits import ROOT, Run
@@ -68,3 +70,46 @@ def run_streams(
         in_file.close()
     text = (proc.stdout or b"").decode("utf-8", "replace")
     return Run(proc.returncode, text, proc.stderr.decode("utf-8", "replace"))
+
+
+def run_measured(
+    *args: str | os.PathLike[str], cpu_s: int = 60, memory_mb: int = 1024, timeout_s: float = 180
+) -> tuple[Run, float, int]:
+    """Run under RLIMIT_CPU/RLIMIT_AS and return the run, the CPU seconds (user + system)
+    and the peak resident memory in KiB the kernel accounted to that one child."""
+
+    def setup() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SPECFMT_DEBUG", None)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(
+            [*PYTHON, *(str(a) for a in args)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=ROOT,
+            preexec_fn=setup,
+        )
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                child.kill()
+                pid, status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.05)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        run = Run(
+            child.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+        )
+    return run, usage.ru_utime + usage.ru_stime, usage.ru_maxrss

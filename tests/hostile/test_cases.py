@@ -401,9 +401,11 @@ def test_a_checkpoint_without_search_permission_is_a_finding(shared_tmp, ckpt, m
     run = as_nobody(monkeypatch, folder, "r--", "validate", folder)
     clean(run)
     assert run.returncode == 3 and "config.json" in run.output
-    run = as_nobody(monkeypatch, folder, "r--", "migrate", folder, "--check")
-    clean(run)
-    assert run.returncode == 3
+    for args in (("migrate", folder, "--check"), ("migrate", folder), ("fix", folder)):
+        run = as_nobody(monkeypatch, folder, "r--", *args)
+        clean(run)
+        assert run.returncode == 3, (args, run.output)
+        assert run.output.count(f"{folder}/config.json") <= 2, run.output  # said once
 
 
 def test_recursive_reports_directories_it_cannot_list(shared_tmp, ckpt, monkeypatch):

@@ -4,6 +4,7 @@ edits, swaps included) and random keys get the answer of a brute-force reference
 
 from __future__ import annotations
 
+import json
 import random
 
 from spec_format import catalog, misspell
@@ -47,26 +48,43 @@ def slip(rng: random.Random, key: str) -> str:
 
 
 def test_the_index_finds_what_the_full_distance_finds():
+    """Through :func:`misspell.find`, at the top level and in transformer_layer_config of a
+    config of every type: each generated key gets the reference's answer."""
+    from spec_format.testing.builder import tiny_config
+
     rng = random.Random(23)
     line = "0.9"
-    entry = catalog.versions()[line]
-    checked = 0
-    for model_type in sorted(entry.types):
-        for _, parts in misspell.OBJECTS:
+    checked = found = 0
+    for model_type in sorted(catalog.versions()[line].types):
+        try:
+            base = tiny_config(model_type)
+        except (KeyError, ValueError):  # a type the builder does not make
+            continue
+        for pointer, parts in misspell.OBJECTS[:1] + misspell.OBJECTS[4:]:
             declared = misspell._declared(line, model_type, parts)
             if not declared:
                 continue
             ever = misspell._ever_declared(parts, parts == ())
+            keys = []
             for known in sorted(declared):
-                for _ in range(6):
+                for _ in range(4):
                     key = known
                     for _ in range(rng.randrange(1, 4)):
                         key = slip(rng, key)
-                    assert misspell._close(key, declared, ever) == reference(key, declared, ever), (
-                        key
-                    )
-                    checked += 1
-            for _ in range(200):
-                key = "".join(rng.choice("abcdefghij_") for _ in range(rng.randrange(1, 20)))
-                assert misspell._close(key, declared, ever) == reference(key, declared, ever)
-    assert checked > 1000
+                    keys.append(key)
+            keys += [
+                "".join(rng.choice("abcdefghij_") for _ in range(rng.randrange(1, 20)))
+                for _ in range(100)
+            ]
+            for key in keys:
+                config = json.loads(json.dumps(base))
+                obj = config if pointer == "" else config.get(parts[0])
+                if not isinstance(obj, dict) or key in obj or key in declared:
+                    continue
+                obj[key] = 1
+                got = [m.known for m in misspell.find(config, model_type, line)
+                       if m.parent == pointer and m.key == key]  # fmt: skip
+                assert (got[0] if got else ()) == reference(key, declared, ever), key
+                checked += 1
+                found += bool(got)
+    assert checked > 1000 and found > 100, (checked, found)

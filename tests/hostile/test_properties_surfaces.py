@@ -196,3 +196,27 @@ def test_hostile_configuration_files_are_usage_errors(tmp_path_factory, base):
                 settings.read(path)
             except SpecfmtError as exc:
                 assert exc.exit_code == 2, (seed, exc)
+
+
+@many(200)
+@given(SEEDS)
+def test_hostile_configs_on_standard_input(base):
+    """The generated configs piped into ``validate -``, ``migrate -`` and ``fix -``: a
+    documented exit code, and a written document is strict JSON."""
+    from typer.testing import CliRunner
+
+    from spec_format.cli.app import app
+
+    runner = CliRunner()
+    for seed in seeds(base):
+        data = config_text(seed).encode("utf-8", "surrogatepass")
+        for command in ("validate", "migrate", "fix"):
+            result = runner.invoke(app, [command, "-"], input=data)
+            assert result.exception is None or isinstance(result.exception, SystemExit), (
+                seed,
+                command,
+                result.exception,
+            )
+            assert result.exit_code in (0, 1, 2, 3), (seed, command, result.output)
+            if command != "validate" and result.exit_code == 0:
+                _strict(result.stdout, seed)

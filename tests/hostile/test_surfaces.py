@@ -57,6 +57,9 @@ def commands(work) -> dict[str, list]:
         "history": ["history"],
         "rules": ["rules"],
         "explain": ["explain", "C001"],
+        "schema-show": ["schema", "show", "eagle3"],
+        "help": ["--help"],
+        "version": ["--version"],
     }
 
 
@@ -449,3 +452,61 @@ def test_migrate_dash_o_dash_writes_stdout(work, tmp_path):
     clean(run)
     assert run.returncode == 0 and json.loads(run.stdout)["speculators_model_type"] == "eagle3"
     assert not (ROOT / "-").exists()
+
+
+# -- migrate and the misspelled-key check cost what validate costs --------------------------------
+def _hostile_big(path: Path, kind: str) -> Path:
+    doc = tiny_config("eagle3")
+    if kind == "100k-unknown-keys":  # the misspelled-key check looks at every one
+        doc.update({f"unknown_key_{i}": i for i in range(100_000)})
+    elif kind == "1.5m-bad-items":
+        doc["eagle_aux_hidden_state_layer_ids"] = ["x"] * 1_500_000
+    elif kind == "300k-integers":
+        doc["eagle_aux_hidden_state_layer_ids"] = list(range(300_000))
+    else:  # 30k proposal methods
+        methods = doc["speculators_config"]["proposal_methods"]
+        doc["speculators_config"]["proposal_methods"] = [dict(methods[0]) for _ in range(30_000)]
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps(doc, separators=(",", ":")))
+    return path / "config.json"
+
+
+@pytest.mark.parametrize(
+    "kind", ["100k-unknown-keys", "1.5m-bad-items", "300k-integers", "30k-proposal-methods"]
+)
+def test_migrate_stays_within_twice_validates_cpu_and_memory(tmp_path, kind):
+    """validate runs first and is measured; migrate then gets twice its CPU seconds as the
+    kernel's limit (RLIMIT_CPU kills it past them) and must peak below twice its memory."""
+    from .streams import run_measured
+
+    cfg = _hostile_big(tmp_path / kind, kind)
+    run, cpu, rss = run_measured("validate", cfg, cpu_s=120, memory_mb=900)
+    clean(run)
+    assert run.returncode in (0, 1), run.output[-2000:]
+    budget = int(2 * cpu) + 2  # + start-up rounding: RLIMIT_CPU counts whole seconds
+    run, migrate_cpu, migrate_rss = run_measured("migrate", cfg, cpu_s=budget, memory_mb=900)
+    clean(run)
+    assert run.returncode in (0, 1), (budget, run.returncode, run.output[-2000:])
+    assert migrate_rss <= 2 * rss, (migrate_rss, rss)
+    assert migrate_cpu <= 2 * cpu + 1, (migrate_cpu, cpu)
+
+
+def test_the_misspelled_key_check_costs_at_most_what_reading_the_keys_costs(tmp_path):
+    """300k unknown keys at the top level (each looked at by the misspelled-key check)
+    against the same keys one level down in an object no check looks into: at most twice
+    the CPU and memory (the check was ~0.2 ms per key, 100x the reading)."""
+    from .streams import run_measured
+
+    keys = {f"unknown_key_{i}": i for i in range(300_000)}
+    flat, nested = tiny_config("eagle3"), tiny_config("eagle3")
+    flat.update(keys)
+    nested["x_unchecked"] = keys
+    runs = {}
+    for name, doc in (("nested", nested), ("flat", flat)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(doc))
+        runs[name] = run_measured("validate", tmp_path / name, cpu_s=120, memory_mb=900)
+        clean(runs[name][0])
+        assert runs[name][0].returncode in (0, 1), runs[name][0].output[-2000:]
+    (_, cpu, rss), (_, flat_cpu, flat_rss) = runs["nested"], runs["flat"]
+    assert flat_cpu <= 2 * cpu + 1 and flat_rss <= 2 * rss, (flat_cpu, cpu, flat_rss, rss)

@@ -423,7 +423,7 @@ def suite_convert(args) -> None:
         convert = ["sh", "-c", f"rm -rf {shlex.quote(str(dest))} && exec {shlex.join(cmd)}"]
         copy = work / "copy"
         cp = ["sh", "-c", f"rm -rf {shlex.quote(str(copy))} && exec cp -r {src} {copy}"]
-        pair = interleaved(convert, cp, args.runs)
+        pair = interleaved(convert, cp, max(3, args.runs // 3))
         lines += [
             f"Source: a SafeAILab EAGLE-3 checkpoint with the shapes of "
             f"RedHatAI/Qwen3-8B-speculator.eagle3's draft ({size / 1e9:.2f} GB, bf16), built "

@@ -453,8 +453,18 @@ def _script(name: str):
     return run
 
 
+def portable(text: str) -> str:
+    """Commands as a reader reruns them: tools by name (from the environment's PATH), paths
+    relative to the repository, temporary directories as $TMP."""
+    import re
+
+    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+    text = text.replace(bin_dir + "/", "").replace(str(ROOT) + "/", "")
+    return re.sub(r"/tmp/tmp[\w-]+", "$TMP", text)
+
+
 def _write(name: str, lines: list[str]) -> None:
-    text = "\n".join(lines).rstrip() + "\n"
+    text = portable("\n".join(lines).rstrip() + "\n")
     (HERE / name).write_text(text)
     print(text)
 

@@ -423,7 +423,7 @@ def suite_convert(args) -> None:
         convert = ["sh", "-c", f"rm -rf {shlex.quote(str(dest))} && exec {shlex.join(cmd)}"]
         copy = work / "copy"
         cp = ["sh", "-c", f"rm -rf {shlex.quote(str(copy))} && exec cp -r {src} {copy}"]
-        pair = interleaved(convert, cp, args.runs)
+        pair = interleaved(convert, cp, max(3, args.runs // 3))
         lines += [
             f"Source: a SafeAILab EAGLE-3 checkpoint with the shapes of "
             f"RedHatAI/Qwen3-8B-speculator.eagle3's draft ({size / 1e9:.2f} GB, bf16), built "
@@ -453,8 +453,18 @@ def _script(name: str):
     return run
 
 
+def portable(text: str) -> str:
+    """Commands as a reader reruns them: tools by name (from the environment's PATH), paths
+    relative to the repository, temporary directories as $TMP."""
+    import re
+
+    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+    text = text.replace(bin_dir + "/", "").replace(str(ROOT) + "/", "")
+    return re.sub(r"/tmp/tmp[\w-]+", "$TMP", text)
+
+
 def _write(name: str, lines: list[str]) -> None:
-    text = "\n".join(lines).rstrip() + "\n"
+    text = portable("\n".join(lines).rstrip() + "\n")
     (HERE / name).write_text(text)
     print(text)
 

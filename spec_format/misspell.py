@@ -69,7 +69,9 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
             for key in obj:
                 if not isinstance(key, str) or key in declared:
                     continue
-                close = _close(key, declared, _ever_declared(parts, pointer == ""))
+                close = _close(key, declared)
+                if close and key in _ever_declared(parts, pointer == ""):
+                    close = ()  # declared by another version or type: never a typo
                 if close:
                     present = len(close) == 1 and close[0] in obj
                     out.append(Misspelling(where, key, close, present))
@@ -111,10 +113,11 @@ def _ever_declared(parts: tuple[str, ...], top: bool) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1 << 16)  # bounded: hostile inputs bring any number of distinct keys
-def _close(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple[str, ...]:
+def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
     """The declared keys ``key`` is a slip away from, closest first (cached: unknown keys
-    such as transformers' own recur in every config)."""
-    if key in ever or len(key) > 64:
+    such as transformers' own recur in every config). The caller drops the match when some
+    other version or type declares ``key`` (asked only then: that reads every schema)."""
+    if len(key) > 64:
         return ()
     folded, near = _index(declared)
     same = folded.get(_fold(key), ())

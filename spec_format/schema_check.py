@@ -21,9 +21,10 @@ Check = Callable[[Any], bool]
 #: (node, base URI) -> the node with its $ref chain followed, and its new base URI
 Deref = Callable[[Any, str], tuple[Any, str]]
 
-#: keywords that assert nothing (jsonschema ignores ``discriminator``, an OpenAPI annotation)
+#: keywords that assert nothing (``$defs`` only holds what ``$ref`` points at; jsonschema
+#: ignores ``discriminator``, an OpenAPI annotation)
 _ANNOTATIONS = frozenset(
-    {"$schema", "$id", "$comment", "title", "description", "default", "examples"}
+    {"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"}
     | {"discriminator", "deprecated", "readOnly", "writeOnly"}
 )
 _JSON = (dict, list, str, int, float, bool, type(None))

@@ -49,16 +49,36 @@ def _all_documents() -> dict[str, dict[str, Any]]:
     """Every bundled schema document keyed by its ``$id``."""
     docs: dict[str, dict[str, Any]] = {}
 
-    def walk(folder) -> None:
+    def walk(folder, prefix: str) -> None:
         for item in folder.iterdir():
             if item.is_dir():
-                walk(item)
+                walk(item, f"{prefix}{item.name}/")
             elif item.name.endswith(SCHEMA_SUFFIX):
-                doc = json.loads(item.read_text(encoding="utf-8"))
+                doc = _load(f"{prefix}{item.name}")
                 docs[doc["$id"]] = doc
 
-    walk(_schema_root())
+    walk(_schema_root(), "")
     return docs
+
+
+@cache
+def _load(relative: str) -> dict[str, Any]:
+    """One bundled document by its path below the schema folder (read once)."""
+    return json.loads(_schema_root().joinpath(*relative.split("/")).read_text(encoding="utf-8"))
+
+
+def _document(uri: str) -> dict[str, Any] | None:
+    """The bundled document whose ``$id`` is ``uri``: read alone when the URI names its
+    file (every bundled one does), else found among all of them."""
+    base = catalog.data()["base_uri"]
+    if uri.startswith(base) and uri.endswith(SCHEMA_SUFFIX) and ".." not in uri:
+        try:
+            doc = _load(uri[len(base) :])
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict) and doc.get("$id") == uri:
+            return doc
+    return _all_documents().get(uri)
 
 
 @cache
@@ -77,11 +97,10 @@ def load_schema(version: str, name: str) -> dict[str, Any]:
     """The raw document of ``<version>/<name>`` (``name`` with or without the suffix)."""
     if not name.endswith(SCHEMA_SUFFIX):
         name += SCHEMA_SUFFIX
-    uri = schema_uri(version, name)
-    try:
-        return _all_documents()[uri]
-    except KeyError:
-        raise UsageError(f"no bundled schema {version}/{name}") from None
+    doc = _document(schema_uri(version, name))
+    if doc is None:
+        raise UsageError(f"no bundled schema {version}/{name}")
+    return doc
 
 
 def type_schema(version: str, model_type: str) -> dict[str, Any]:
@@ -242,10 +261,9 @@ def _lookup(ref: str, base: str) -> tuple[Any, str]:
     """The target of ``ref`` (relative to ``base``) among the bundled documents, and the
     URI of the document that holds it. Only JSON-pointer fragments occur in the schemas."""
     uri, fragment = urldefrag(urljoin(base, ref))
-    try:
-        target: Any = _all_documents()[uri]
-    except KeyError:
-        raise LookupError(f"unresolvable $ref {ref!r} from {base}") from None
+    target: Any = _document(uri)
+    if target is None:
+        raise LookupError(f"unresolvable $ref {ref!r} from {base}")
     for token in fragment.split("/")[1:] if fragment else ():
         token = unquote(token).replace("~1", "/").replace("~0", "~")
         target = target[int(token)] if isinstance(target, list) else target[token]

@@ -136,3 +136,24 @@ def test_mutations_never_pass_the_model_and_fail_the_schema(data):
         except (KeyError, IndexError, TypeError):
             continue
     _agree(config)
+
+
+def test_the_check_compiles_only_what_it_can_check_soundly():
+    """A keyword whose strict reading would not be sound (``not``, a oneOf whose branches
+    two documents could both match) leaves a schema to the jsonschema walk; a discriminated
+    oneOf is an anyOf; a float is never an integer here (jsonschema takes 1.0 for one)."""
+    from spec_format.schema_check import compile_schema
+
+    def compiled(schema):
+        return compile_schema(schema, "https://example.test/s.json", schemas._deref)
+
+    assert compiled({"not": {"type": "string"}}) is None
+    assert compiled({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
+    tagged = {
+        "oneOf": [{"properties": {"kind": {"const": k}}, "required": ["kind"]} for k in ("a", "b")]
+    }
+    check = compiled(tagged)
+    assert check is not None
+    assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
+    integer = compiled({"type": "integer", "minimum": 1})
+    assert integer(3) and not integer(1.0) and not integer(True) and not integer(0)

@@ -156,13 +156,45 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _rank(fr: FileReport) -> int:
+    """What matters first: failed and unreadable inputs, then warnings, then notes, then
+    inputs without findings."""
+    severities = {f.severity for f in fr.findings}
+    if fr.status is not Status.OK or Severity.ERROR in severities:
+        return 0
+    return 1 if Severity.WARNING in severities else 2 if severities else 3
+
+
 def _lines(report: Report, verbosity: int, color: bool, width: int) -> list[Line]:
     out: list[Line] = []
-    for file_report in report.files:
-        group = list(_file(file_report, verbosity, color, width))
+    many = len(report.files) > 1
+    files = sorted(report.files, key=_rank) if many else report.files  # stable
+    groups = _grouped_notes(files, verbosity) if many else {}
+    grouped = frozenset(groups)
+
+    def clean(fr: FileReport) -> bool:
+        return _rank(fr) == 3 or (
+            fr.status is Status.OK and all(f.rule in grouped for f in fr.findings)
+        )
+
+    quiet = [f for f in files if clean(f)] if many and verbosity == 1 else []
+    if len(quiet) < 2:  # one clean input keeps its own line, with what was checked
+        quiet = []
+    for file_report in files:
+        if any(file_report is q for q in quiet):
+            continue
+        group = list(_file(file_report, verbosity, color, width, grouped))
         out.extend(group)
         if len(group) > 1:  # an input with findings is set off from the next one
             out.append([])
+    for rule, frs in groups.items():  # repeated notes: once, with the inputs they are on
+        out.extend(_group_lines(rule, frs, color, width))
+        out.append([])
+    if quiet:  # grouped: one line for every input without findings
+        what = "findings" if not grouped else "other findings"
+        head: Line = [("ok", _STATUS_STYLE[Status.OK]), (f" {len(quiet)} inputs without ", "")]
+        names = ", ".join(f.path for f in quiet)
+        out.extend(wrap([*head, (f"{what}: ", ""), (names, "bold")], width, HEAD_INDENT))
     for note in report.notes if verbosity > 0 else ():  # -q: findings and the summary only
         note_id, _, text = note.partition(" ")
         head: Line = [("note ", "dim"), (note_id, CODE_STYLE if color else ""), (" ", "")]
@@ -181,8 +213,42 @@ def _summary_style(report: Report) -> str:
     return "green"
 
 
-def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[Line]:
-    findings = fr.sorted_findings()
+#: a note that fires on this many inputs of one run is said once for all of them
+GROUP_NOTES_FROM = 3
+
+
+def _grouped_notes(files: list[FileReport], verbosity: int) -> dict[str, list[FileReport]]:
+    """rule -> the inputs it noted, for the notes repeated on many inputs (not with -v)."""
+    if verbosity != 1:
+        return {}
+    by_rule: dict[str, list[FileReport]] = {}
+    for fr in files:
+        for rule in dict.fromkeys(f.rule for f in fr.findings if f.severity is Severity.INFO):
+            by_rule.setdefault(rule, []).append(fr)
+    return {r: frs for r, frs in by_rule.items() if len(frs) >= GROUP_NOTES_FROM}
+
+
+def _group_lines(rule: str, frs: list[FileReport], color: bool, width: int) -> list[Line]:
+    from spec_format.rules import registry
+
+    try:
+        summary = registry.get(rule).summary()
+    except KeyError:  # pragma: no cover - a finding of an unregistered rule
+        summary = ""
+    head: Line = [("note", _STYLE[Severity.INFO]), (" ", ""), (rule, "bold"), (" ", "")]
+    head += [(f"on {len(frs)} inputs: ", ""), *code_spans(summary, color)]
+    names = ", ".join(fr.path for fr in frs)
+    out = wrap(head, width, HEAD_INDENT)
+    out += wrap([("  in: ", "dim"), (names, "")], width, 6)
+    hint = f"`specfmt explain {rule}`; -v shows each with its own command"
+    out += wrap([("  help: ", "green"), *code_spans(hint, color)], width, 8)
+    return out
+
+
+def _file(
+    fr: FileReport, verbosity: int, color: bool, width: int, grouped: frozenset[str] = frozenset()
+) -> Iterator[Line]:
+    findings = [f for f in fr.sorted_findings() if f.rule not in grouped]
     shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
     if not shown and verbosity == 0:
         return

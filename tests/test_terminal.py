@@ -199,6 +199,25 @@ def test_a_json_syntax_error_names_its_place_once(tmp_path, args):
     assert f"{path}:3:3: not valid JSON" in err and err.count(f"{path}:3:3") == 1, err
 
 
+@pytest.mark.parametrize("command", ["inspect", "forward"])
+def test_checkpoint_reports_fit_the_terminal_and_are_unpadded_when_piped(tmp_path, command):
+    from spec_format.testing.builder import build_checkpoint, tiny_config
+
+    if command == "forward":
+        pytest.importorskip("torch", reason="forward needs the forward extra")
+    built = build_checkpoint(
+        tmp_path / ("a-rather-long-checkpoint-name-" * 3), tiny_config("eagle3")
+    )
+    out = piped(command, built.path)
+    assert out.returncode == 0, out.stderr
+    assert not [line for line in out.stdout.splitlines() if line != line.rstrip()]
+    for columns in (80, 160):
+        code, raw = in_terminal(command, built.path, columns=columns)
+        assert code == 0
+        for line in (part for full in visible(raw) for part in full.split("\r")):  # progress
+            assert len(line.rstrip()) <= columns or len(line.split()) == 1, (columns, line)
+
+
 def test_pointer_is_not_repeated_when_the_line_is_known():
     out = piped("validate", EXAMPLES[0]).stdout
     assert "(/speculators_config/verifier/architectures)" not in out

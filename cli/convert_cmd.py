@@ -12,6 +12,7 @@ from spec_format.cli.common import (
     ReportFormat,
     format_option,
     handle_errors,
+    print_text,
     stdout,
     verifier_option,
 )
@@ -132,7 +133,7 @@ def convert_command(
     if report_format == ReportFormat.json.value:
         out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
-        out.write(render_text(result, dry_run))
+        print_text(render_text(result, dry_run), out)  # wrapped between words on a terminal
     raise typer.Exit(ExitCode.OK)
 
 

@@ -13,6 +13,7 @@ import typer
 from spec_format.cli.common import (
     ReportFormat,
     handle_errors,
+    print_text,
     progress_display,
     stdout,
     verifier_option,
@@ -119,5 +120,5 @@ def forward_command(
     if output_format is ReportFormat.json:
         out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
-        out.write(render_text(result) + "\n")
+        print_text(render_text(result), out)  # wrapped between words on a terminal
     raise typer.Exit(result.exit_code)

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import ReportFormat, handle_errors, stdout, verifier_option
+from spec_format.cli.common import (
+    ReportFormat,
+    handle_errors,
+    print_text,
+    stdout,
+    verifier_option,
+)
 from spec_format.errors import UsageError
 from spec_format.jsonout import dumps
 
@@ -93,7 +99,7 @@ def inspect_command(
         doc["plot"] = str(plot) if plot is not None else None
         out.write(dumps(doc, indent=2) + "\n")
     else:
-        out.write(render_text(report) + "\n")
+        print_text(render_text(report), out)  # wrapped between words on a terminal
         if plot is not None:
             out.write(f"\nplot written to {plot}\n")
     raise typer.Exit(0)

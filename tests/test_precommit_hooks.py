@@ -136,3 +136,18 @@ def test_migrate_check_hook_with_several_files(migrated_repo):
     assert proc.returncode == 1
     assert "would change drafts/good/config.json" in out
     assert "drafts/current/config.json is up to date" in out
+
+
+def test_migrate_check_hook_passes_a_file_that_differs_only_in_formatting(migrated_repo):
+    """Key order, indentation and the final newline are not a change: the hook passes the
+    file and says why, instead of calling it unchanged and failing."""
+    import json
+
+    current = migrated_repo / "drafts" / "current" / "config.json"
+    data = json.loads(current.read_text(encoding="utf-8"))
+    current.write_text(json.dumps(dict(reversed(list(data.items()))), indent=4), encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=migrated_repo, check=True, env=_git_env())
+    proc = _try_repo(migrated_repo, "specfmt-migrate-check", "drafts/current/config.json")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "formatting differs only" in out and "would change" not in out

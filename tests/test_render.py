@@ -69,7 +69,10 @@ def test_text_lists_findings_errors_first_per_file_and_a_summary():
     render(_report(), "text", out, color=False)
     text = out.getvalue()
     lines = text.splitlines()
-    assert lines[0] == "ok a/: eagle3, format 0.9 (declared)"
+    assert lines[0] == "fail b/: dflash, format 0.9 (inferred)"  # what matters first
+    assert lines.index("ok a/: eagle3, format 0.9 (declared)") > lines.index(
+        "unreadable c/config.json"
+    )
     assert "b/config.json:12:17: error S103 0 must be >= 1" in lines  # no repeated pointer
     assert lines.index("b/config.json:12:17: error S103 0 must be >= 1") < next(
         i for i, line in enumerate(lines) if "X003" in line

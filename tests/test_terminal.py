@@ -81,8 +81,11 @@ def test_validate_examples_fits_the_terminal(columns):
     doc = json.loads(
         piped("validate", "-f", "json", *(p.relative_to(ROOT) for p in EXAMPLES)).stdout
     )
-    commands = {
-        " ".join(f["command"]) for r in doc["files"] for f in r["findings"] if f.get("command")
+    commands = {  # notes repeated on many inputs are grouped, without their commands
+        " ".join(f["command"])
+        for r in doc["files"]
+        for f in r["findings"]
+        if f.get("command") and f["severity"] != "info"
     }
     assert commands and all(any(c in line for line in lines) for c in commands)  # never broken
     for line in lines:  # longer only for one word or command that cannot be broken
@@ -197,6 +200,25 @@ def test_a_json_syntax_error_names_its_place_once(tmp_path, args):
     assert f"{path}:3:3: not valid JSON" in err and err.count(f"{path}:3:3") == 1, err
 
 
+@pytest.mark.parametrize("command", ["inspect", "forward"])
+def test_checkpoint_reports_fit_the_terminal_and_are_unpadded_when_piped(tmp_path, command):
+    from spec_format.testing.builder import build_checkpoint, tiny_config
+
+    if command == "forward":
+        pytest.importorskip("torch", reason="forward needs the forward extra")
+    built = build_checkpoint(
+        tmp_path / ("a-rather-long-checkpoint-name-" * 3), tiny_config("eagle3")
+    )
+    out = piped(command, built.path)
+    assert out.returncode == 0, out.stderr
+    assert not [line for line in out.stdout.splitlines() if line != line.rstrip()]
+    for columns in (80, 160):
+        code, raw = in_terminal(command, built.path, columns=columns)
+        assert code == 0
+        for line in (part for full in visible(raw) for part in full.split("\r")):  # progress
+            assert len(line.rstrip()) <= columns or len(line.split()) == 1, (columns, line)
+
+
 def test_pointer_is_not_repeated_when_the_line_is_known():
     out = piped("validate", EXAMPLES[0]).stdout
     assert "(/speculators_config/verifier/architectures)" not in out
@@ -247,6 +269,37 @@ def test_quiet_prints_findings_and_one_summary_line_and_every_note_has_an_id():
         assert note_id in piped("explain", note_id).stdout
     out = piped("validate", "--select", "N002", *EXAMPLES).stdout.splitlines()
     assert [line.split()[1] for line in out if line.startswith("note ")] == ["N002"]
+
+
+def test_a_passing_run_groups_repeated_notes_and_puts_what_matters_first():
+    """Notes repeated on many inputs are said once with the inputs they are on, inputs
+    without other findings share one line, and warnings come before notes; -v lists each."""
+    from spec_format.render.text import GROUP_NOTES_FROM
+
+    rel = [p.relative_to(ROOT) for p in EXAMPLES]
+    doc = json.loads(piped("validate", "-f", "json", *rel).stdout)
+    by_rule: dict[str, set] = {}
+    for fr in doc["files"]:
+        for f in fr["findings"]:
+            by_rule.setdefault((f["rule"], f["severity"]), set()).add(fr["path"])
+    repeated = {r for (r, sev), paths in by_rule.items() if sev == "info"
+                and len(paths) >= GROUP_NOTES_FROM}  # fmt: skip
+    assert repeated, "the examples repeat no note: nothing to group"
+    out = piped("validate", *rel, env={"COLUMNS": "80"}).stdout.splitlines()
+    assert len(out) <= 64, len(out)  # was 116 at 80 columns
+    for rule in repeated:
+        assert sum(f" {rule} " in line for line in out) == 1, rule
+    notes_only = [
+        fr["path"] for fr in doc["files"]
+        if fr["findings"] and all(f["severity"] == "info" for f in fr["findings"])
+    ]  # fmt: skip
+    last_warning = max(i for i, line in enumerate(out) if " warning " in line)
+    assert notes_only and all(
+        i > last_warning for i, line in enumerate(out) for p in notes_only if line.startswith(p)
+    )
+    verbose = piped("validate", "-v", *rel).stdout
+    for rule in repeated:
+        assert verbose.count(f" note {rule} ") == len(by_rule[(rule, "info")])
 
 
 def test_square_brackets_survive_rules_and_help():

@@ -79,7 +79,7 @@ def type_page(cat: Catalogue, version: str, model_type: str) -> str:
         "",
         doc.get("description", ""),
         "",
-        "| | |",
+        "| Property | Value |",
         "|---|---|",
         f"| Schema `$id` | `{doc['$id']}` (draft-07: `{export.draft07_uri(version, name)}`) |",
         f"| Model / TypeScript name | `{doc.get('title', '')}` |",
@@ -161,6 +161,8 @@ def _field_table(
     prefix: str = "",
 ) -> list[str]:
     lines = [
+        '<div class="field-table" markdown>',  # stacked rows where the column is narrow
+        "",
         "| Field | Type | Default | Constraints | In versions | Description |",
         "|---|---|---|---|---|---|",
     ]
@@ -179,7 +181,7 @@ def _field_table(
             )
             + " |"
         )
-    return lines
+    return [*lines, "", "</div>"]
 
 
 def version_page(cat: Catalogue, version: str) -> str:

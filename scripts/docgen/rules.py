@@ -56,7 +56,7 @@ def rule_page(root: Path, rule: type[Rule]) -> str:
         "",
         rule.summary(),
         "",
-        "| | |",
+        "| Property | Value |",
         "|---|---|",
         f"| Layer | {rule.layer.value} ({LAYER_PREFIX[rule.layer]}) |",
         f"| Severity | {severities['current']} (legacy profile: {severities['legacy']}; strict: "

@@ -269,6 +269,8 @@ def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
     # 1.5M-item list of wrong values costs what validate costs
     from spec_format.rules.schema import MAX_SCHEMA_COUNTED, MAX_SCHEMA_ERRORS
 
+    if schemas.accepts(line, model_type, doc):  # the compiled check, as validate runs it
+        return []
     validator = schemas.validator(line, model_type)
     errors = validator.iter_errors(doc)
     first = sorted(

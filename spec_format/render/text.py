@@ -146,21 +146,60 @@ class TextStream:
             width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
         self.stream, self.color, self.verbosity, self.width = stream, color, verbosity, width
         self._console = None
+        self._inputs = 0
+        self._waiting: list[FileReport] = []
 
     def file(self, file_report: FileReport) -> None:
-        group = list(_file(file_report, self.verbosity, self.color, self.width))
+        """A failed or unreadable input (and every input under ``-q``/``-v``) is written
+        now; the others wait for :meth:`finish`, which orders them by what matters and
+        says a note repeated on many inputs once. A waiting input keeps only its located
+        findings, never its file's text."""
+        self._inputs += 1
+        if self.verbosity == 1 and _rank(file_report) > 0:
+            file_report.located_findings()
+            self._waiting.append(file_report)
+            return
+        self._group(_file(file_report, self.verbosity, self.color, self.width))
+
+    def finish(self, notes: list[str], tally: Tally) -> None:
+        files = sorted(self._waiting, key=_rank)  # stable: arrival order within a rank
+        many = self._inputs > 1
+        groups = _grouped_notes(files, self.verbosity) if many else {}
+        grouped = frozenset(groups)
+
+        def clean(fr: FileReport) -> bool:
+            return _rank(fr) == 3 or (
+                fr.status is Status.OK and all(f.rule in grouped for f in fr.findings)
+            )
+
+        quiet = [f for f in files if clean(f)] if many else []
+        if len(quiet) < 2:  # one clean input keeps its own line, with what was checked
+            quiet = []
+        for file_report in files:
+            if not any(file_report is q for q in quiet):
+                self._group(_file(file_report, self.verbosity, self.color, self.width, grouped))
+        out: list[Line] = []
+        for rule, frs in groups.items():  # repeated notes: once, with the inputs they are on
+            out.extend(_group_lines(rule, frs, self.color, self.width))
+            out.append([])
+        if quiet:  # grouped: one line for every input without findings
+            what = "findings" if not grouped else "other findings"
+            head: Line = [("ok", _STATUS_STYLE[Status.OK]), (f" {len(quiet)} inputs without ", "")]
+            names = ", ".join(f.path for f in quiet)
+            out.extend(wrap([*head, (f"{what}: ", ""), (names, "bold")], self.width, HEAD_INDENT))
+        for note in notes if self.verbosity > 0 else ():  # -q: findings and the summary only
+            note_id, _, text = note.partition(" ")
+            head = [("note ", "dim"), (note_id, CODE_STYLE if self.color else ""), (" ", "")]
+            out.extend(wrap([*head, *code_spans(text, self.color)], self.width, HEAD_INDENT))
+        out.append([(tally.summary(), _summary_style(tally))])
+        self._waiting = []
+        self._write(out)
+
+    def _group(self, lines: Iterator[Line]) -> None:
+        group = list(lines)
         if len(group) > 1:  # an input with findings is set off from the next one
             group.append([])
         self._write(group)
-
-    def finish(self, notes: list[str], tally: Tally) -> None:
-        out: list[Line] = []
-        for note in notes if self.verbosity > 0 else ():  # -q: findings and the summary only
-            note_id, _, text = note.partition(" ")
-            head: Line = [("note ", "dim"), (note_id, CODE_STYLE if self.color else ""), (" ", "")]
-            out.extend(wrap([*head, *code_spans(text, self.color)], self.width, HEAD_INDENT))
-        out.append([(tally.summary(), _summary_style(tally))])
-        self._write(out)
 
     def _write(self, lines: list[Line]) -> None:
         if not lines:
@@ -199,6 +238,15 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _rank(fr: FileReport) -> int:
+    """What matters first: failed and unreadable inputs, then warnings, then notes, then
+    inputs without findings."""
+    severities = {f.severity for f in fr.findings}
+    if fr.status is not Status.OK or Severity.ERROR in severities:
+        return 0
+    return 1 if Severity.WARNING in severities else 2 if severities else 3
+
+
 def _summary_style(tally: Tally) -> str:
     """Coloured by the worst severity of the run."""
     if tally.exit_code != 0 or tally.severities.get("error"):
@@ -208,8 +256,43 @@ def _summary_style(tally: Tally) -> str:
     return "green"
 
 
-def _file(fr: FileReport, verbosity: int, color: bool, width: int) -> Iterator[Line]:
-    shown = fr.sorted_findings(None if verbosity > 0 else _is_error)
+#: a note that fires on this many inputs of one run is said once for all of them
+GROUP_NOTES_FROM = 3
+
+
+def _grouped_notes(files: list[FileReport], verbosity: int) -> dict[str, list[FileReport]]:
+    """rule -> the inputs it noted, for the notes repeated on many inputs (not with -v)."""
+    if verbosity != 1:
+        return {}
+    by_rule: dict[str, list[FileReport]] = {}
+    for fr in files:
+        for rule in dict.fromkeys(f.rule for f in fr.findings if f.severity is Severity.INFO):
+            by_rule.setdefault(rule, []).append(fr)
+    return {r: frs for r, frs in by_rule.items() if len(frs) >= GROUP_NOTES_FROM}
+
+
+def _group_lines(rule: str, frs: list[FileReport], color: bool, width: int) -> list[Line]:
+    from spec_format.rules import registry
+
+    try:
+        summary = registry.get(rule).summary()
+    except KeyError:  # pragma: no cover - a finding of an unregistered rule
+        summary = ""
+    head: Line = [("note", _STYLE[Severity.INFO]), (" ", ""), (rule, "bold"), (" ", "")]
+    head += [(f"on {len(frs)} inputs: ", ""), *code_spans(summary, color)]
+    names = ", ".join(fr.path for fr in frs)
+    out = wrap(head, width, HEAD_INDENT)
+    out += wrap([("  in: ", "dim"), (names, "")], width, 6)
+    hint = f"`specfmt explain {rule}`; -v shows each with its own command"
+    out += wrap([("  help: ", "green"), *code_spans(hint, color)], width, 8)
+    return out
+
+
+def _file(
+    fr: FileReport, verbosity: int, color: bool, width: int, grouped: frozenset[str] = frozenset()
+) -> Iterator[Line]:
+    findings = [f for f in fr.sorted_findings() if f.rule not in grouped]
+    shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
     if not shown and verbosity == 0:
         return
     head: Line = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]

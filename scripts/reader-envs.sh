@@ -30,8 +30,11 @@ recipe() {
   local common="huggingface_hub safetensors pyyaml regex cachetools pydantic msgspec psutil pyzmq cbor2 aiohttp requests openai-harmony openai"
   case "$1" in
     # 5.19.0 is inside every covered release's range (0.33: <5.21, 0.32: <5.20, 0.28: >=5.5.3)
-    0.28.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
-    *) echo "unknown vLLM release: $1" >&2; return 1 ;;
+    0.2[4-9].* | 0.30.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
+    0.31.*) echo "transformers==5.17.0 $common" ;; # <5.18.0
+    # the last 4.x, inside every range before 0.24 (0.10.1: >=4.55.0; 0.11.1-0.19.0: <5);
+    # their model registry (and from 0.12 the config utils: gguf) import these at module level
+    0.1[0-9].* | 0.2[0-3].*) echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf" ;;
   esac
 }
 
@@ -97,7 +100,8 @@ for rel in "${releases[@]}"; do
   t=$SECONDS
   if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
       "import importlib.metadata as m; assert m.version('vllm') == '$rel'
-from vllm.transformers_utils.config import maybe_override_with_speculators" 2>/dev/null; then
+import vllm.transformers_utils.config
+from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>/dev/null; then
     log "$rel: importing vLLM's config code failed; environment left incomplete"
     stamp "$rel FAILED $((SECONDS - start))s"
     continue

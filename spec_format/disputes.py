@@ -30,16 +30,22 @@ WRITER = "speculators"
 def parse_engine(text: str) -> readers.Release:
     """``--engine NAME==VERSION`` -> the table's release; a usage error lists what is covered."""
     name, sep, version = text.strip().partition("==")
-    covered = readers.releases()
+    name = name.strip().lower()
+    engines = sorted({r.split("==")[0] for r in readers.releases()})
+    if not sep and name in engines:  # a bare name: its newest covered release
+        return readers.newest(name)
     if not sep or not name or not version:
-        raise UsageError(f"--engine {text!r}: write NAME==VERSION, one of: {', '.join(covered)}")
+        raise UsageError(
+            f"--engine {text!r}: write NAME==VERSION or NAME, covered: "
+            + "; ".join(readers.covered_range(e) for e in engines)
+        )
     try:
-        return readers.release(name.strip().lower(), version.strip())
+        return readers.release(name, version.strip())
     except KeyError:
-        same = [r for r in covered if r.startswith(f"{name.strip().lower()}==")]
+        covered = [readers.covered_range(e) for e in ([name] if name in engines else engines)]
         raise UsageError(
             f"--engine {text}: the reader table does not cover that release; covered: "
-            f"{', '.join(same or covered)} (schema/readers/README.md says how to add one)"
+            f"{'; '.join(covered)} (schema/readers/README.md says how to add one)"
         ) from None
 
 
@@ -66,8 +72,8 @@ def writer_of(line: str) -> readers.Release | None:
 
 @cache
 def covered() -> tuple[readers.Release, ...]:
-    """Every reader release of the table."""
-    return tuple(readers.release(*rid.split("==")) for rid in readers.releases())
+    """One release per file of the reader table (a group's members read alike)."""
+    return tuple(readers.release(*rid.split("==")) for rid in readers.representatives())
 
 
 @cache

@@ -48,7 +48,7 @@ def template_rows(template: str | None) -> dict[str, tuple[readers.Release, dict
 
 
 def draft(version: str, template: str | None) -> tuple[dict, list[str]]:
-    rel = readers.Release("vllm", version, {})
+    rel = readers.Release("vllm", version, {"version": version})
     rows = template_rows(template)
     newest = readers.release(
         *[r for r in readers.releases() if r.startswith("vllm==")][-1].split("==")

@@ -33,8 +33,10 @@ recipe() {
     0.2[4-9].* | 0.30.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
     0.31.*) echo "transformers==5.17.0 $common" ;; # <5.18.0
     # the last 4.x, inside every range before 0.24 (0.10.1: >=4.55.0; 0.11.1-0.19.0: <5);
-    # their model registry (and from 0.12 the config utils: gguf) import these at module level
-    0.1[0-9].* | 0.2[0-3].*) echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf" ;;
+    # their model registry (from 0.12 the config utils: gguf; from 0.16 cpuinfo) import these
+    0.1[0-9].* | 0.2[0-3].*)
+      echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf py-cpuinfo" ;;
+    *) echo "unknown vLLM release: $1" >&2; return 1 ;;
   esac
 }
 
@@ -53,6 +55,19 @@ releases=("$@")
 [[ ${#releases[@]} -gt 0 ]] || read -r -a releases <<<"$DEFAULT_RELEASES"
 
 all_start=$SECONDS
+# fetch the missing wheels first, two at a time (a fresh CI machine needs one per group);
+# a failure here is retried, and reported, by the loop below
+missing=()
+for rel in "${releases[@]}"; do
+  ls "$CACHE"/wheels/vllm-"$rel"-*.whl >/dev/null 2>&1 || missing+=("$rel")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  log "downloading ${#missing[@]} wheels (no dependencies), two at a time"
+  t=$SECONDS
+  printf 'vllm==%s\n' "${missing[@]}" | xargs -P 2 -I{} "$BASE/bin/pip" download -q \
+    --disable-pip-version-check --no-deps {} -d "$CACHE/wheels" 2>/dev/null || true
+  stamp "download ${#missing[@]} wheels $((SECONDS - t))s"
+fi
 for rel in "${releases[@]}"; do
   target="$CACHE/envs/$rel"
   want="vllm==$rel $(recipe "$rel")"

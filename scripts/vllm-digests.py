@@ -22,8 +22,9 @@ lacks it still digests.
 
 Usage:
   scripts/vllm-digests.py [--wheels DIR]            print each release's digests and the groups
-  scripts/vllm-digests.py --check [--wheels DIR]    exit 1 when a digest of the table differs
-                                                    from its wheel (or a wheel is missing: 2)
+  scripts/vllm-digests.py --check [--wheels DIR]    exit 1 when a digest of the table, or its
+                                                    EAGLE-3 weight contract, differs from the
+                                                    wheel (a wheel is missing: 2)
 """
 
 from __future__ import annotations
@@ -155,17 +156,56 @@ def digests(path: Path) -> dict:
     }
 
 
+EAGLE3 = "vllm/model_executor/models/llama_eagle3.py"
+
+
+def eagle3_weights(path: Path) -> dict | None:
+    """The EAGLE-3 drafter's weight contract as its source states it (read, not executed):
+    how many aux hidden states ``fc`` is sized for, which optional modules it builds and
+    under which config flag, and how ``load_weights`` fails on a tensor it has not built
+    (``params_dict[name]``: a KeyError; ``AutoWeightsLoader``: a ValueError)."""
+    with zipfile.ZipFile(path) as wheel:
+        if EAGLE3 not in wheel.namelist():
+            return None
+        src = wheel.read(EAGLE3).decode()
+    if "num_aux_hidden_states" in src:
+        aux = "eagle_aux_hidden_state_layer_ids"  # len(ids) when set, else 3
+    elif re.search(r"target_hidden_size \* 3", src):
+        aux = 3
+    else:
+        raise SystemExit(f"{path.name}: {EAGLE3}: fc sizing not recognised; read it and extend")
+    builds = {}
+    if re.search(r"self\.input_norm(: [^=]+)? = RMSNorm", src):
+        builds["input_norm.weight"] = "norm_before_fc"
+    if re.search(r"self\.fc_norm(: [^=]+)? = nn\.ModuleList", src):
+        builds["fc_norm.{i}.weight"] = "fc_norm"
+    if "params_dict[name]" in src:
+        unknown = "KeyError: params_dict[name] in load_weights"
+    elif "AutoWeightsLoader(self)" in src:
+        unknown = "ValueError: There is no module or parameter named ... (AutoWeightsLoader)"
+    else:
+        raise SystemExit(f"{path.name}: {EAGLE3}: load_weights not recognised; read it and extend")
+    return {
+        "status": "read-not-executed",
+        "from": EAGLE3,
+        "fc_aux_layers": aux,
+        "optional": builds,
+        "unknown_tensor": unknown,
+    }
+
+
 def _vkey(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
 def table_members() -> dict[str, dict]:
-    """version -> {"reader", "model", "file"} as the table records them."""
+    """version -> {"reader", "model", "file", "weights"} as the table records them."""
     out = {}
     for path in sorted(TABLE.glob("vllm-*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
+        weights = data.get("models", {}).get("eagle3", {}).get("weights")
         for version, recorded in data.get("members", {}).items():
-            out[version] = {**recorded, "file": path.name}
+            out[version] = {**recorded, "file": path.name, "weights": weights}
     return out
 
 
@@ -193,6 +233,13 @@ def main(argv: list[str]) -> int:
                 missing.append(version)
                 continue
             got = digests(wheel)
+            if recorded["weights"] is not None and eagle3_weights(wheel) != recorded["weights"]:
+                bad += 1
+                print(
+                    f"schema/readers/{recorded['file']}: models.eagle3.weights is not what "
+                    f"{version}'s {EAGLE3} builds: {eagle3_weights(wheel)}",
+                    file=sys.stderr,
+                )
             for kind in ("reader", "model"):
                 if got[kind] != recorded.get(kind):
                     bad += 1

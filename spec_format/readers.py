@@ -221,11 +221,12 @@ def newest(name: str) -> Release:
 
 
 def covered_range(name: str) -> str:
-    """``"vllm==0.10.1 to 0.33.0 (38 releases)"``: what an unknown version is told."""
+    """``"vllm==0.10.1 to vllm==0.33.0 (38 releases: ...)"``: what an unknown version is told."""
     found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]
     if not found:
         return "none"
-    return f"{name}=={found[0]} to {found[-1]} ({len(found)} releases: {', '.join(found)})"
+    every = ", ".join(found)
+    return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
 
 
 def release(name: str, version: str) -> Release:

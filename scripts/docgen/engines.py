@@ -10,13 +10,19 @@ def _json(value) -> str:
 
 
 def _cell(row: dict | None) -> str:
-    """A row in a few words: how the release reads the field when absent, or that it never does."""
+    """A row in a few words: what the release reads when the field is absent, null or [],
+    which given values it refuses, or that it never reads the field."""
     if row is None or row.get("ignored"):
         return "ignored"
-    absent = row.get("absent", {})
-    if "rejects" in absent:
-        return "required"
-    return f"absent reads `{_json(absent.get('reads'))}`"
+    said = []
+    for case in ("absent", "null", "empty"):
+        rule = row.get(case)
+        if rule is not None:
+            what = "refused" if "rejects" in rule else f"`{_json(rule.get('reads'))}`"
+            said.append(f"{case} {what}")
+    if row.get("given_rejects"):
+        said.append("refuses some values")
+    return ", ".join(said) or "read as given"
 
 
 def changes(prev, cur) -> list[str]:

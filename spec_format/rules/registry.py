@@ -21,6 +21,7 @@ from spec_format.errors import UsageError
 from spec_format.rules import (
     consumers,
     crossfield,
+    engine_weights,
     engines,
     header,
     input,
@@ -94,6 +95,7 @@ RULES: tuple[type[Rule], ...] = (
     engines.TypeNotServed,
     engines.EngineRejects,
     engines.AssumedEngineRejects,
+    engine_weights.EngineCannotLoadDraft,
     consumers.MisspelledKey,
     # version (M)
     version.VersionStringInvalid,

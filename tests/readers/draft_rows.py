@@ -242,6 +242,10 @@ def main(argv: list[str]) -> None:
     found = [digests.digests(p) for p in sorted(wheels.glob("vllm-*.whl"))]
     mine = next(d for d in found if d["version"] == version)
     data["source"] = sorted(mine["units"])
+    if "eagle3" in data["models"]:
+        weights = digests.eagle3_weights(digests.wheel_of(wheels, version))
+        if weights:
+            data["models"]["eagle3"]["weights"] = weights
     data["members"] = {
         d["version"]: {"reader": d["reader"], "model": d["model"]}
         for d in sorted(found, key=lambda d: digests._vkey(d["version"]))

@@ -27,7 +27,7 @@ def test_releases_cover_vllm_and_every_speculators_line():
 
 
 def test_unknown_release_names_covered_versions():
-    with pytest.raises(KeyError, match=r"covered: vllm==0\.10\.1 to 0\.33\.0 \(38 releases"):
+    with pytest.raises(KeyError, match=r"covered: vllm==0\.10\.1 to vllm==0\.33\.0 \(38 releases"):
         readers.release("vllm", "0.1.0")
 
 

@@ -68,6 +68,26 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     --disable-pip-version-check --no-deps {} -d "$CACHE/wheels" 2>/dev/null || true
   stamp "download ${#missing[@]} wheels $((SECONDS - t))s"
 fi
+# the import check of an unpacked environment; .ok is written last
+check() {
+  local rel="$1" start="$2" target="$CACHE/envs/$1" t=$SECONDS
+  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
+      "import importlib.metadata as m; assert m.version('vllm') == '$rel'
+import vllm.transformers_utils.config
+from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>/dev/null; then
+    log "$rel: importing vLLM's config code failed; environment left incomplete"
+    stamp "$rel FAILED"
+    return
+  fi
+  stamp "$rel import-check $((SECONDS - t))s"
+  echo "vllm==$rel $(recipe "$rel")" >"$target/.ok"
+  stamp "$rel built $((SECONDS - start))s"
+  log "$rel: ready in $((SECONDS - start))s"
+}
+
+# wheels, dependencies (one install per recipe) and unpacking, one release after another;
+# then the import checks, two at a time (each is one single-threaded Python start-up)
+pending=()
 for rel in "${releases[@]}"; do
   target="$CACHE/envs/$rel"
   want="vllm==$rel $(recipe "$rel")"
@@ -112,19 +132,17 @@ for rel in "${releases[@]}"; do
     stamp "$rel deps $((SECONDS - t))s"
   fi
   ln -sfn "../../deps/${deps##*/}" "$target/deps"
-  t=$SECONDS
-  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
-      "import importlib.metadata as m; assert m.version('vllm') == '$rel'
-import vllm.transformers_utils.config
-from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>/dev/null; then
-    log "$rel: importing vLLM's config code failed; environment left incomplete"
-    stamp "$rel FAILED $((SECONDS - start))s"
-    continue
-  fi
-  stamp "$rel import-check $((SECONDS - t))s"
-  echo "$want" >"$target/.ok"
-  stamp "$rel built $((SECONDS - start))s"
-  log "$rel: ready in $((SECONDS - start))s"
+  pending+=("$rel:$start")
 done
+running=0
+for item in "${pending[@]}"; do
+  check "${item%%:*}" "${item##*:}" &
+  running=$((running + 1))
+  if [[ $running -ge 2 ]]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
 stamp "all (${releases[*]}) $((SECONDS - all_start))s"
 log "done in $((SECONDS - all_start))s; timings in $CACHE/timings.log"

@@ -41,14 +41,23 @@ def test_four_aux_layers_fail_where_fc_is_sized_for_three(engine):
 
 @pytest.mark.parametrize("engine", SERVING)
 def test_norm_modules_the_release_never_builds(engine):
-    optional = disputes.parse_engine(engine).data["models"]["eagle3"]["weights"]["optional"]
-    for flag, tensor in (
-        ("norm_before_fc", "input_norm.weight"),
-        ("fc_norm", "fc_norm.{i}.weight"),
-    ):
-        hits = _c020({**EAGLE3, flag: True}, engine)
-        assert bool(hits) == (tensor not in optional), (engine, flag, hits)
+    """A module is built when the model code has it and the config reader passes its flag."""
+    rel = disputes.parse_engine(engine)
+    optional = rel.data["models"]["eagle3"]["weights"]["optional"]
+    pairs = (("norm_before_fc", "input_norm.weight"), ("fc_norm", "fc_norm.{i}.weight"))
+    for flag, tensor in pairs:
+        config = {**EAGLE3, flag: True}
+        passed = rel.reading("eagle3", flag, config).value is True
+        hits = _c020(config, engine)
+        assert bool(hits) == (tensor not in optional or not passed), (engine, flag, hits)
         assert all(tensor in h for h in hits)
+
+
+def test_the_model_builds_fc_norm_but_the_reader_drops_the_flag():
+    """0.22-0.24: llama_eagle3.py builds fc_norm under the flag, the config reader ignores it."""
+    hits = _c020({**EAGLE3, "fc_norm": True}, "vllm==0.23.0")
+    assert hits and "never passes on" in hits[0]
+    assert not _c020({**EAGLE3, "fc_norm": True}, "vllm==0.25.0")
 
 
 def test_a_member_release_uses_its_groups_facts():

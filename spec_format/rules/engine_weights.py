@@ -7,7 +7,9 @@ release's ``llama_eagle3.py`` by ``scripts/vllm-digests.py`` (``--check`` re-rea
 every wheel), not executed: the block says ``read-not-executed``. The tensors a config
 implies come from the type's tensor contract (``schema/tensors/eagle3.json``): ``fc`` takes
 ``A`` aux hidden states (the length of ``eagle_aux_hidden_state_layer_ids``, 3 when unset),
-``input_norm`` exists when ``norm_before_fc`` is true, ``fc_norm.{i}`` when ``fc_norm`` is.
+``input_norm`` exists when ``norm_before_fc`` is true, ``fc_norm.{i}`` when ``fc_norm`` is. A
+release builds an optional module only when its model code has it and its config reader (the
+table's rows) passes the flag on.
 """
 
 from __future__ import annotations
@@ -57,13 +59,20 @@ class EngineCannotLoadDraft(Rule):
                 pointer=f"/{AUX}",
             )
         built = weights.get("optional", {})
-        for flag, tensor in (
-            ("norm_before_fc", "input_norm.weight"),
-            ("fc_norm", "fc_norm.{i}.weight"),
-        ):
-            if ctx.config.get(flag) is True and tensor not in built:
-                yield Hit(
-                    f"{flag} is true, so the draft has {tensor}; {where} never builds it, and "
-                    f"loading it fails ({weights['unknown_tensor']})",
-                    pointer=f"/{flag}",
-                )
+        pairs = (("norm_before_fc", "input_norm.weight"), ("fc_norm", "fc_norm.{i}.weight"))
+        for flag, tensor in pairs:
+            if ctx.config.get(flag) is not True:
+                continue
+            # the module exists when the model code has it and the config reader passes the flag
+            reading = engine.reading("eagle3", flag, ctx.config)
+            if tensor not in built:
+                why = "never builds it"
+            elif reading.how == "ignored" or not reading.value:
+                why = f"builds it only under {flag}, which its config reader never passes on"
+            else:
+                continue
+            yield Hit(
+                f"{flag} is true, so the draft has {tensor}; {where} {why}, and loading it "
+                f"fails ({weights['unknown_tensor']})",
+                pointer=f"/{flag}",
+            )

@@ -109,8 +109,26 @@ def describe(views: Iterable[View], suffix: str = "") -> str:
     for (_, said), who in groups.items():
         if len(who) > 1:
             said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
-        parts.append(f"{', '.join(who)} {said}")
+        parts.append(f"{', '.join(_runs(who))} {said}")
     return "; ".join(parts)
+
+
+def _runs(who: list[str]) -> list[str]:
+    """Runs of three or more consecutive table files of one reader as ``a to b``: the vLLM
+    groups from 0.10.1 to 0.33.0 would otherwise be listed one by one."""
+    order = {r.id: i for i, r in enumerate(covered())}
+    out: list[str] = []
+    run: list[str] = []
+    for rid in [*who, ""]:
+        if run and rid in order and order[rid] == order.get(run[-1], -2) + 1:
+            run.append(rid)
+            continue
+        if len(run) >= 3:
+            out.append(f"{run[0]} to {run[-1]} ({len(run)} release groups)")
+        else:
+            out += run
+        run = [rid] if rid in order else ([] if not rid else [rid])
+    return out
 
 
 def _per_layer(meaning: tuple[str, ...]) -> str:

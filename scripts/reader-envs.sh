@@ -30,7 +30,12 @@ recipe() {
   local common="huggingface_hub safetensors pyyaml regex cachetools pydantic msgspec psutil pyzmq cbor2 aiohttp requests openai-harmony openai"
   case "$1" in
     # 5.19.0 is inside every covered release's range (0.33: <5.21, 0.32: <5.20, 0.28: >=5.5.3)
-    0.28.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
+    0.2[4-9].* | 0.30.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
+    0.31.*) echo "transformers==5.17.0 $common" ;; # <5.18.0
+    # the last 4.x, inside every range before 0.24 (0.10.1: >=4.55.0; 0.11.1-0.19.0: <5);
+    # their model registry (from 0.12 the config utils: gguf; from 0.16 cpuinfo) import these
+    0.1[0-9].* | 0.2[0-3].*)
+      echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf py-cpuinfo" ;;
     *) echo "unknown vLLM release: $1" >&2; return 1 ;;
   esac
 }
@@ -50,6 +55,39 @@ releases=("$@")
 [[ ${#releases[@]} -gt 0 ]] || read -r -a releases <<<"$DEFAULT_RELEASES"
 
 all_start=$SECONDS
+# fetch the missing wheels first, two at a time (a fresh CI machine needs one per group);
+# a failure here is retried, and reported, by the loop below
+missing=()
+for rel in "${releases[@]}"; do
+  ls "$CACHE"/wheels/vllm-"$rel"-*.whl >/dev/null 2>&1 || missing+=("$rel")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  log "downloading ${#missing[@]} wheels (no dependencies), two at a time"
+  t=$SECONDS
+  printf 'vllm==%s\n' "${missing[@]}" | xargs -P 2 -I{} "$BASE/bin/pip" download -q \
+    --disable-pip-version-check --no-deps {} -d "$CACHE/wheels" 2>/dev/null || true
+  stamp "download ${#missing[@]} wheels $((SECONDS - t))s"
+fi
+# the import check of an unpacked environment; .ok is written last
+check() {
+  local rel="$1" start="$2" target="$CACHE/envs/$1" t=$SECONDS
+  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
+      "import importlib.metadata as m; assert m.version('vllm') == '$rel'
+import vllm.transformers_utils.config
+from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>/dev/null; then
+    log "$rel: importing vLLM's config code failed; environment left incomplete"
+    stamp "$rel FAILED"
+    return
+  fi
+  stamp "$rel import-check $((SECONDS - t))s"
+  echo "vllm==$rel $(recipe "$rel")" >"$target/.ok"
+  stamp "$rel built $((SECONDS - start))s"
+  log "$rel: ready in $((SECONDS - start))s"
+}
+
+# wheels, dependencies (one install per recipe) and unpacking, one release after another;
+# then the import checks, two at a time (each is one single-threaded Python start-up)
+pending=()
 for rel in "${releases[@]}"; do
   target="$CACHE/envs/$rel"
   want="vllm==$rel $(recipe "$rel")"
@@ -94,18 +132,17 @@ for rel in "${releases[@]}"; do
     stamp "$rel deps $((SECONDS - t))s"
   fi
   ln -sfn "../../deps/${deps##*/}" "$target/deps"
-  t=$SECONDS
-  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
-      "import importlib.metadata as m; assert m.version('vllm') == '$rel'
-from vllm.transformers_utils.config import maybe_override_with_speculators" 2>/dev/null; then
-    log "$rel: importing vLLM's config code failed; environment left incomplete"
-    stamp "$rel FAILED $((SECONDS - start))s"
-    continue
-  fi
-  stamp "$rel import-check $((SECONDS - t))s"
-  echo "$want" >"$target/.ok"
-  stamp "$rel built $((SECONDS - start))s"
-  log "$rel: ready in $((SECONDS - start))s"
+  pending+=("$rel:$start")
 done
+running=0
+for item in "${pending[@]}"; do
+  check "${item%%:*}" "${item##*:}" &
+  running=$((running + 1))
+  if [[ $running -ge 2 ]]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
 stamp "all (${releases[*]}) $((SECONDS - all_start))s"
 log "done in $((SECONDS - all_start))s; timings in $CACHE/timings.log"

@@ -30,16 +30,22 @@ WRITER = "speculators"
 def parse_engine(text: str) -> readers.Release:
     """``--engine NAME==VERSION`` -> the table's release; a usage error lists what is covered."""
     name, sep, version = text.strip().partition("==")
-    covered = readers.releases()
+    name = name.strip().lower()
+    engines = sorted({r.split("==")[0] for r in readers.releases()})
+    if not sep and name in engines:  # a bare name: its newest covered release
+        return readers.newest(name)
     if not sep or not name or not version:
-        raise UsageError(f"--engine {text!r}: write NAME==VERSION, one of: {', '.join(covered)}")
+        raise UsageError(
+            f"--engine {text!r}: write NAME==VERSION or NAME, covered: "
+            + "; ".join(readers.covered_range(e) for e in engines)
+        )
     try:
-        return readers.release(name.strip().lower(), version.strip())
+        return readers.release(name, version.strip())
     except KeyError:
-        same = [r for r in covered if r.startswith(f"{name.strip().lower()}==")]
+        covered = [readers.covered_range(e) for e in ([name] if name in engines else engines)]
         raise UsageError(
             f"--engine {text}: the reader table does not cover that release; covered: "
-            f"{', '.join(same or covered)} (schema/readers/README.md says how to add one)"
+            f"{'; '.join(covered)} (schema/readers/README.md says how to add one)"
         ) from None
 
 
@@ -66,8 +72,8 @@ def writer_of(line: str) -> readers.Release | None:
 
 @cache
 def covered() -> tuple[readers.Release, ...]:
-    """Every reader release of the table."""
-    return tuple(readers.release(*rid.split("==")) for rid in readers.releases())
+    """One release per file of the reader table (a group's members read alike)."""
+    return tuple(readers.release(*rid.split("==")) for rid in readers.representatives())
 
 
 @cache
@@ -103,8 +109,26 @@ def describe(views: Iterable[View], suffix: str = "") -> str:
     for (_, said), who in groups.items():
         if len(who) > 1:
             said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
-        parts.append(f"{', '.join(who)} {said}")
+        parts.append(f"{', '.join(_runs(who))} {said}")
     return "; ".join(parts)
+
+
+def _runs(who: list[str]) -> list[str]:
+    """Runs of three or more consecutive table files of one reader as ``a to b``: the vLLM
+    groups from 0.10.1 to 0.33.0 would otherwise be listed one by one."""
+    order = {r.id: i for i, r in enumerate(covered())}
+    out: list[str] = []
+    run: list[str] = []
+    for rid in [*who, ""]:
+        if run and rid in order and order[rid] == order.get(run[-1], -2) + 1:
+            run.append(rid)
+            continue
+        if len(run) >= 3:
+            out.append(f"{run[0]} to {run[-1]} ({len(run)} release groups)")
+        else:
+            out += run
+        run = [rid] if rid in order else ([] if not rid else [rid])
+    return out
 
 
 def _per_layer(meaning: tuple[str, ...]) -> str:

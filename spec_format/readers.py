@@ -38,6 +38,17 @@ class Release(NamedTuple):
     def id(self) -> str:
         return f"{self.name}=={self.version}"
 
+    @property
+    def representative(self) -> str:
+        """The version whose table file this release shares (its reader source digests the
+        same: ``members``, checked by scripts/vllm-digests.py); the executed one."""
+        return self.data["version"]
+
+    @property
+    def members(self) -> list[str]:
+        """Every release this release's table file covers (itself when it lists none)."""
+        return sorted(self.data.get("members") or [self.data["version"]], key=_vkey)
+
     def serves(self, model_type: str) -> bool:
         types = self.data["types"]
         return model_type in types["accepted"] and model_type not in types.get("fails", {})
@@ -172,18 +183,24 @@ def table_dir():
 
 @cache
 def _load() -> dict[str, Release]:
+    """Every covered release: each file's own release and the member releases it lists."""
     out = {}
     files = [p for p in table_dir().iterdir() if p.name.endswith(".json") and "-" in p.name]
     for path in sorted(files, key=lambda p: p.name):
         data = json.loads(path.read_text(encoding="utf-8"))
-        rel = Release(data["reader"], data["version"], data)
-        out[rel.id] = rel
+        for version in data.get("members") or [data["version"]]:
+            rel = Release(data["reader"], version, data)
+            out[rel.id] = rel
     return out
+
+
+def _vkey(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
 
 
 def _key(rid: str) -> tuple:
     name, version = rid.split("==")
-    return (name, tuple(int(p) for p in version.split(".")))
+    return (name, _vkey(version))
 
 
 def releases() -> list[str]:
@@ -191,9 +208,32 @@ def releases() -> list[str]:
     return sorted(_load(), key=_key)
 
 
+def representatives() -> list[str]:
+    """One release per table file (the executed one of its group), sorted like releases()."""
+    return [r for r in releases() if _load()[r].version == _load()[r].representative]
+
+
+def newest(name: str) -> Release:
+    """The newest covered release of a reader (``--engine vllm`` without a version)."""
+    found = [r for r in releases() if r.startswith(f"{name}==")]
+    if not found:
+        raise KeyError(f"no reader table for {name}")
+    return _load()[found[-1]]
+
+
+def covered_range(name: str) -> str:
+    """``"vllm==0.10.1 to vllm==0.33.0 (38 releases: ...)"``: what an unknown version is told."""
+    found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]
+    if not found:
+        return "none"
+    every = ", ".join(found)
+    return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
+
+
 def release(name: str, version: str) -> Release:
     try:
         return _load()[f"{name}=={version}"]
     except KeyError:
-        covered = ", ".join(r for r in releases() if r.startswith(f"{name}==")) or "none"
-        raise KeyError(f"no reader table for {name}=={version} (covered: {covered})") from None
+        raise KeyError(
+            f"no reader table for {name}=={version} (covered: {covered_range(name)})"
+        ) from None

@@ -22,12 +22,22 @@ def _example(name: str) -> dict:
 
 
 @pytest.mark.parametrize("command", ["validate", "fix", "migrate"])
-@pytest.mark.parametrize("engine", ["vllm==9.9.9", "tgi==1.0", "vllm"])
+@pytest.mark.parametrize("engine", ["vllm==9.9.9", "tgi==1.0", "vllm==0.10.0", "vllm==0.9.2"])
 def test_an_engine_the_table_does_not_cover_is_a_usage_error(cli, command, engine):
+    """Not on the registry, another engine, or a release before vLLM read speculators."""
     result = cli(command, EXAMPLES / "qwen3-8b-eagle3", "--engine", engine)
     assert result.exit_code == 2
-    assert "vllm==0.33.0" in result.output  # the covered releases are listed
+    assert "vllm==0.10.1 to vllm==0.33.0" in result.output  # the covered range is listed
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("engine", "release"), [("vllm", VLLM), ("vllm==0.20.2", "vllm==0.20.2")])
+def test_a_bare_engine_is_its_newest_release_and_any_member_is_covered(cli, engine, release):
+    """A member release (0.20.2) reads with its group's file (0.20.0), which serves dflash."""
+    result = cli("validate", EXAMPLES / "qwen3-8b-dflash", "--engine", engine)
+    assert result.exit_code == 0, result.output
+    assert disputes.parse_engine(engine).id == release
+    assert "dflash" in disputes.parse_engine(engine).data["types"]["accepted"]
 
 
 def test_a_named_engine_that_refuses_the_type_is_an_error(cli):

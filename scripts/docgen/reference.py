@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from docgen.diagrams import FLOWS
+from docgen.engines import group_lines
 from docgen.nav import type_title
 from docgen.schema_walk import (
     BANNER,
@@ -400,6 +401,7 @@ def consumer_defaults(cat: Catalogue) -> str:
         "as unset); `ignored`: it never reads the field; `refuses`: loading fails; `-`: the "
         "release does not serve the type.",
     ]
+    lines += group_lines(releases)
     for model_type in catalog.current_types():
         serving = [r for r in releases if r.serves(model_type)]
         names = sorted({n for r in serving for n in r.fields(model_type)})

@@ -21,6 +21,7 @@ from spec_format.errors import UsageError
 from spec_format.rules import (
     consumers,
     crossfield,
+    engine_weights,
     engines,
     header,
     input,
@@ -96,6 +97,7 @@ RULES: tuple[type[Rule], ...] = (
     engines.TypeNotServed,
     engines.EngineRejects,
     engines.AssumedEngineRejects,
+    engine_weights.EngineCannotLoadDraft,
     consumers.MisspelledKey,
     engines.EngineIgnoresTrainedFlag,
     engines.AssumedEngineIgnoresTrainedFlag,

@@ -138,9 +138,11 @@ def test_fix_reports_each_filled_key_with_its_reason(tmp_path):
     r = run("fix", p, "--verifier", v, "--in-place")
     assert r.exit_code == 0, r.output
     # the reason is the reader table's: what the writer and the engines read when absent
+    # (every vLLM group reads it the same way: one run, 0.10.1 to 0.33.0)
+    said = " ".join(r.stdout.split())
     assert (
-        "norm_before_residual = false: speculators==0.9.0 default; vllm==0.28.0, "
-        "vllm==0.32.0, vllm==0.33.0 read true when absent" in r.stdout
+        "norm_before_residual = false: speculators==0.9.0 default; vllm==0.10.1 to "
+        "vllm==0.33.0 (24 release groups) read true when absent" in said
     )
     fixed = json.loads(p.read_text())
     # the verifier's default layers are a guess about the training run: reported, not written

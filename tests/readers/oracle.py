@@ -44,7 +44,7 @@ _OFFLINE = {
 
 def env_path(rel: readers.Release) -> Path:
     if rel.name == "vllm":
-        return VLLM_CACHE / "envs" / rel.version
+        return VLLM_CACHE / "envs" / rel.representative
     return INTEROP_CACHE / "envs" / rel.version
 
 

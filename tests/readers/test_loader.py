@@ -13,7 +13,7 @@ TABLE = readers.table_dir()
 SCHEMA = json.loads(TABLE.joinpath("reader.schema.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("rid", readers.releases())
+@pytest.mark.parametrize("rid", readers.representatives())
 def test_file_matches_schema(rid):
     name, version = rid.split("==")
     path = TABLE.joinpath(f"{name}-{version}.json")
@@ -27,8 +27,24 @@ def test_releases_cover_vllm_and_every_speculators_line():
 
 
 def test_unknown_release_names_covered_versions():
-    with pytest.raises(KeyError, match="covered: vllm==0.28.0"):
+    with pytest.raises(KeyError, match=r"covered: vllm==0\.10\.1 to vllm==0\.33\.0 \(38 releases"):
         readers.release("vllm", "0.1.0")
+
+
+def test_every_vllm_release_from_the_first_reader_is_covered():
+    """0.10.1 (the first with a speculators reader) to 0.33.0, patch releases included; each
+    member release reads with its group's file, whose own version is a member."""
+    vllm = [r.split("==")[1] for r in readers.releases() if r.startswith("vllm==")]
+    assert vllm[0] == "0.10.1" and vllm[-1] == "0.33.0" and "0.10.1.1" in vllm
+    assert len(vllm) == 38
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        if rel.name == "vllm":
+            assert rel.version in rel.members
+            for version in rel.members:
+                assert readers.release("vllm", version).data is rel.data
+    assert readers.release("vllm", "0.20.2").representative == "0.20.0"
+    assert readers.newest("vllm").id == "vllm==0.33.0"
 
 
 def test_reading_cases():

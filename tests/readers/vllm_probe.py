@@ -84,6 +84,8 @@ DRAFT_KEYS = (
 def _load_layer_causal():
     """vLLM's own per-layer DFlash causality function, executed without its module's imports."""
     source = Path(vconfig.__file__).parents[1] / "model_executor" / "models" / "qwen3_dflash.py"
+    if not source.is_file():  # before DFlash
+        return None
     tree = ast.parse(source.read_text(encoding="utf-8"))
     keep = [
         node
@@ -130,6 +132,8 @@ def read(config: dict, workdir: Path) -> dict:
     folder = Path(tempfile.mkdtemp(dir=workdir))
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     out = {"accepted": False, "stage": None, "error": None, "speculative": None, "draft": None}
+    if not hasattr(vconfig, "maybe_override_with_speculators"):
+        return read_010(folder, out)
     try:
         model, tokenizer, spec = vconfig.maybe_override_with_speculators(
             model=str(folder), tokenizer=None, trust_remote_code=False
@@ -151,6 +155,37 @@ def read(config: dict, workdir: Path) -> dict:
     except Exception as exc:
         out.update(stage="draft", error=error_text(exc))
         return out
+    return judge_draft(hf, out)
+
+
+def read_010(folder: Path, out: dict) -> dict:
+    """0.10.x: ``maybe_override_with_speculators_target_model`` swaps in the verifier, then
+    ``EngineArgs.create_speculative_config`` builds the draft with ``get_config`` and, when
+    that is a ``SpeculatorsConfig``, takes the method and token count from its attributes
+    (``hf.method``, ``hf.num_lookahead_tokens``), as read here."""
+    try:
+        model, _ = vconfig.maybe_override_with_speculators_target_model(
+            model=str(folder), tokenizer=None, trust_remote_code=False
+        )
+    except Exception as exc:
+        out.update(stage="detect", error=error_text(exc))
+        return out
+    try:
+        hf = vconfig.get_config(str(folder), trust_remote_code=False)
+    except Exception as exc:
+        out.update(stage="draft", error=error_text(exc))
+        return out
+    if isinstance(hf, SpeculatorsConfig):
+        out["speculative"] = {
+            "method": getattr(hf, "method", None),
+            "num_speculative_tokens": getattr(hf, "num_lookahead_tokens", None),
+            "parallel_drafting": False,
+            "verifier": model,
+        }
+    return judge_draft(hf, out)
+
+
+def judge_draft(hf, out: dict) -> dict:
     draft = {"path": "speculators" if isinstance(hf, SpeculatorsConfig) else "plain"}
     draft["config_class"] = type(hf).__name__
     for key in DRAFT_KEYS:

@@ -1,0 +1,59 @@
+"""The vLLM grouping of the reader table against the wheels (scripts/vllm-digests.py).
+
+Every representative's wheel is in the cache once scripts/reader-envs.sh has run, so its
+recorded digests are recomputed here; the members' wheels are checked by
+``scripts/vllm-digests.py --check`` (run before every table change), and by this test for
+each member whose wheel happens to be cached.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from spec_format import readers
+from tests.readers import oracle
+
+pytestmark = pytest.mark.readers
+
+_spec = importlib.util.spec_from_file_location(
+    "vllm_digests", oracle.ROOT / "scripts" / "vllm-digests.py"
+)
+digests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(digests)
+WHEELS = oracle.VLLM_CACHE / "wheels"
+VLLM = [r for r in readers.releases() if r.startswith("vllm==")]
+
+
+@pytest.mark.parametrize("rid", VLLM)
+def test_recorded_digests_match_the_wheel(rid):
+    rel = readers.release(*rid.split("=="))
+    wheel = digests.wheel_of(WHEELS, rel.version)
+    if wheel is None:
+        reason = f"no wheel for {rid} in {WHEELS} (scripts/reader-envs.sh downloads it)"
+        if rel.version == rel.representative and os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    got = digests.digests(wheel)
+    recorded = rel.data["members"][rel.version]
+    file = f"schema/readers/vllm-{rel.representative}.json"
+    assert (got["reader"], got["model"]) == (recorded["reader"], recorded["model"]), (
+        f"{file}: members.{rel.version} records {recorded}, its wheel digests to "
+        f"reader {got['reader']}, model {got['model']}: rerun scripts/vllm-digests.py"
+    )
+
+
+def test_groups_are_the_distinct_reader_digests():
+    """No two files share a reader digest, and a file's members all share one."""
+    seen: dict[str, str] = {}
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        if rel.name != "vllm":
+            continue
+        found = {m["reader"] for m in rel.data["members"].values()}
+        assert len(found) == 1, f"schema/readers/vllm-{rel.version}.json: members differ {found}"
+        digest = found.pop()
+        assert digest not in seen, f"{rid} and {seen.get(digest)} share reader digest {digest}"
+        seen[digest] = rid

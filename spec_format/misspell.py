@@ -18,6 +18,7 @@ default for a field whose misspelling is present.
 
 from __future__ import annotations
 
+import re
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -123,10 +124,10 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
     same = folded.get(_fold(key), ())
     scored = [(0, known) for known in same]
     lower = key.lower()
-    for known, low, limit, pieces in near:
-        if known in same or abs(len(known) - len(key)) > limit:
+    for known, low, limit, pieces in near.get(len(key), ()):
+        if known in same:
             continue
-        if not any(piece in lower for piece in pieces):  # no piece intact: too far apart
+        if not pieces.search(lower):  # no piece intact: too far apart
             continue
         d = _distance(lower, low, limit)
         if d <= limit:
@@ -140,22 +141,26 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
 @cache
 def _index(declared: frozenset[str]):
     """The declared keys by folded spelling, and those near-misses may reach (4 or more
-    characters) with their edit limit and ``2 * limit + 1`` pieces.
+    characters) with their edit limit and ``2 * limit + 1`` pieces, listed under every key
+    length within that limit (a key is compared only with the known keys of its length).
 
     The pieces are a cheap necessary test before the distance: each edit (a swap of
     neighbours included) breaks at most two pieces of the known key, so a key within
     ``limit`` edits holds at least one piece unbroken. Unknown keys of a hostile config
     (300,000 of them) are mostly refused by it, in C, without the quadratic distance."""
     folded: dict[str, tuple[str, ...]] = {}
-    near = []
+    near: dict[int, list] = {}  # by the key lengths within each known key's edit limit
     for known in sorted(declared):
         folded[_fold(known)] = (*folded.get(_fold(known), ()), known)
         if len(known) < 4:
             continue
         limit = 2 if len(known) >= 12 else 1
         low = known.lower()
-        near.append((known, low, limit, _pieces(low, 2 * limit + 1)))
-    return folded, tuple(near)
+        pieces = re.compile("|".join(map(re.escape, _pieces(low, 2 * limit + 1))))
+        entry = (known, low, limit, pieces)  # the pieces as one pattern: one search in C
+        for length in range(len(known) - limit, len(known) + limit + 1):
+            near.setdefault(length, []).append(entry)
+    return folded, {length: tuple(entries) for length, entries in near.items()}
 
 
 def _pieces(text: str, count: int) -> tuple[str, ...]:

@@ -46,7 +46,7 @@ echo "== tests (everything: slow, interop and readers included), in two runs"
 # Two -m selections that together are everything (they replace pyproject's default selection).
 # interop and readers run first in one process (-n0): their session fixtures and caches probe
 # every release once, two probes at a time, and every xdist worker would repeat those probes.
-# The rest runs on every core (addopts: -n auto --dist loadgroup). Exit 5 (no test selected)
+# The rest runs on every core (addopts: -n auto --dist loadfile). Exit 5 (no test selected)
 # is fine for one run when the other ran tests (`scripts/test.sh tests/test_foo.py`).
 export SPECFMT_INTEROP=1
 first=0

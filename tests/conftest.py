@@ -22,27 +22,6 @@ def pytest_configure(config):
         os.environ.pop("LINES", None)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup, addopts)
-def pytest_collection_modifyitems(config, items):
-    """Keep the tests that share one of our module- or session-scoped fixtures on one xdist
-    worker, so the fixture (a wheel build, a docs site, a probe of every release) runs once per
-    run, not once per worker. The other tests spread over the workers one by one."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        groups = set()
-        for name in info.names_closure if info else ():
-            defs = info.name2fixturedefs.get(name)
-            fixture = defs[-1] if defs else None
-            if fixture is None or not fixture.baseid:  # pytest's own and plugins' fixtures
-                continue
-            if fixture.scope == "module":
-                groups.add(item.nodeid.split("::")[0])
-            elif fixture.scope in ("package", "session"):
-                groups.add(f"{fixture.baseid}::{name}")
-        for group in sorted(groups):
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture
 def cli():
     """Invoke the specfmt CLI in-process; returns typer's Result."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,15 @@ from typer.testing import CliRunner
 
 # re-exported for `from conftest import ...` still written elsewhere; import from tests.common
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case  # noqa: F401
+
+
+def pytest_configure(config):
+    """An xdist worker starts with COLUMNS=80 and LINES=24 in its environment, which a plain
+    run from a pipe does not have: the CLI would wrap its text output (and so would every
+    subprocess a test starts). Tests that need a width set COLUMNS themselves."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
 
 
 @pytest.fixture

@@ -207,24 +207,13 @@ def resolve(version: str, model_type: str, pointer_parts: tuple[str, ...]) -> di
     """The (``$ref``-followed) subschema describing the property at ``pointer_parts``,
     with sibling keywords of a ``$ref`` merged over the referenced schema. Returns ``{}``
     when the path leaves the declared properties. Cached: callers must not mutate it."""
-    schema = type_schema(version, model_type)
-    node, base = _deref(schema, schema["$id"])
-    for part in pointer_parts:
-        props = node.get("properties", {})
-        if part in props:
-            node, base = _deref(props[part], base)
-        elif part.isdigit() and "items" in node:
-            node, base = _deref(node["items"], base)
-        else:
-            return {}
-    return node
+    found = _walk(version, model_type, pointer_parts)
+    return found[0] if found else {}
 
 
-@cache
-def declared_names(version: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
-    """The properties the type's schema declares at ``parts`` (as :func:`resolve` walks
-    them), with those of every branch of a ``oneOf``/``anyOf``/``allOf`` there. Follows
-    only the references on the way, never inlining a whole schema."""
+def _walk(version: str, model_type: str, parts: tuple[str, ...]) -> tuple[Any, str] | None:
+    """The subschema at ``parts`` and its base URI, following the ``$ref``s on the way;
+    None when the path leaves the declared properties."""
     schema = type_schema(version, model_type)
     node, base = _deref(schema, schema["$id"])
     for part in parts:
@@ -234,9 +223,20 @@ def declared_names(version: str, model_type: str, parts: tuple[str, ...]) -> fro
         elif part.isdigit() and "items" in node:
             node, base = _deref(node["items"], base)
         else:
-            return frozenset()
+            return None
+    return node, base
+
+
+@cache
+def declared_names(version: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
+    """The properties the type's schema declares at ``parts`` (as :func:`resolve` walks
+    them), with those of every branch of a ``oneOf``/``anyOf``/``allOf`` there. Follows
+    only the references on the way, never inlining a whole schema."""
+    found = _walk(version, model_type, parts)
+    if found is None:
+        return frozenset()
     names: set[str] = set()
-    todo = [(node, base)]
+    todo = [found]
     while todo:
         n, b = todo.pop()
         if isinstance(n, dict):

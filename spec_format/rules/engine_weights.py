@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from spec_format import catalog
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.engines import named_engines
-
-AUX = "eagle_aux_hidden_state_layer_ids"
 
 
 def _aux_count(value) -> int:
@@ -37,26 +36,25 @@ class EngineCannotLoadDraft(Rule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        if ctx.model_type != "eagle3":
-            return
+        # the types whose drafter a release's table file describes (models.<type>.weights)
         for engine in named_engines(ctx):
-            weights = engine.data.get("models", {}).get("eagle3", {}).get("weights")
-            if not weights or not engine.serves("eagle3"):
-                continue
-            yield from self._check(ctx, engine, weights)
+            weights = engine.data.get("models", {}).get(ctx.model_type, {}).get("weights")
+            if weights and engine.serves(ctx.model_type):
+                yield from self._check(ctx, engine, weights)
 
     def _check(self, ctx: Context, engine, weights: dict) -> Iterator[Hit]:
         where = f"{engine.id} ({weights['from']}, {weights['status']})"
-        wants = _aux_count(ctx.config.get(AUX))
+        aux = catalog.aux_key(ctx.model_type)
+        wants = _aux_count(ctx.config.get(aux)) if aux else 3
         sized = weights["fc_aux_layers"]
-        if sized == AUX:
-            reading = engine.reading("eagle3", AUX, ctx.config)
+        if isinstance(sized, str):  # a key: sized by the ids the release's reader passes on
+            reading = engine.reading(ctx.model_type, sized, ctx.config)
             sized = _aux_count(reading.value if reading.how != "ignored" else None)
         if sized != wants:
             yield Hit(
                 f"fc.weight takes {wants} aux hidden states, but {where} sizes fc for {sized}: "
                 "the load fails on its shape",
-                pointer=f"/{AUX}",
+                pointer=f"/{aux}",
             )
         built = weights.get("optional", {})
         pairs = (("norm_before_fc", "input_norm.weight"), ("fc_norm", "fc_norm.{i}.weight"))
@@ -64,7 +62,7 @@ class EngineCannotLoadDraft(Rule):
             if ctx.config.get(flag) is not True:
                 continue
             # the module exists when the model code has it and the config reader passes the flag
-            reading = engine.reading("eagle3", flag, ctx.config)
+            reading = engine.reading(ctx.model_type, flag, ctx.config)
             if tensor not in built:
                 why = "never builds it"
             elif reading.how == "ignored" or not reading.value:

@@ -197,10 +197,12 @@ _plain_usage_metavar()
 
 
 def main() -> None:
-    from spec_format.cli.common import ClosedStdout, PipeSafeStdout
+    from spec_format.cli.common import ClosedStderr, ClosedStdout, PipeSafeStdout
 
     if sys.stdout is None:  # started with standard output closed (`>&-`)
         sys.stdout = ClosedStdout()
+    if sys.stderr is None:  # standard error closed (`2>&-`): messages are dropped
+        sys.stderr = ClosedStderr()
     for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

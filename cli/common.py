@@ -373,6 +373,25 @@ class PipeSafeStdout:
         return getattr(self._stream, name)
 
 
+class ClosedStderr:
+    """``sys.stderr`` when the program started with standard error closed (``2>&-``):
+    messages have nowhere to go and are dropped; the exit code still says what happened."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import io
+
+        raise io.UnsupportedOperation("standard error is closed")
+
+
 class ClosedStdout:
     """``sys.stdout`` when the program started with standard output closed (``>&-``):
     every write fails as a write to a closed descriptor does (exit 3, not a crash)."""

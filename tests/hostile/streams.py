@@ -22,19 +22,22 @@ def run_streams(
     *args: str | os.PathLike[str],
     stdout: str = "pipe",
     stdin: str | Path = "devnull",
+    stderr: str = "pipe",
     fsize: int | None = None,
     memory_mb: int = 1024,
     cpu_s: int = 60,
     timeout_s: float = 120,
 ) -> Run:
     """``stdout``: "pipe", "full" (``/dev/full``) or "closed"; ``stdin``: "devnull",
-    "closed" or a file to read; ``fsize``: RLIMIT_FSIZE in bytes (writes past it fail with
+    "closed" or a file to read; ``stderr``: "pipe" or "closed"; ``fsize``: RLIMIT_FSIZE in bytes (writes past it fail with
     EFBIG, SIGXFSZ ignored, as a full disk fails them with ENOSPC)."""
     close = []
     if stdout == "closed":
         close.append(1)
     if stdin == "closed":
         close.append(0)
+    if stderr == "closed":
+        close.append(2)
 
     def setup() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
@@ -69,7 +72,7 @@ def run_streams(
         out_file.close()
         in_file.close()
     text = (proc.stdout or b"").decode("utf-8", "replace")
-    return Run(proc.returncode, text, proc.stderr.decode("utf-8", "replace"))
+    return Run(proc.returncode, text, (proc.stderr or b"").decode("utf-8", "replace"))
 
 
 def run_measured(

@@ -73,6 +73,24 @@ def test_a_full_or_closed_stdout_is_exit_3_in_every_command(work, stream):
         assert "standard output" in run.stderr, (name, run.stderr)
 
 
+def test_a_closed_stderr_keeps_every_exit_code(work):
+    """Started with ``2>&-``: messages have nowhere to go, the exit code still says what
+    happened (3: an input that cannot be read, 2: a usage error, 0: a clean run)."""
+    missing = work["root"] / "missing"
+    cases = {
+        ("validate", missing): 3,
+        ("migrate", missing, "--to", "0.9"): 3,
+        ("fix", missing): 3,
+        ("inspect", missing): 3,
+        ("validate", "--no-such-option"): 2,
+        ("history",): 0,
+    }
+    for args, code in cases.items():
+        run = run_streams(*args, stderr="closed")
+        assert run.returncode == code, (args, run.returncode, run.output[-2000:])
+        assert "Traceback" not in run.output, args
+
+
 @pytest.mark.parametrize("command", ["validate", "migrate", "fix"])
 def test_a_closed_stdin_is_an_unreadable_input(command):
     run = run_streams(command, "-", stdin="closed")

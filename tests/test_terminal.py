@@ -145,6 +145,9 @@ PROSE_COMMANDS = [
     ("history",),
     ("validate", "examples/qwen3-8b-dflash"),
     ("migrate", "--check", "examples/qwen3-8b-dflash"),
+    ("fix", "--check", "examples/qwen3-8b-dflash"),
+    ("fix", "--dry-run", "examples/qwen3-8b-eagle3"),
+    ("migrate", "--dry-run", "--to", "0.9", "examples/qwen3-8b-eagle3"),
 ]
 
 

@@ -9,13 +9,12 @@ re-validating the result against the target version's schema.
 from __future__ import annotations
 
 import copy
-import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from spec_format import catalog, disputes, misspell, schemas, versions
+from spec_format import catalog, disputes, misspell, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import eras
 from spec_format.migration.agree import make_engines_agree
@@ -267,18 +266,10 @@ def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
         return [f"/speculators_model_type: {model_type!r} is not a type of format {line}"]
     # capped as validate caps them (S rules): the first ones listed, the rest counted, so a
     # 1.5M-item list of wrong values costs what validate costs
-    from spec_format.rules.schema import MAX_SCHEMA_COUNTED, MAX_SCHEMA_ERRORS
+    from spec_format.rules.schema import MAX_SCHEMA_COUNTED, capped_errors
 
-    if schemas.accepts(line, model_type, doc):  # the compiled check, as validate runs it
-        return []
-    validator = schemas.validator(line, model_type)
-    errors = validator.iter_errors(doc)
-    first = sorted(
-        itertools.islice(errors, MAX_SCHEMA_ERRORS),
-        key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.path],
-    )
+    first, left_out = capped_errors(doc, line, model_type)
     out = [f"{pointer(*e.absolute_path) or '/'}: {_short(e.message)}" for e in first]
-    left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))
     if left_out:
         more = f"at least {left_out:,}" if left_out == MAX_SCHEMA_COUNTED else f"{left_out:,}"
         out.append(f"/: {more} more schema errors not listed (the first {len(first)} are)")

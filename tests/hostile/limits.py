@@ -29,6 +29,19 @@ class Run:
         return self.stdout + self.stderr
 
 
+def set_limits(memory_mb: int, cpu_s: int) -> None:
+    """In the child, before exec: RLIMIT_AS of ``memory_mb`` and RLIMIT_CPU of ``cpu_s``."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a specfmt child: this checkout first, no SPECFMT_DEBUG."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra or {})}
+    env.pop("SPECFMT_DEBUG", None)
+    return env
+
+
 def run_limited(
     *args: str | os.PathLike[str],
     memory_mb: int = 1024,
@@ -41,22 +54,20 @@ def run_limited(
     kernel does not enforce for root)."""
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        set_limits(memory_mb, cpu_s)
         if user is not None:
             os.setgroups([])
             os.setgid(user)
             os.setuid(user)
 
-    child_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    child_env.pop("SPECFMT_DEBUG", None)
+    environ = child_env(env)
     if user is not None:  # no caches in root's home
-        child_env.update(HOME="/tmp", PYTHONDONTWRITEBYTECODE="1", HF_HOME="/tmp/specfmt-hf-home")
+        environ.update(HOME="/tmp", PYTHONDONTWRITEBYTECODE="1", HF_HOME="/tmp/specfmt-hf-home")
     proc = subprocess.run(
         [sys.executable, "-m", "spec_format", *(str(a) for a in args)],
         capture_output=True,
         text=True,
-        env=child_env,
+        env=environ,
         cwd=ROOT,
         preexec_fn=limit,
         timeout=timeout_s,

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .limits import ROOT, Run
+from .limits import ROOT, Run, child_env, set_limits
 
 PYTHON = [sys.executable, "-m", "spec_format"]
 
@@ -40,16 +40,14 @@ def run_streams(
         close.append(2)
 
     def setup() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        set_limits(memory_mb, cpu_s)
         if fsize is not None:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         for fd in close:
             os.close(fd)
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("SPECFMT_DEBUG", None)
+    env = child_env()
     out_file = open(os.devnull if stdout != "full" else "/dev/full", "w")  # noqa: SIM115
     in_file = (
         open(stdin, "rb")  # noqa: SIM115
@@ -82,11 +80,9 @@ def run_measured(
     and the peak resident memory in KiB the kernel accounted to that one child."""
 
     def setup() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        set_limits(memory_mb, cpu_s)
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("SPECFMT_DEBUG", None)
+    env = child_env()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen(
             [*PYTHON, *(str(a) for a in args)],

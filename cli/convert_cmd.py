@@ -112,13 +112,13 @@ def convert_command(
     (nothing written); 2 usage error or a refused conversion (nothing written); 3 the source
     could not be read.
     """
-    from spec_format import versions
+    from spec_format import catalog
     from spec_format.convert.plan import Request
     from spec_format.convert.run import convert, load_verifier_ref
     from spec_format.convert.write import parse_dtype
     from spec_format.migration import resolve_target
 
-    line = resolve_target(format_version)[0] if format_version else versions.latest()
+    line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
     request = Request(
         verifier=load_verifier_ref(verifier) if verifier else None,
         verifier_ref=verifier,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spec_format import export, schemas, versions
+from spec_format import catalog, export, versions
 from spec_format.cli.common import handle_errors, stdout
 
 schema_app = typer.Typer(
@@ -23,7 +23,7 @@ _VERSION_HELP = "Format version (default: every version for export, the newest f
 
 def _versions(version: str | None) -> list[str]:
     if version is None:
-        return list(schemas.versions())
+        return list(catalog.versions())
     return [versions.option_version(version, "--version")[0]]  # UsageError when unknown
 
 
@@ -128,7 +128,7 @@ def vscode_command(
     if version:
         version = versions.option_version(version, "--version")[0]
     else:
-        version = schemas.latest_version()
+        version = catalog.latest_version()
     name = export.root_name(version)
     if url is None:
         if strict:

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spec_format import export, schemas
+from spec_format import catalog, export
 
 # the bundler's table of keywords that hold subschemas, so a property called "description"
 # is never taken for the annotation
@@ -51,7 +51,7 @@ def _digest(value: Any) -> str:
 
 def export_digests(version: str) -> dict[str, str]:
     """Digest of every type's and the root's export of ``version``, by name."""
-    entry = schemas.version_entry(version)
+    entry = catalog.version_entry(version)
     # the source form (codegen=True): how the exports spell the dispatch for editors may
     # change; what the schemas accept may not
     bundles = {t: export.bundle_type(version, t, codegen=True) for t in entry.types}
@@ -94,7 +94,7 @@ def load(path: Path = FROZEN) -> dict[str, Any]:
 
 
 def _save(frozen: dict[str, Any], path: Path) -> None:
-    order = {v: i for i, v in enumerate(schemas.versions())}
+    order = {v: i for i, v in enumerate(catalog.versions())}
     body = {
         "$comment": COMMENT,
         "versions": dict(
@@ -169,7 +169,7 @@ _DEFINITION_PROBLEM = {
 def refreeze(versions: list[str], path: Path = FROZEN) -> list[str]:
     """Rewrite the export digests of ``versions``; returns what changed, one line each."""
     for version in versions:
-        schemas.version_entry(version)  # unknown version: UsageError before anything is written
+        catalog.version_entry(version)  # unknown version: UsageError before anything is written
     frozen = load(path)
     lines = []
     for version in versions:

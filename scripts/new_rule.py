@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spec_format import catalog, versions  # noqa: E402
+from spec_format import catalog  # noqa: E402
 from spec_format.rules import registry  # noqa: E402
 from spec_format.rules.base import DOC_FOLDER, LAYER_PREFIX, Layer  # noqa: E402
 
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"--key {args.key}: not set in {source.relative_to(ROOT)}; pick a key that "
                 "example has, so the passing fixture and example are real"
             )
-        since = args.since or versions.release_of(versions.latest())
+        since = args.since or catalog.version_entry(catalog.latest_version()).release
         cls = _camel(args.name)
         family = catalog.record(args.type).family
         source_text = _class_source(args, cls, layer, since, family)

@@ -96,6 +96,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 # -- versions --------------------------------------------------------------------------------
+# The one version table: every other module asks these functions (no copies, no aliases).
 @cache
 def versions() -> dict[str, VersionEntry]:
     """Every format version, oldest first."""
@@ -122,6 +123,12 @@ def version_entry(version: str) -> VersionEntry:
         raise UsageError(
             f"unknown format version {version!r}; known versions: {', '.join(versions())}"
         ) from None
+
+
+@cache
+def versions_with_type(model_type: str) -> tuple[str, ...]:
+    """The format versions that have ``model_type``, oldest first."""
+    return tuple(v for v, entry in versions().items() if model_type in entry.types)
 
 
 @cache

@@ -392,7 +392,7 @@ def bundle_root(
     editors understand (see :func:`_generic_dispatch`); with ``codegen=True`` they stay, for
     code generators that build a tagged union from them.
     """
-    root = schemas.version_entry(version).root
+    root = catalog.version_entry(version).root
     bundled = _bundle(version, root)
     if not codegen:
         bundled = _generic_dispatch(bundled, _source_name(version, root))
@@ -569,7 +569,7 @@ def export_path(version: str, name: str, draft: Draft | str) -> str:
 
 
 def root_name(version: str) -> str:
-    root = schemas.version_entry(version).root
+    root = catalog.version_entry(version).root
     return root[: -len(schemas.SCHEMA_SUFFIX)] if root.endswith(schemas.SCHEMA_SUFFIX) else root
 
 
@@ -581,10 +581,10 @@ def export_all(
 ) -> list[ExportedFile]:
     """Every exported file for the given versions (all catalogued versions by default);
     ``codegen`` keeps every ``oneOf`` + ``discriminator`` (see :func:`bundle_root`)."""
-    chosen = list(versions) if versions is not None else list(schemas.versions())
+    chosen = list(versions) if versions is not None else list(catalog.versions())
     files: list[ExportedFile] = []
     for version in chosen:
-        entry = schemas.version_entry(version)
+        entry = catalog.version_entry(version)
         for draft in (Draft(d) for d in drafts):
             for model_type in entry.types:
                 files.append(
@@ -625,10 +625,10 @@ def write_export(files: Iterable[ExportedFile], out_dir: str | os.PathLike) -> l
 
 def newest_version_with(model_type: str) -> str:
     """The newest format version that has ``model_type`` (or its root name)."""
-    for version, entry in reversed(list(schemas.versions().items())):
+    for version, entry in reversed(list(catalog.versions().items())):
         if model_type in entry.types or model_type == root_name(version):
             return version
-    known = ", ".join(schemas.known_types())
+    known = ", ".join(catalog.known_types())
     raise UsageError(f"no format version has a type {model_type!r}; known types: {known}")
 
 
@@ -645,7 +645,7 @@ def default_globs(version: str) -> list[str]:
     that holds the file; names that contain another (``dflash2``/``dflash``) are covered by
     the shorter one.
     """
-    words = sorted(set(_DIR_HINTS) | set(schemas.version_entry(version).types))
+    words = sorted(set(_DIR_HINTS) | set(catalog.version_entry(version).types))
     kept = [w for w in words if not any(o != w and o in w for o in words)]
     return [f"**/*{w}*/config.json" for w in kept]
 
@@ -664,8 +664,8 @@ def schemastore_entry() -> dict[str, Any]:
     """The entry for SchemaStore's catalog (``src/api/json/catalog.json``): the newest
     version's draft-07 root as ``url``, every version's in ``versions``, and the path globs
     of :func:`default_globs` (config.json alone is far too common a name)."""
-    latest = schemas.latest_version()
-    root = {v: root_name(v) + schemas.SCHEMA_SUFFIX for v in schemas.versions()}
+    latest = catalog.latest_version()
+    root = {v: root_name(v) + schemas.SCHEMA_SUFFIX for v in catalog.versions()}
     return {
         "name": "speculators draft config",
         "description": "config.json of a speculative-decoding draft checkpoint in the "

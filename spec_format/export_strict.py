@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from spec_format import export, schemas
+from spec_format import catalog, export, schemas
 
 SUFFIX = ".strict" + schemas.SCHEMA_SUFFIX
 
@@ -24,7 +24,7 @@ def strict_root(version: str) -> dict[str, Any]:
     """The draft-07 root schema of ``version`` with every type's top-level keys closed."""
     schema = copy.deepcopy(export.bundle_root(version, export.Draft.D07))
     definitions = schema.get("definitions", {})
-    for model_type in schemas.version_entry(version).types:
+    for model_type in catalog.version_entry(version).types:
         node = definitions.get(model_type)
         if not isinstance(node, dict) or not isinstance(node.get("properties"), dict):
             continue  # pragma: no cover - every type schema lists its properties

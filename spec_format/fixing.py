@@ -107,10 +107,10 @@ def fix(
         requested, _ = versions.option_version(options.format_version)
     detection = versions.detect(document, requested=requested)
     line = detection.line
-    if model_type not in versions.types_of(line):
+    if model_type not in catalog.version_entry(line).types:
         raise UsageError(
             f"format {line} has no type {model_type!r}; pass --format-version with a version "
-            f"that has it ({', '.join(versions.lines_with_type(model_type)) or 'none'})"
+            f"that has it ({', '.join(catalog.versions_with_type(model_type)) or 'none'})"
         )
     result = FixResult(original=document, document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)

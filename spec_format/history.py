@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec_format import versions
+from spec_format import catalog
 from spec_format.migration.runner import chain
 
 
@@ -16,8 +16,12 @@ def history() -> dict[str, Any]:
     steps = chain().ordered()
     return {
         "versions": [
-            {"version": v, "release": versions.release_of(v), "types": list(versions.types_of(v))}
-            for v in versions.lines()
+            {
+                "version": v,
+                "release": catalog.version_entry(v).release,
+                "types": list(catalog.version_entry(v).types),
+            }
+            for v in catalog.versions()
         ],
         "steps": [
             {

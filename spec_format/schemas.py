@@ -25,17 +25,6 @@ if TYPE_CHECKING:
 SCHEMA_SUFFIX = ".schema.json"
 
 
-# The catalog owns the version table; these names stay here for the many callers that
-# look schemas up by version.
-VersionEntry = catalog.VersionEntry
-RetiredType = catalog.RetiredType
-versions = catalog.versions
-latest_version = catalog.latest_version
-retired_types = catalog.retired_types
-known_types = catalog.known_types
-version_entry = catalog.version_entry
-
-
 def _schema_root():
     return package_data.schema_folder()
 
@@ -104,7 +93,7 @@ def load_schema(version: str, name: str) -> dict[str, Any]:
 
 
 def type_schema(version: str, model_type: str) -> dict[str, Any]:
-    entry = version_entry(version)
+    entry = catalog.version_entry(version)
     if model_type not in entry.types:
         raise UsageError(
             f"format version {version} has no type {model_type!r}; "
@@ -198,7 +187,7 @@ def accepts_strictly(version: str, model_type: str, config: dict[str, Any]) -> b
 def root_validator(version: str) -> Draft202012Validator:
     from spec_format.numguard import IntegerValidator
 
-    entry = version_entry(version)
+    entry = catalog.version_entry(version)
     return IntegerValidator(load_schema(version, entry.root), registry=registry())
 
 

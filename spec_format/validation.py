@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import notes, schemas, versions
+from spec_format import catalog, notes, versions
 from spec_format.errors import InputError, UsageError
 from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
@@ -678,7 +678,7 @@ def _check_config(
     model_type = dispatched
     report.model_type = model_type
     findings: list[Finding] = []
-    retired = schemas.retired_types().get(model_type)
+    retired = catalog.retired_types().get(model_type)
     if retired is not None and source != "requested":
         findings.append(
             schema_rules.RetiredModelType.emit(
@@ -793,7 +793,7 @@ def _dispatch(
     profile = options.profile
     model_type = config.get("speculators_model_type")
     pointer = "/speculators_model_type"
-    known = ", ".join(schemas.known_types())
+    known = ", ".join(catalog.known_types())
     if model_type is None:
         if "speculators_config" in config:
             return schema_rules.MissingModelType.emit(
@@ -820,10 +820,10 @@ def _dispatch(
             variant="not-a-string",
             found=type(model_type).__name__,
         )
-    entry = schemas.version_entry(version)
+    entry = catalog.version_entry(version)
     if model_type in entry.types:
         return model_type
-    retired = schemas.retired_types()
+    retired = catalog.retired_types()
     if model_type in retired:
         # a retired name in a version that never had it is most likely a current type mistyped
         close = _meant_type(config, model_type, entry.types)
@@ -836,12 +836,12 @@ def _dispatch(
             retired=retired[model_type],
             hint=f" (did you mean {close[0]!r}, a type of format {version}?)" if close else "",
         )
-    if model_type in schemas.known_types():
-        since = next(v for v, e in schemas.versions().items() if model_type in e.types)
+    if model_type in catalog.known_types():
+        since = next(v for v, e in catalog.versions().items() if model_type in e.types)
         return schema_rules.TypeNotInVersion.emit(
             file, profile=profile, pointer=pointer, type=model_type, version=version, since=since
         )
-    names = list(dict.fromkeys([*schemas.known_types(), *retired]))  # known_types has retired
+    names = list(dict.fromkeys([*catalog.known_types(), *retired]))  # known_types has retired
     # difflib indexes every character of its argument: only names of a plausible length
     close = difflib.get_close_matches(model_type, names, n=1) if len(model_type) <= 64 else []
     folded = [n for n in entry.types if n == model_type.lower()]  # EAGLE3 -> eagle3
@@ -861,7 +861,7 @@ def _type_hint(config: dict[str, Any]) -> str:
     """Suggest a type from speculators_config.algorithm or the architectures list."""
     spec = config.get("speculators_config")
     algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
-    if isinstance(algorithm, str) and algorithm in schemas.known_types():
+    if isinstance(algorithm, str) and algorithm in catalog.known_types():
         return f": speculators_config.algorithm suggests {algorithm!r}"
     return ""
 

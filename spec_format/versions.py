@@ -28,6 +28,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from spec_format import catalog
+
 #: dev builds counted on main after a release that was cut on a side branch:
 #: line -> the last devN that is older than the release (the branch's merge base)
 OFF_MAIN_MERGE_BASE = {"0.5": 84, "0.7": 148}
@@ -36,40 +38,9 @@ OFF_MAIN_MERGE_BASE = {"0.5": 84, "0.7": 148}
 LAST_DEV_ON_MAIN = {"0.1": 35, "0.2": 36, "0.5": 172, "0.7": 195}
 
 
-# -- the catalog's lines ---------------------------------------------------------------------
-@cache
-def lines() -> tuple[str, ...]:
-    """Every format version the catalog knows, oldest first."""
-    from spec_format import schemas
-
-    return tuple(schemas.versions())
-
-
-def latest() -> str:
-    return lines()[-1]
-
-
+# -- the catalog's lines (the table is spec_format.catalog.versions) -------------------------
 def line_index(line: str) -> int:
-    return lines().index(line)
-
-
-@cache
-def types_of(line: str) -> tuple[str, ...]:
-    from spec_format import schemas
-
-    return schemas.versions()[line].types
-
-
-@cache
-def lines_with_type(model_type: str) -> tuple[str, ...]:
-    return tuple(v for v in lines() if model_type in types_of(v))
-
-
-def release_of(line: str) -> str:
-    """The release a line stands for when only the line is named (``"0.5"`` -> ``"0.5.0"``)."""
-    from spec_format import schemas
-
-    return schemas.versions()[line].release
+    return list(catalog.versions()).index(line)
 
 
 @cache
@@ -91,11 +62,11 @@ def option_version(text: str, option: str = "--format-version") -> tuple[str, st
     error listing the lines."""
     from spec_format.errors import UsageError
 
-    known = ", ".join(lines())
+    known = ", ".join(catalog.versions())
     stripped = str(text).strip()
     bare = stripped[1:] if stripped[:1] in ("v", "V") else stripped
-    if bare in lines():
-        return bare, release_of(bare)
+    if bare in catalog.versions():
+        return bare, catalog.version_entry(bare).release
     try:
         v = Version(bare) if len(bare) <= 64 else None
     except InvalidVersion:
@@ -106,7 +77,7 @@ def option_version(text: str, option: str = "--format-version") -> tuple[str, st
             "such as 0.5.0"
         )
     line = f"{v.release[0]}.{v.release[1] if len(v.release) > 1 else 0}"
-    if line not in lines() or len(v.release) < 3:
+    if line not in catalog.versions() or len(v.release) < 3:
         raise UsageError(f"{option} {text}: unknown format version {line}; known: {known}")
     return line, bare
 
@@ -269,18 +240,25 @@ class Evidence:
 def _fields() -> tuple[tuple[str, str, str, str | None], ...]:
     """(type, key, first line declaring it, last line declaring it or None if still current)
     for every fingerprint key of the catalog, read from the schemas of each line."""
-    from spec_format import catalog, schemas
+    from spec_format import schemas
 
     out = []
     for rec in catalog.records().values():
         for key in rec.fingerprint_keys:
             spans = [
                 v
-                for v in lines_with_type(rec.name)
+                for v in catalog.versions_with_type(rec.name)
                 if key in schemas.type_schema(v, rec.name).get("properties", {})
             ]
             if spans:
-                out.append((rec.name, key, spans[0], None if spans[-1] == latest() else spans[-1]))
+                out.append(
+                    (
+                        rec.name,
+                        key,
+                        spans[0],
+                        None if spans[-1] == catalog.latest_version() else spans[-1],
+                    )
+                )
     return tuple(out)
 
 
@@ -292,12 +270,11 @@ def removed_fields(model_type: str) -> dict[str, str]:
 
 def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     """What the keys of ``config`` say about the release line that wrote it."""
-    from spec_format import catalog
 
     out: list[Evidence] = []
     model_type = config.get("speculators_model_type")
     if isinstance(model_type, str):
-        spans = lines_with_type(model_type)
+        spans = catalog.versions_with_type(model_type)
         if spans:
             out.append(Evidence(f"type {model_type}", spans[0], spans[-1]))
     for owner, key, since, until in _fields():
@@ -350,12 +327,12 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     major = tv.split(".")[0] if isinstance(tv, str) else ""
     if major.isdecimal() and len(major) <= 4 and int(major) >= 5:
         out.append(Evidence(f"transformers_version {tv}", "0.5", None))
-    return [e for e in out if e.low is None or e.low in lines()]
+    return [e for e in out if e.low is None or e.low in catalog.versions()]
 
 
 def _prev(line: str) -> str | None:
     i = line_index(line)
-    return lines()[i - 1] if i > 0 else None
+    return list(catalog.versions())[i - 1] if i > 0 else None
 
 
 @dataclass
@@ -438,11 +415,11 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
             else:
                 if parsed.note:
                     problems.append(parsed.note)
-                if parsed.line in lines():
+                if parsed.line in catalog.versions():
                     declared_line = parsed.line
                 else:
                     problems.append(
-                        f"{declared} names no known format version (known: {', '.join(lines())})"
+                        f"{declared} names no known format version (known: {', '.join(catalog.versions())})"
                     )
     fits: list[str] = []
     if parsed is not None and declared_line is not None:
@@ -476,13 +453,13 @@ def _allowed_lines(
     """(lines every strong piece of evidence allows, those narrowed by each weak piece that
     does not contradict what is left, the weak pieces that did)."""
     evidence = list(evidence)
-    candidates = [v for v in lines() if all(e.allows(v) for e in evidence if e.strong)]
+    candidates = [v for v in catalog.versions() if all(e.allows(v) for e in evidence if e.strong)]
     if not candidates:  # the type against every other key: the type is the one mistyped value
         keys = [e for e in evidence if e.strong and not e.what.startswith("type ")]
-        candidates = [v for v in lines() if keys and all(e.allows(v) for e in keys)]
+        candidates = [v for v in catalog.versions() if keys and all(e.allows(v) for e in keys)]
     if not candidates:  # contradicting strong evidence: trust the newest lower bound
         lows = [e.low for e in evidence if e.strong and e.low]
-        candidates = [max(lows, key=_line_key)] if lows else list(lines())
+        candidates = [max(lows, key=_line_key)] if lows else list(catalog.versions())
     strong = tuple(candidates)
     discarded = []
     for e in (e for e in evidence if not e.strong):

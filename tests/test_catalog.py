@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import catalog, schemas, versions
+from spec_format import catalog, schemas
 from spec_format.contract import available_types
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,14 +46,14 @@ def test_no_literal_list_of_model_types_outside_the_catalog():
 
 
 def test_every_catalogued_version_type_has_a_record():
-    for version in versions.lines():
-        for model_type in versions.types_of(version):
+    for version in catalog.versions():
+        for model_type in catalog.version_entry(version).types:
             assert catalog.record(model_type) is not None, (version, model_type)
 
 
 def test_records_agree_with_schemas_and_contracts():
     for name, rec in catalog.records().items():
-        lines = versions.lines_with_type(name)
+        lines = catalog.versions_with_type(name)
         assert lines and lines[0] == rec.since, (name, lines, rec.since)
         if rec.family == "legacy":
             continue

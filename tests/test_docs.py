@@ -9,7 +9,7 @@ import sys
 import docgen as gen_docs
 import pytest
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 from spec_format.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import Layer, Rule
@@ -36,7 +36,7 @@ def test_every_rule_version_and_type_has_a_page_in_the_nav(generated):
     for rule in registry.RULES:
         assert f"docs/rules/{rule.id}.md" in generated
         assert f"rules/{rule.id}.md" in nav
-    for version, entry in schemas.versions().items():
+    for version, entry in catalog.versions().items():
         for t in entry.types:
             page = generated[f"docs/reference/{version}/{t}.md"]
             assert f"reference/{version}/{t}.md" in nav
@@ -250,7 +250,7 @@ def test_timeline_and_layers_pictures_come_from_catalog_and_registry(generated):
     for t in catalog.known_types():
         assert f"({t})</text>" in timeline
     bars = timeline.count('rx="4"')
-    assert bars == sum(len(e.types) for e in schemas.versions().values())
+    assert bars == sum(len(e.types) for e in catalog.versions().values())
     layers = generated["docs/diagrams/validation-layers.svg"]
     for layer in Layer:
         if layer is not Layer.REWRITE:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spec_format import disputes, readers, schemas, versions
+from spec_format import catalog, disputes, readers, schemas
 from spec_format.fixing import FixOptions, fix
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.testing.builder import tiny_config
@@ -156,11 +156,11 @@ def test_the_writers_absent_reading_is_the_schema_default():
     """The reader table and the schemas describe the same writer: a speculators release reads
     an absent field as the default the schema of its format version declares."""
     mismatches = []
-    for line in versions.lines():
+    for line in catalog.versions():
         writer = disputes.writer_of(line)
         if writer is None:
             continue
-        for model_type in versions.types_of(line):
+        for model_type in catalog.version_entry(line).types:
             if not writer.serves(model_type):
                 continue
             for name, row in writer.fields(model_type).items():

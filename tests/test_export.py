@@ -14,7 +14,7 @@ from referencing.jsonschema import DRAFT202012
 from spec_format import catalog, export, schemas
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
-VERSIONS = list(schemas.versions())
+VERSIONS = list(catalog.versions())
 ALL_FILES = export.export_all(drafts=tuple(export.Draft))
 VALIDATOR = {export.Draft.D2020_12: Draft202012Validator, export.Draft.D07: Draft7Validator}
 
@@ -41,14 +41,14 @@ def test_exported_schema_is_self_contained_and_valid(f):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_ids_are_stable(version):
-    for model_type in schemas.version_entry(version).types:
+    for model_type in catalog.version_entry(version).types:
         source_id = schemas.type_schema(version, model_type)["$id"]
         assert export.bundle_type(version, model_type)["$id"] == source_id
         assert export.bundle_type(version, model_type, "07")["$id"] == source_id.replace(
             f"/{version}/", f"/{version}/draft-07/"
         )
     assert export.bundle_root(version)["$id"] == schemas.schema_uri(
-        version, schemas.version_entry(version).root
+        version, catalog.version_entry(version).root
     )
 
 
@@ -69,7 +69,7 @@ def test_bundles_validate_exactly_like_the_source(version, draft):
     """Same verdict as the hand-written, multi-file source; the codegen form (the source's
     structure) also the same error locations. The default form's if/then dispatch may report
     deeper ones: inside the matching branch instead of at the oneOf."""
-    for model_type in schemas.version_entry(version).types:
+    for model_type in catalog.version_entry(version).types:
         source = schemas.validator(version, model_type)
         bundled = VALIDATOR[draft](export.bundle_type(version, model_type, draft, codegen=True))
         generic = VALIDATOR[draft](export.bundle_type(version, model_type, draft))
@@ -92,7 +92,7 @@ def test_draft07_keeps_annotations_beside_refs():
     assert prop["description"].startswith("EAGLE-3: apply hidden_norm")  # for editors
     root = export.bundle_root("0.9", "07")
     assert [b["then"] for b in root["allOf"]] == [
-        {"$ref": f"#/definitions/{t}"} for t in schemas.version_entry("0.9").types
+        {"$ref": f"#/definitions/{t}"} for t in catalog.version_entry("0.9").types
     ]
 
 
@@ -101,7 +101,7 @@ def test_draft07_keeps_annotations_beside_refs():
 def test_root_dispatches_in_plain_json_schema(version, draft):
     """No OpenAPI discriminator and no oneOf in the export: an enum on the discriminator
     and one if/then per type; code generators get the source form with codegen=True."""
-    types = list(schemas.version_entry(version).types)
+    types = list(catalog.version_entry(version).types)
     root = export.bundle_root(version, draft)
     assert "discriminator" not in root and "oneOf" not in root
     assert root["required"] == ["speculators_model_type"]
@@ -227,7 +227,7 @@ def test_cli_export_one_version(cli, tmp_path):
 def test_cli_show(cli):
     result = cli("schema", "show", "dflash")
     assert result.exit_code == 0
-    assert json.loads(result.output) == export.bundle_type(schemas.latest_version(), "dflash")
+    assert json.loads(result.output) == export.bundle_type(catalog.latest_version(), "dflash")
     root = json.loads(cli("schema", "show", "speculators", "--draft", "07").output)
     assert root["$schema"] == export.DRAFT_07 and "allOf" in root
     bad = cli("schema", "show", "eagle-3")
@@ -293,8 +293,8 @@ def test_schemastore_entry_is_committed_and_points_at_the_roots():
     assert list(entry["versions"]) == VERSIONS
     for version, url in entry["versions"].items():
         assert url == export.bundle_root(version, "07")["$id"]
-    assert entry["url"] == entry["versions"][schemas.latest_version()]
-    assert entry["fileMatch"] == export.default_globs(schemas.latest_version())
+    assert entry["url"] == entry["versions"][catalog.latest_version()]
+    assert entry["fileMatch"] == export.default_globs(catalog.latest_version())
 
 
 def _paragraphs(path):

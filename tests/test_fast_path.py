@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import schemas, versions
+from spec_format import catalog, schemas
 from spec_format.validation import ValidateOptions, validate_config
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
@@ -46,7 +46,7 @@ def _agree(config) -> None:
     model_type = config.get("speculators_model_type")
     if not isinstance(model_type, str):
         return
-    for version in versions.lines_with_type(model_type):
+    for version in catalog.versions_with_type(model_type):
         if schemas.accepts(version, model_type, config):
             assert _schema_valid(config, version), ("check", version, json.dumps(config)[:2000])
         if schemas.accepts_strictly(version, model_type, config):
@@ -56,7 +56,7 @@ def _agree(config) -> None:
 def test_every_bundled_schema_compiles():
     """No schema silently loses the fast path (compile_schema returns None on a keyword it
     cannot check soundly)."""
-    for version, entry in schemas.versions().items():
+    for version, entry in catalog.versions().items():
         for model_type in entry.types:
             assert schemas._compiled(version, model_type) is not None, (version, model_type)
 
@@ -67,7 +67,7 @@ def test_the_check_accepts_every_valid_fixture():
         model_type = config.get("speculators_model_type")
         if not isinstance(model_type, str) or not name or "/" in name:
             continue
-        for version in versions.lines_with_type(model_type):
+        for version in catalog.versions_with_type(model_type):
             if _schema_valid(config, version):
                 assert schemas.accepts(version, model_type, config), (name, version)
 

@@ -17,14 +17,14 @@ from urllib.parse import urldefrag, urljoin
 import freeze
 import pytest
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"
 SHARED_FOLDER = "defs"
 
 
-@pytest.mark.parametrize("version", list(schemas.versions()))
+@pytest.mark.parametrize("version", list(catalog.versions()))
 def test_released_version_is_frozen(version):
     problems = freeze.version_problems(version, freeze.load())
     assert not problems, "\n".join(problems)
@@ -37,7 +37,7 @@ def test_an_unfrozen_version_is_named_with_the_command_that_freezes_it():
 
 
 def test_frozen_names_only_catalogued_versions():
-    assert set(freeze.load()["versions"]) <= set(schemas.versions())
+    assert set(freeze.load()["versions"]) <= set(catalog.versions())
 
 
 def test_shared_definitions_are_append_only():

@@ -12,7 +12,7 @@ import pytest
 from docgen.checks import example_verdicts
 from typer.testing import CliRunner
 
-from spec_format import versions
+from spec_format import catalog, versions
 from spec_format.cli.app import app
 from spec_format.migration import MigrateOptions, migrate
 from spec_format.rules import registry
@@ -37,9 +37,13 @@ def test_every_rule_class_is_registered():
 def test_since_is_the_rules_own_and_not_older_than_its_types(rule):
     assert "since" in rule.__dict__, f"{rule.id} inherits since from a layer class"
     line = ".".join(rule.since.split(".")[:2])
-    assert line in versions.lines(), rule.since
+    assert line in catalog.versions(), rule.since
     first = next(
-        (v for v in versions.lines() if any(rule.applies(t, v) for t in versions.types_of(v))),
+        (
+            v
+            for v in catalog.versions()
+            if any(rule.applies(t, v) for t in catalog.version_entry(v).types)
+        ),
         None,
     )
     if rule.applies_to or rule.versions:

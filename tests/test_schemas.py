@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"
-VERSION_TYPES = [(v, t) for v, e in schemas.versions().items() for t in e.types]
+VERSION_TYPES = [(v, t) for v, e in catalog.versions().items() for t in e.types]
 #: informational keys with no meaningful default (required keys never need one)
 NO_DEFAULT = {"auto_map", "transformers_version", "speculators_config", "transformer_layer_config"}
 FORBIDDEN_KEYWORDS = {
@@ -28,7 +28,7 @@ FORBIDDEN_KEYWORDS = {
 
 #: only the format versions' folders (not tensors/, defs/ or readers/)
 VERSION_SCHEMAS = [
-    p for p in SCHEMA_DIR.glob("*/*.schema.json") if p.parent.name in schemas.versions()
+    p for p in SCHEMA_DIR.glob("*/*.schema.json") if p.parent.name in catalog.versions()
 ]
 
 
@@ -43,7 +43,7 @@ def test_catalog_matches_files_one_to_one():
     }
     catalogued = set(VERSION_TYPES)
     assert on_disk == catalogued
-    assert roots == {(v, e.root) for v, e in schemas.versions().items()}
+    assert roots == {(v, e.root) for v, e in catalog.versions().items()}
 
 
 def _walk(node, path=()):
@@ -85,16 +85,16 @@ def test_every_property_is_documented_typed_and_defaulted(version, model_type):
             assert "default" in node, f"{key}: optional without a default"
 
 
-@pytest.mark.parametrize("version", list(schemas.versions()))
+@pytest.mark.parametrize("version", list(catalog.versions()))
 def test_root_schema_dispatches_with_a_discriminator(version):
-    entry = schemas.version_entry(version)
+    entry = catalog.version_entry(version)
     root = schemas.load_schema(version, entry.root)
     assert root["discriminator"]["propertyName"] == "speculators_model_type"
     assert set(root["discriminator"]["mapping"]) == set(entry.types)
     assert len(root["oneOf"]) == len(entry.types)
 
 
-@pytest.mark.parametrize("version", list(schemas.versions()))
+@pytest.mark.parametrize("version", list(catalog.versions()))
 def test_root_schema_accepts_the_examples_of_its_version(version):
     from tests.common import EXAMPLES
 
@@ -102,8 +102,8 @@ def test_root_schema_accepts_the_examples_of_its_version(version):
     for example in EXAMPLES:
         config = json.loads((example / "config.json").read_text())
         if (
-            config["speculators_model_type"] in schemas.version_entry(version).types
-            and version == schemas.latest_version()
+            config["speculators_model_type"] in catalog.version_entry(version).types
+            and version == catalog.latest_version()
         ):
             assert not list(validator.iter_errors(config)), example.name
 
@@ -182,7 +182,7 @@ def test_generated_models_parse_examples_into_typed_objects():
     from tests.common import EXAMPLES
 
     module = importlib.import_module(
-        f"spec_format.models.v{schemas.latest_version().replace('.', '_')}"
+        f"spec_format.models.v{catalog.latest_version().replace('.', '_')}"
     )
     for example in EXAMPLES:
         config = json.loads((example / "config.json").read_text())

@@ -28,7 +28,7 @@ import sys
 
 from nodetools import NODE_MODULES, require_node
 
-from spec_format import export, schemas
+from spec_format import catalog, export, schemas
 from spec_format.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
@@ -66,7 +66,7 @@ def test_typescript_types_are_up_to_date():
 def _imports(i: int, version: str, model_type: str) -> list[str]:
     folder = TYPES / version
     interface = schemas.type_schema(version, model_type)["title"]
-    root = schemas.load_schema(version, schemas.version_entry(version).root)["title"]
+    root = schemas.load_schema(version, catalog.version_entry(version).root)["title"]
     return [
         f"import type {{ {root} as Root{i} }} from {json.dumps(str(folder / export.root_name(version)))};",
         f"import type {{ {interface} as Type{i} }} from {json.dumps(str(folder / model_type))};",

@@ -19,7 +19,7 @@ import jsonschema_rs
 import pytest
 from nodetools import require_node, run_node
 
-from spec_format import schemas
+from spec_format import catalog
 from spec_format.validation import ValidateOptions, validate
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
@@ -63,7 +63,7 @@ def _specfmt_verdicts(config_path, options):
     report = validate([config_path], options).files[0]
     schema_findings = [f for f in report.findings if f.rule.startswith("S")]
     keyword = [f for f in schema_findings if f.rule.startswith("S1")]
-    has_type = report.model_type in schemas.version_entry(report.format_version).types
+    has_type = report.model_type in catalog.version_entry(report.format_version).types
     root_valid = not keyword and has_type
     return report, schema_findings, {"root": root_valid, "typed": not keyword}, has_type
 

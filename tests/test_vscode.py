@@ -25,7 +25,7 @@ from functools import cache
 import pytest
 from nodetools import require_node, run_node
 
-from spec_format import export, schemas
+from spec_format import catalog, export
 from spec_format.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
@@ -96,7 +96,7 @@ def _expected(config: dict, options: ValidateOptions):
     report = validate_config(config, options)
     findings = [f for f in report.findings if f.rule.startswith("S")]
     keyword = [f for f in findings if f.rule.startswith("S1")]
-    has_type = report.model_type in schemas.version_entry(report.format_version).types
+    has_type = report.model_type in catalog.version_entry(report.format_version).types
     if keyword:
         return report, keyword
     return report, ([] if has_type else findings)
@@ -133,7 +133,7 @@ def _jobs():
             checks.append(
                 ("positive", f"{name} ({dialect}, format {report.format_version})", report, keys)
             )
-    for version, entry in schemas.versions().items():
+    for version, entry in catalog.versions().items():
         for model_type in entry.types:
             text = f'{{\n  "{DISCRIMINATOR}": "{model_type}",\n  \n}}'
             value_text = f'{{\n  "{DISCRIMINATOR}": \n}}'
@@ -205,7 +205,7 @@ def _actionable(finding, message: str, version: str) -> str | None:
     if missing and f'"{_last(finding.pointer or "/" + DISCRIMINATOR)}"' not in message:
         return "does not name the missing key"
     if finding.pointer == f"/{DISCRIMINATOR}" and not missing:
-        types = schemas.version_entry(version).types
+        types = catalog.version_entry(version).types
         if not all(f'"{t}"' in message for t in types):
             return f"does not list the known types {', '.join(types)}"
     return None
@@ -308,7 +308,7 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
     assert list(out.rglob(f"*{SUFFIX}")), "--strict writes the editor variant"
     from spec_format import export as export_mod
 
-    export_mod.write_export([strict_file(v) for v in schemas.versions()], out)
+    export_mod.write_export([strict_file(v) for v in catalog.versions()], out)
 
     def doc(kind, name, version, text, **ops):
         path = out / strict_file(version).path

@@ -44,7 +44,7 @@ from docgen.reference import (
 )
 from docgen.rules import rule_page, rules_index
 from docgen.schema_walk import Catalogue, DocsError
-from spec_format import schemas
+from spec_format import catalog
 from spec_format.rules import registry
 
 __all__ = ["Catalogue", "DocsError", "check_cli_mentions", "check_rules", "generate"]
@@ -61,7 +61,7 @@ def generate(root: Path) -> dict[str, str]:
         "docs/reference/consumer-defaults.md": consumer_defaults(cat),
     }
     out["docs/reference/cli.md"] = cli_page()
-    for version, entry in schemas.versions().items():
+    for version, entry in catalog.versions().items():
         out[f"docs/reference/{version}/index.md"] = version_page(cat, version)
         for t in entry.types:
             out[f"docs/reference/{version}/{t}.md"] = type_page(cat, version, t)

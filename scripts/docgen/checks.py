@@ -13,7 +13,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from docgen.schema_walk import Catalogue, version_known
-from spec_format import schemas
+from spec_format import catalog
 from spec_format.rules import registry
 from spec_format.rules.base import Layer
 
@@ -45,7 +45,7 @@ def _keys(value: Any) -> Iterator[str]:
 
 def check_rules(cat: Catalogue) -> list[str]:
     problems = []
-    known_types = set(cat.types()) | set(schemas.retired_types())
+    known_types = set(cat.types()) | set(catalog.retired_types())
     known_fields = cat.all_field_names()
     for key, where in PENDING_FIELDS.items():
         if key in known_fields:
@@ -187,13 +187,14 @@ def _rewrite_fires(document: dict, rule_id: str) -> bool:
     reports a problem of ``rule_id``."""
     import copy
 
-    from spec_format import versions
+    from spec_format import catalog
     from spec_format.errors import SpecfmtError
     from spec_format.fixing import fix
     from spec_format.migration import MigrateOptions, migrate
 
     runs = [
-        lambda d, v=v: migrate(d, MigrateOptions(to=v, allow_lossy=True)) for v in versions.lines()
+        lambda d, v=v: migrate(d, MigrateOptions(to=v, allow_lossy=True))
+        for v in catalog.versions()
     ]
     for run in [*runs, fix]:
         try:

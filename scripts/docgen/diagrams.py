@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from docgen.nav import type_title
 from docgen.schema_walk import DocsError, catalog_versions
-from spec_format import catalog, contract, schemas
+from spec_format import catalog, contract
 from spec_format.rules import registry
 from spec_format.rules.base import LAYER_PREFIX, Layer
 
@@ -384,7 +384,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def type_timeline() -> str:
     versions = catalog_versions()
-    types = list(schemas.known_types())
+    types = list(catalog.known_types())
     label_w = max(_w(f"{type_title(t)} ({t})", 13) for t in types) + 30
     col, row, top, left = 58, 28, 44, 16
     svg = _Svg(width=left + label_w + col * len(versions) + 16, title="")
@@ -397,7 +397,7 @@ def type_timeline() -> str:
         y = top + r * row
         record = catalog.record(t)
         svg.text(left, y + 19, f"{type_title(t)} ({t})", size=13)
-        present = [i for i, v in enumerate(versions) if t in schemas.version_entry(v).types]
+        present = [i for i, v in enumerate(versions) if t in catalog.version_entry(v).types]
         colour = FAMILY_COLOURS[record.family]
         for i in range(len(versions)):
             x = left + label_w + i * col

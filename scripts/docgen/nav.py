@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from docgen.schema_walk import Catalogue, DocsError, catalog_versions
-from spec_format import catalog, schemas
+from spec_format import catalog
 from spec_format.rules import registry
 from spec_format.rules.base import LAYER_PREFIX, Layer
 
@@ -78,7 +78,7 @@ def nav(root: Path, cat: Catalogue) -> str:
         out.append(_entry(10, f"Format {version}", f"reference/{version}/index.md"))
         out += [
             _entry(10, f"{type_title(t)} ({t})", f"reference/{version}/{t}.md")
-            for t in schemas.version_entry(version).types
+            for t in catalog.version_entry(version).types
         ]
     out += [f"  - {_yaml('Rules')}:", _entry(6, "Rules", "rules/index.md")]
     for layer in Layer:

@@ -23,7 +23,7 @@ from docgen.schema_walk import (
     ranges,
     type_text,
 )
-from spec_format import export, schemas
+from spec_format import catalog, export, schemas
 
 #: front matter for pages of wide tables: the table of contents would take the width the
 #: columns need (at 1280 px the tables then fit without scrolling)
@@ -186,7 +186,7 @@ def _field_table(
 
 
 def version_page(cat: Catalogue, version: str) -> str:
-    entry = schemas.version_entry(version)
+    entry = catalog.version_entry(version)
     versions = catalog_versions()
     index = versions.index(version)
     prev = versions[index - 1] if index else None
@@ -220,7 +220,7 @@ def version_page(cat: Catalogue, version: str) -> str:
     ]
     if prev:
         lines += ["", f"## Changes from {prev}", ""]
-        prev_types = set(schemas.version_entry(prev).types)
+        prev_types = set(catalog.version_entry(prev).types)
         changes = []
         for t in entry.types:
             if t not in prev_types:
@@ -253,12 +253,12 @@ def reference_index(cat: Catalogue) -> str:
         "| Format | Release | transformers | Types |",
         "|---|---|---|---|",
     ]
-    for version, entry in reversed(list(schemas.versions().items())):
+    for version, entry in reversed(list(catalog.versions().items())):
         types = ", ".join(f"[{t}]({version}/{t}.md)" for t in entry.types)
         lines.append(
             f"| [{version}]({version}/index.md) | {entry.release} | {entry.transformers} | {types} |"
         )
-    retired = schemas.retired_types()
+    retired = catalog.retired_types()
     if retired:
         lines += [
             "",

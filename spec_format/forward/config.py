@@ -228,9 +228,9 @@ def _render(report) -> str:
 
 def _versions_from(version: str, model_type: str) -> list[str]:
     """The detected version, then every later version that has the type."""
-    line = list(schemas.versions())
+    line = list(catalog.versions())
     later = line[line.index(version) :] if version in line else line
-    return [v for v in later if model_type in schemas.versions()[v].types]
+    return [v for v in later if model_type in catalog.versions()[v].types]
 
 
 @cache

@@ -31,7 +31,7 @@ AGREE_STEP = "readers"
 @cache
 def chain() -> Chain:
     """The chain built from the step modules, checked against the catalog's versions."""
-    return Chain((Step.from_module(m) for m in STEP_MODULES), versions=versions.lines())
+    return Chain((Step.from_module(m) for m in STEP_MODULES), versions=tuple(catalog.versions()))
 
 
 def plan(source: str, target: str) -> list[PlannedStep]:
@@ -109,8 +109,8 @@ def _count(items: list, noun: str) -> str:
 def resolve_target(to: str | None) -> tuple[str, str]:
     """``--to`` -> (format line, release string to stamp)."""
     if to is None:
-        line = versions.latest()
-        return line, versions.release_of(line)
+        line = catalog.latest_version()
+        return line, catalog.version_entry(line).release
     return versions.option_version(to, "--to")
 
 
@@ -262,7 +262,7 @@ def explicit(doc: dict[str, Any], line: str):
 def schema_errors(doc: dict[str, Any], line: str) -> list[str]:
     """Schema errors of ``doc`` against ``line`` ("pointer: message"), empty when valid."""
     model_type = doc.get("speculators_model_type")
-    if model_type not in versions.types_of(line):
+    if model_type not in catalog.version_entry(line).types:
         return [f"/speculators_model_type: {model_type!r} is not a type of format {line}"]
     # capped as validate caps them (S rules): the first ones listed, the rest counted, so a
     # 1.5M-item list of wrong values costs what validate costs

@@ -169,7 +169,7 @@ class ObsoleteKey(_ConsumerRule):
                 # migrating drops it only across the step that removed it
                 past = None
                 if versions.line_index(ctx.format_version) <= versions.line_index(until):
-                    past = ctx.command("migrate", "--to", versions.latest(), "--in-place")
+                    past = ctx.command("migrate", "--to", catalog.latest_version(), "--in-place")
                 advice = f"{shown(past)} drops it" if past else "remove it"
                 yield Hit(
                     f"{key} is a field of {ctx.model_type} up to format {until}, removed after "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import versions, writers
+from spec_format import catalog, versions, writers
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
@@ -122,10 +122,10 @@ class OlderFormat(_VersionRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        latest = versions.latest()
+        latest = catalog.latest_version()
         if ctx.format_version == latest:
             return
-        newest = (versions.lines_with_type(ctx.model_type) or (latest,))[-1]
+        newest = (catalog.versions_with_type(ctx.model_type) or (latest,))[-1]
         if newest == ctx.format_version:  # a retired type: nothing to migrate to (S003)
             yield Hit(
                 f"format {ctx.format_version} is older than {latest}, and the newest format "

@@ -11,7 +11,7 @@ import pytest
 from forward_helpers import build, tiny_config
 from typer.testing import CliRunner
 
-from spec_format import schemas
+from spec_format import catalog, schemas
 from spec_format.cli.app import app
 from spec_format.errors import InputError
 from spec_format.forward import CheckpointError, ForwardOptions, UnsupportedError, run_forward
@@ -118,7 +118,7 @@ def test_a_type_without_a_forward_is_unsupported(tmp_path):
 def _forward_types_by_version():
     return [
         (version, model_type)
-        for version, entry in schemas.versions().items()
+        for version, entry in catalog.versions().items()
         for model_type in entry.types
         if model_type in FORWARD_CLASSES
     ]
@@ -141,7 +141,7 @@ def test_forward_defaults_are_the_schema_defaults(tmp_path, version, model_type)
     # a vocabulary the default draft_vocab_size (32000) fits; nothing is built here
     base[TLC]["vocab_size"] = base["draft_vocab_size"] = 32000
     declared = {}
-    for v in [v for v in schemas.versions() if model_type in schemas.versions()[v].types]:
+    for v in [v for v in catalog.versions() if model_type in catalog.versions()[v].types]:
         if tuple(map(int, v.split("."))) < tuple(map(int, version.split("."))):
             continue
         for key in schemas.resolve(v, model_type, ()).get("properties", {}):

@@ -85,7 +85,7 @@ def expect_documented(exc: SpecfmtError, seed: int) -> None:
 @many(600)
 @given(SEEDS)
 def test_hostile_convert_sources_plan_or_refuse(made, base):
-    from spec_format import versions
+    from spec_format import catalog
     from spec_format.convert.plan import Request
     from spec_format.convert.run import ConvertResult, load_source, load_verifier_ref, make_plan
 
@@ -93,7 +93,7 @@ def test_hostile_convert_sources_plan_or_refuse(made, base):
         verifier=load_verifier_ref(str(made["verifier"])),
         verifier_ref=str(made["verifier"]),
         aux_layer_ids=None,
-        format_version=versions.latest(),
+        format_version=catalog.latest_version(),
     )
     for seed in seeds(base):
         r = random.Random(seed)

@@ -127,7 +127,7 @@ def _migrations():
     for path in release_fixtures():
         doc = load(path)
         source = versions.detect(doc).line
-        for target in versions.lines():
+        for target in catalog.versions():
             try:
                 result = migrate(copy.deepcopy(doc), MigrateOptions(to=RELEASES[target]))
             except MigrationRefused:
@@ -139,7 +139,7 @@ def _migrations():
 @pytest.fixture(scope="session")
 def judged():
     """Run every release once; returns {line: {key: answer}}."""
-    available = [v for v in versions.lines() if env(v) is not None]
+    available = [v for v in catalog.versions() if env(v) is not None]
     if not available:
         pytest.skip(
             f"no interop environments under {CACHE}; build them with scripts/interop-envs.sh"
@@ -156,7 +156,7 @@ def judged():
             )
     for v in available:
         for t in WRITABLE:
-            if t in versions.types_of(v):
+            if t in catalog.version_entry(v).types:
                 requests[v].append((f"write:{t}", {"op": "write", "type": t}))
 
     def one(v):
@@ -309,10 +309,10 @@ def meaning_changes(
     return out
 
 
-@pytest.mark.parametrize("line", list(versions.lines()))
+@pytest.mark.parametrize("line", list(catalog.versions()))
 @pytest.mark.parametrize("model_type", WRITABLE)
 def test_release_written_config_validates_and_migrates_unchanged(judged, line, model_type):
-    if model_type not in versions.types_of(line):
+    if model_type not in catalog.version_entry(line).types:
         pytest.skip(f"format {line} has no {model_type}")
     _need(judged, line)
     answer = judged[line][f"write:{model_type}"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format import versions
+from spec_format import catalog
 from spec_format.errors import UsageError
 from spec_format.migration.chain import Chain, ChainError, Step
 from spec_format.migration.records import StepOutput
@@ -60,5 +60,5 @@ def test_unknown_versions_are_usage_errors():
 
 def test_real_chain_links_every_catalog_version():
     c = chain()
-    assert c.versions == versions.lines()
+    assert c.versions == tuple(catalog.versions())
     assert all(s.summary and s.touches is not None for s in c.ordered())

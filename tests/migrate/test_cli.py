@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from spec_format import versions
+from spec_format import catalog
 from spec_format.cli.app import app
 from spec_format.migration import output
 from tests.migrate.conftest import FIXTURES
 
 #: migrate's default target and the release it stamps
-LATEST = versions.latest()
-LATEST_RELEASE = versions.release_of(LATEST)
+LATEST = catalog.latest_version()
+LATEST_RELEASE = catalog.version_entry(LATEST).release
 
 DEV11 = FIXTURES / "0.1/eagle3/llama-3.1-8b-converter-0.2.0.dev11.json"
 DSPARK = FIXTURES / "0.7/dspark/qwen3-8b-trained-0.7.0.json"

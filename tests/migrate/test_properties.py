@@ -7,13 +7,13 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import versions
+from spec_format import catalog, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import MigrateOptions, migrate
 from tests.migrate.conftest import load, release_fixtures
 
 FIXTURES = [load(p) for p in release_fixtures()]
-LINES = list(versions.lines())
+LINES = list(catalog.versions())
 FLAGS = (
     "norm_before_residual",
     "norm_before_fc",
@@ -116,4 +116,4 @@ def test_result_passes_the_target_schema_and_input_is_untouched(doc, line):
     assert doc == before, "migrate must not mutate its input"
     if result is not None:
         assert result.target_errors == []
-        assert result.document["speculators_version"] == versions.release_of(line)
+        assert result.document["speculators_version"] == catalog.version_entry(line).release

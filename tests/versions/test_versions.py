@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format import versions
+from spec_format import catalog, versions
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_resaved_file_keeps_old_stamp_and_keys_win():
         "norm_before_fc": False,
     }
     det = versions.detect(cfg)
-    assert det.line == versions.latest() and det.source == "inferred" and not det.agrees
+    assert det.line == catalog.latest_version() and det.source == "inferred" and not det.agrees
     assert det.declared_line == "0.4"
 
 
@@ -103,10 +103,10 @@ def test_noise_keys_bound_the_writer_from_above():
             },
             "0.6",
         ),
-        ({"speculators_model_type": "dspark"}, versions.latest()),
+        ({"speculators_model_type": "dspark"}, catalog.latest_version()),
         ({"speculators_model_type": "eagle"}, "0.4"),
         ({"speculators_model_type": "peagle", "num_depths": 8, "norm_before_fc": False}, "0.6"),
-        ({"speculators_model_type": "xpress"}, versions.latest()),
+        ({"speculators_model_type": "xpress"}, catalog.latest_version()),
     ],
 )
 def test_inferred_without_version(cfg, line):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spec_format import catalog, schemas, versions
+from spec_format import catalog, schemas
 from spec_format.checkpoint import TensorRecord
 from spec_format.contract import ExpectedTensor
 from spec_format.convert.plan import (
@@ -38,8 +38,8 @@ def target_line(request: Request, model_type: str) -> str:
     asked = request.format_version or catalog.latest_version()
     line = asked if asked in catalog.versions() else ".".join(asked.split(".")[:2])
     catalog.version_entry(line)  # a usage error listing the known versions
-    if model_type not in versions.types_of(line):
-        have = ", ".join(versions.lines_with_type(model_type))
+    if model_type not in catalog.version_entry(line).types:
+        have = ", ".join(catalog.versions_with_type(model_type))
         raise ConvertRefused(
             f"--format-version {asked}: format {line} has no {model_type!r} type; "
             f"pass a version that has it ({have})"

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spec_format import catalog, versions
+from spec_format import catalog
 from spec_format.convert.plan import ConvertRefused, Plan, Provenance, Request, Source, TensorMove
 
 MODEL_TYPE = "eagle3"
@@ -121,7 +121,7 @@ class _Planner:
         self.set(
             config, "/architectures", list(rec.architectures), "derived", "what speculators writes"
         )
-        release = versions.release_of(line)
+        release = catalog.version_entry(line).release
         self.set(config, "/speculators_version", release, "derived", f"format {line}")
         tlc = self.layer_config(verifier)
         config["transformer_layer_config"] = tlc

@@ -44,10 +44,9 @@ def drop_field(ed: Editor, types: tuple[str, ...], key: str, old_meaning: Any, w
 
 def refuse_type(ed: Editor, target: str, note: str = "") -> None:
     """Downgrade: stop when the target line has no such type (no fallback exists)."""
-    from spec_format import versions
 
     t = ed.model_type
-    available = versions.types_of(target)
+    available = catalog.version_entry(target).types
     if t not in available:
         raise MigrationRefused(
             f"speculators_model_type {t!r} does not exist in format {target} "

@@ -1,4 +1,4 @@
-"""``specfmt fix``: parse options, call spec_format.fix, write, render, exit."""
+"""``specfmt fix``: parse options, run the library's rewrite pipeline, render, exit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from spec_format.cli.common import (
-    ExitCode,
     ReportFormat,
     config_option,
     engine_option,
@@ -18,7 +17,6 @@ from spec_format.cli.common import (
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
-    FileResult,
     backup_option,
     engines_by_input,
     in_place_option,
@@ -31,7 +29,6 @@ from spec_format.cli.rewrite_common import (
 
 if TYPE_CHECKING:
     from spec_format import rewrite
-    from spec_format.fixing import FixOptions
 
 
 @handle_errors
@@ -74,6 +71,7 @@ def fix_command(
     change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format import rewrite
     from spec_format.cli.convert_cmd import _aux_ids
     from spec_format.fixing import FixOptions
     from spec_format.verifier import load_verifier
@@ -82,30 +80,19 @@ def fix_command(
     verifier_config = load_verifier(verifier).config if verifier else None
     aux_ids = _aux_ids(aux_layer_ids)
 
-    def one(path: Path) -> FileResult:
+    def one(path: Path) -> rewrite.FileResult:
         options = FixOptions(
             format_version=format_version,
             verifier=verifier_config,
             engines=engines[str(path)],
             aux_layer_ids=aux_ids,
         )
-        return _fix_one(path, options, opts, check)
+        return rewrite.fix_file(path, options, opts)
 
-    raise typer.Exit(run_files(paths, opts, report_format, one))
+    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
 
 
-def _fix_one(
-    path: Path, options: FixOptions, opts: rewrite.WriteOptions, check: bool
-) -> FileResult:
-    from spec_format import documents, rewrite
-    from spec_format.fixing import fix
-
-    cfg = documents.read_config(path)
-    result = fix(cfg.data, options)
-    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
-    head = f"{cfg.path}: format {result.detection.label()}"
-    text = render_text(head, result.changes, result.problems, outcome, opts)
-    # an error, or a named engine's disagreement (lossy), that no value removes
-    stuck = any(p.severity == "error" or p.lossy for p in result.problems)
-    code = ExitCode.FINDINGS if check and (outcome.changed or stuck) else ExitCode.OK
-    return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)
+def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
+    result = file.result
+    head = f"{file.path}: format {result.detection.label()}"
+    return render_text(head, result.changes, result.problems, file.outcome, opts)

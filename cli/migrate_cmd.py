@@ -1,4 +1,4 @@
-"""``specfmt migrate``: parse options, call spec_format.migrate, write, render, exit."""
+"""``specfmt migrate``: parse options, run the library's rewrite pipeline, render, exit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from spec_format.cli.common import (
-    ExitCode,
     ReportFormat,
     config_option,
     engine_option,
@@ -18,8 +17,6 @@ from spec_format.cli.common import (
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
-    FileFailed,
-    FileResult,
     backup_option,
     engines_by_input,
     in_place_option,
@@ -32,7 +29,6 @@ from spec_format.cli.rewrite_common import (
 
 if TYPE_CHECKING:
     from spec_format import rewrite
-    from spec_format.migration import MigrateOptions
 
 
 @handle_errors
@@ -72,13 +68,14 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
+    from spec_format import rewrite
     from spec_format.migration import MigrateOptions
     from spec_format.verifier import load_verifier
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None
 
-    def one(path: Path) -> FileResult:
+    def one(path: Path) -> rewrite.FileResult:
         options = MigrateOptions(
             to=to,
             source_version=source,
@@ -86,42 +83,18 @@ def migrate_command(
             verifier=verifier_config,
             engines=engines[str(path)],
         )
-        return _migrate_one(path, options, opts, check)
+        return rewrite.migrate_file(path, options, opts)
 
-    raise typer.Exit(run_files(paths, opts, report_format, one))
+    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
 
 
-def _migrate_one(
-    path: Path, options: MigrateOptions, opts: rewrite.WriteOptions, check: bool
-) -> FileResult:
-    from spec_format import documents, rewrite
-    from spec_format.migration import migrate
-
-    cfg = documents.read_config(path)
-    result = migrate(cfg.data, options)
-    if result.target_errors:
-        detail = "\n".join(f"  {e}" for e in result.target_errors[:20])
-        if result.is_bug:
-            raise FileFailed(
-                f"{cfg.path}: the migrated config fails the {result.target} schema although the "
-                f"input passed its own ({result.detection.line}). This is a bug in specfmt; "
-                f"please report it with the input file. Nothing was written.\n{detail}",
-                ExitCode.INTERNAL,
-            )
-        raise FileFailed(
-            f"{cfg.path}: the input does not validate against format {result.detection.line}, so "
-            f"the migrated config fails {result.target} too; fix these first (`specfmt validate "
-            f"{cfg.path}` explains each). Nothing was written.\n{detail}",
-            ExitCode.FINDINGS,
-        )
-    outcome = rewrite.commit(rewrite.prepare(cfg.path, cfg.text, result.document, cfg.raw), opts)
+def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
+    result, outcome = file.result, file.outcome
     det = result.detection
-    head = f"{cfg.path}: format {det.label()} -> {result.target} ({result.target_release})"
+    head = f"{file.path}: format {det.label()} -> {result.target} ({result.target_release})"
     extra = [f"  steps: {', '.join(s.id for s in result.steps) or 'none'}"]
     if not det.agrees:
         extra.append(
             f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
         )
-    text = render_text(head, result.changes, result.problems, outcome, opts, extra)
-    code = ExitCode.FINDINGS if check and outcome.changed else ExitCode.OK
-    return FileResult(text, {**result.to_dict(), "path": str(cfg.path)}, outcome, code)
+    return render_text(head, result.changes, result.problems, outcome, opts, extra)

@@ -1,19 +1,18 @@
-"""Options and rendering shared by ``specfmt migrate`` and ``specfmt fix``."""
+"""Options and rendering shared by ``specfmt migrate`` and ``specfmt fix``; the pipeline
+itself (read, rewrite, write, batch, per-file errors) is the library's
+:mod:`spec_format.rewrite`."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from spec_format.cli.common import ExitCode, print_error, use_color
-from spec_format.errors import SpecfmtError, UsageError
 from spec_format.jsonout import dumps
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
@@ -132,102 +131,47 @@ def engines_by_input(
     }
 
 
-@dataclass
-class FileResult:
-    """What processing one input produced, for rendering and the exit code."""
-
-    text: str
-    payload: dict[str, Any]
-    outcome: rewrite.Outcome
-    exit_code: int
-
-
-class FileFailed(Exception):
-    """One input could not be processed; the message names the file and the fix."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-#: which exit code wins when several inputs end differently (a bug, then unreadable input,
-#: then a refusal or usage problem, then "would change" / findings)
-_PRECEDENCE = (ExitCode.INTERNAL, ExitCode.UNREADABLE, ExitCode.USAGE, ExitCode.FINDINGS)
-
-
 def run_files(
     paths: list[Path],
     opts: rewrite.WriteOptions,
     fmt: str,
-    process: Callable[[Path], FileResult],
+    rewrite_one: Callable[[Path], rewrite.FileResult],
+    render: Callable[[rewrite.FileResult], str],
 ) -> int:
-    """Process every input (one failing input never stops the others); return the exit code.
+    """Rewrite every input with the library's pipeline and print each as it is done; return
+    the exit code.
 
     One input keeps the single-file contract: the document on stdout unless another
     destination is named, a JSON report as one object. Several inputs need a mode that
     writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
     list with one object per input.
     """
-    if opts.in_place and any(str(p) == "-" for p in paths):
-        raise UsageError(
-            "- (standard input) cannot be rewritten in place; drop --in-place (the result "
-            "goes to stdout) or pass -o FILE"
-        )
-    if len(paths) > 1 and (opts.to_stdout or opts.output is not None):
-        raise UsageError(
-            f"{len(paths)} inputs given: stdout and -o take one file; use --check, --dry-run or "
-            "--in-place for several"
-        )
-    payloads: list[dict[str, Any]] = []
-    codes: list[int] = []
+    from spec_format import rewrite
+
+    results = []
     would_change = failed = stuck = 0
-    for path in paths:
-        try:
-            result = process(path)
-        except (FileFailed, SpecfmtError) as exc:
-            code, message = exc.exit_code, str(exc)
-        except Exception as exc:  # a bug: report it for this input, go on with the others
-            from spec_format.oserror import as_error
-
-            environment = as_error(exc)  # ENOSPC, EACCES ...: exit 3, not a bug
-            if environment is not None:
-                code, message = environment.exit_code, f"{path}: {environment}"
-            elif os.environ.get("SPECFMT_DEBUG"):
-                raise
-            else:
-                code = ExitCode.INTERNAL
-                message = (
-                    f"{path}: internal error: {type(exc).__name__}: {str(exc)[:300]}; this is a "
-                    "bug in specfmt (nothing was written for this input); rerun with "
-                    "SPECFMT_DEBUG=1 for the traceback and report it"
-                )
-        else:
-            code = None
-        if code is not None:
-            from spec_format.rules.base import MAX_MESSAGE, bounded
-
-            message = bounded(message, MAX_MESSAGE)
-            print_error(message)
-            payloads.append({"path": str(path), "error": message, "exit_code": int(code)})
-            codes.append(code)
+    for result in rewrite.rewrite_files(paths, rewrite_one, opts):
+        results.append(result)
+        if not result.ok:
+            print_error(result.error)
             failed += 1
-            continue
-        codes.append(result.exit_code)
-        would_change += result.outcome.changed
-        stuck += result.exit_code == ExitCode.FINDINGS and not result.outcome.changed
-        if fmt == "json":
-            payloads.append(_json_payload(result, opts))
-        elif opts.to_stdout:
-            sys.stdout.write(result.outcome.after)
-            sys.stderr.write(result.text)
         else:
-            sys.stdout.write(result.text)
+            would_change += result.changed
+            stuck += result.exit_code == ExitCode.FINDINGS and not result.changed
+            if fmt == "json":
+                pass
+            elif opts.to_stdout:
+                sys.stdout.write(result.outcome.after)
+                sys.stderr.write(render(result))
+            else:
+                sys.stdout.write(render(result))
     if fmt == "json":
+        payloads = [r.to_dict() for r in results]
         doc: Any = payloads[0] if len(paths) == 1 else payloads
         sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed, stuck) + "\n")
-    return next((int(c) for c in _PRECEDENCE if c in codes), int(ExitCode.OK))
+    return rewrite.exit_code(results)
 
 
 def check_summary(total: int, would_change: int, failed: int, stuck: int = 0) -> str:
@@ -239,17 +183,3 @@ def check_summary(total: int, would_change: int, failed: int, stuck: int = 0) ->
         return f"{inputs} up to date{left}"
     line = f"{would_change} of {inputs} would change"
     return line + (f"; {failed} could not be processed" if failed else "") + left
-
-
-def _json_payload(result: FileResult, opts: rewrite.WriteOptions) -> dict[str, Any]:
-    payload = dict(result.payload)
-    outcome = result.outcome
-    payload["would_change" if opts.check or opts.dry_run else "changed"] = outcome.changed
-    payload["formatting_only"] = outcome.formatting_only
-    if outcome.written_to is not None:
-        payload["written_to"] = str(outcome.written_to)
-    if opts.dry_run:
-        payload["diff"] = outcome.diff()
-    if opts.to_stdout:
-        payload["document"] = json.loads(outcome.after)
-    return payload

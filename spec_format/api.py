@@ -6,6 +6,7 @@ Everything here is re-exported from the package, so user code reads::
 
     report = spec_format.validate(["path/to/checkpoint"])
     config = spec_format.load_config("path/to/checkpoint")
+    results = spec_format.migrate_files(["a/", "b/config.json"], in_place=True, backup=True)
 
 The guide (``docs/guide/python-api.md``) walks through it with examples that run as tests
 (``tests/test_api.py``), as do the examples of the functions here.
@@ -14,14 +15,17 @@ The guide (``docs/guide/python-api.md``) walks through it with examples that run
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spec_format import schemas
+from spec_format import rewrite, schemas
 from spec_format.errors import InputError, InternalError, SpecfmtError
+from spec_format.fixing import FixOptions
 from spec_format.jsonload import load_json
+from spec_format.migration.runner import MigrateOptions
 from spec_format.report import FileReport, Finding, Report, Severity
 from spec_format.rules.base import Layer, Profile
 from spec_format.rules.registry import RULES
@@ -30,16 +34,21 @@ from spec_format.validation import CONFIG_NAME, ValidateOptions, validate, valid
 __all__ = [
     "ConfigInvalid",
     "FileReport",
+    "FileResult",
     "Finding",
     "Profile",
     "Report",
     "Severity",
     "ValidateOptions",
+    "fix_files",
     "load_config",
+    "migrate_files",
     "model_class",
     "validate",
     "validate_config",
 ]
+
+FileResult = rewrite.FileResult
 
 #: the layers ``load_config`` enforces: the file can be read, and it matches its schema
 _LOAD_LAYERS = (Layer.INPUT, Layer.SCHEMA)
@@ -137,3 +146,74 @@ def load_config(
             f"{report.path} passed the JSON Schema but not the generated model {cls.__name__}: "
             f"{exc}"
         ) from None
+
+
+Paths = str | os.PathLike | Iterable[str | os.PathLike]
+
+
+def migrate_files(
+    paths: Paths,
+    options: MigrateOptions | None = None,
+    *,
+    output: str | os.PathLike | None = None,
+    in_place: bool = False,
+    backup: bool = False,
+    dry_run: bool = False,
+    check: bool = False,
+) -> list[FileResult]:
+    """Migrate config files (``config.json`` paths or their directories) and write each where
+    asked: ``in_place`` (atomically, ``backup`` keeps ``NAME.bak``), to ``output`` (one
+    input), or nowhere (``check``, ``dry_run``, or none of these: ``result.outcome.after``
+    holds the text). This is ``specfmt migrate``'s pipeline: the same writer, which never
+    replaces a non-regular file and leaves no partial file, and one
+    :class:`~spec_format.rewrite.FileResult` per input, in order. An input that cannot be
+    read or migrated does not stop the others: its result holds the error and exit code.
+    Raises :class:`~spec_format.errors.UsageError` for options that exclude each other,
+    before anything is read.
+
+    >>> results = migrate_files("examples/qwen3-8b-eagle3", check=True)
+    >>> [(r.ok, r.changed, r.exit_code) for r in results]
+    [(True, True, 1)]
+    >>> migrate_files("no/such/dir", check=True)[0].error
+    'no/such/dir: no such file or directory'
+    """
+    write = _write_options(output, in_place, backup, dry_run, check)
+    return list(
+        rewrite.rewrite_files(
+            _paths(paths), lambda p: rewrite.migrate_file(p, options, write), write
+        )
+    )
+
+
+def fix_files(
+    paths: Paths,
+    options: FixOptions | None = None,
+    *,
+    output: str | os.PathLike | None = None,
+    in_place: bool = False,
+    backup: bool = False,
+    dry_run: bool = False,
+    check: bool = False,
+) -> list[FileResult]:
+    """Write out the disputed defaults of config files, as ``specfmt fix`` does; the options
+    and results are those of :func:`migrate_files`.
+
+    >>> [r.changed for r in fix_files(["examples/qwen3-8b-eagle3"], check=True)]
+    [False]
+    """
+    write = _write_options(output, in_place, backup, dry_run, check)
+    return list(
+        rewrite.rewrite_files(_paths(paths), lambda p: rewrite.fix_file(p, options, write), write)
+    )
+
+
+def _paths(paths: Paths) -> list[str | os.PathLike]:
+    return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+
+
+def _write_options(output, in_place, backup, dry_run, check) -> rewrite.WriteOptions:
+    write = rewrite.WriteOptions(
+        Path(output) if output is not None else None, in_place, backup, dry_run, check
+    )
+    write.validate()
+    return write

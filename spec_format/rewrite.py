@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_format import documents, fixing, migration
+from spec_format import documents, fixing, migration, versions
 from spec_format.errors import InputError, InternalError, SpecfmtError, UsageError
 from spec_format.fixing import FixOptions, FixResult
 from spec_format.migration.output import dumps, unified_diff
@@ -132,6 +132,39 @@ def commit(outcome: Outcome, options: WriteOptions) -> Outcome:
     outcome.written_to = written.path
     outcome.backup = written.backup
     return outcome
+
+
+# -- one document -------------------------------------------------------------------------------
+@dataclass
+class Rewritten:
+    """A document brought to a format version: the migration (None when it was at that
+    version already) and the fix that followed it (None when the migration failed the
+    target schema)."""
+
+    document: dict[str, Any]
+    migrated: MigrationResult | None
+    fixed: FixResult | None
+
+
+def to_version(
+    document: dict[str, Any],
+    line: str,
+    *,
+    verifier: dict[str, Any] | None = None,
+    allow_lossy: bool = False,
+) -> Rewritten:
+    """``document`` in format ``line`` with the defaults readers disagree about written, as
+    ``specfmt migrate --to LINE`` then ``specfmt fix`` would make it (``convert`` gives its
+    config this way). The caller checks ``migrated.target_errors`` before using the result."""
+    migrated = None
+    if versions.detect(document).line != line:
+        options = MigrateOptions(to=line, allow_lossy=allow_lossy, verifier=verifier)
+        migrated = migration.migrate(document, options)
+        if migrated.target_errors:
+            return Rewritten(migrated.document, migrated, None)
+        document = migrated.document
+    fixed = fixing.fix(document, FixOptions(format_version=line, verifier=verifier))
+    return Rewritten(fixed.document, migrated, fixed)
 
 
 # -- one file -----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog
+from spec_format import catalog, rewrite
 from spec_format.convert.plan import (
     ConvertRefused,
     Origin,
@@ -33,6 +33,7 @@ from spec_format.convert.plan import (
     TensorMove,
 )
 from spec_format.errors import InputError, SpecfmtError, UsageError
+from spec_format.migration.runner import describe_loss
 
 #: a Hugging Face model id (ORG/NAME)
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -219,37 +220,33 @@ def _validate(tmp: Path, dest: Path, request: Request):
 
 # -- the config: target version and explicit defaults ------------------------------------------
 def _to_target(plan: Plan, request: Request) -> Plan:
-    from spec_format import versions
-    from spec_format.fixing import FixOptions, fix
-    from spec_format.migration import MigrateOptions, migrate
-    from spec_format.migration.runner import describe_loss
-
-    config = copy.deepcopy(plan.config)
+    """The plan's config in the target format with the disputed defaults written: the
+    rewrite pipeline's :func:`spec_format.rewrite.to_version`, each change recorded."""
     provenance = list(plan.provenance)
     notes = list(plan.notes)
     verifier = request.verifier.config if request.verifier is not None else None
     line = request.format_version
-    if versions.detect(config).line != line:
-        result = migrate(
-            config,
-            MigrateOptions(to=line, allow_lossy=request.allow_lossy, verifier=verifier),
-        )
+    done = rewrite.to_version(
+        copy.deepcopy(plan.config), line, verifier=verifier, allow_lossy=request.allow_lossy
+    )
+    result = done.migrated
+    if result is not None:
         if result.target_errors:
             raise ConvertRefused(
                 f"the config cannot be written for format {line}: "
                 + "; ".join(result.target_errors[:3])
             )
-        config = result.document
         provenance += [
             Provenance(c.pointer, "derived", f"migrate to {line}: {c.why}") for c in result.changes
         ]
         notes += [f"format {line}: {p.message}" for p in result.problems if not p.lossy]
         lossy = [*plan.lossy, *(describe_loss(x) for x in result.losses)]
         plan = plan._replace(lossy=tuple(lossy))
-    fixed = fix(config, FixOptions(format_version=line, verifier=verifier))
+    fixed = done.fixed
+    assert fixed is not None  # a migration that fails the target schema was refused above
     provenance += [Provenance(c.pointer, "default", f"fix: {c.why}") for c in fixed.changes]
     notes += [p.message for p in fixed.problems]
-    return plan._replace(config=fixed.document, provenance=tuple(provenance), notes=tuple(notes))
+    return plan._replace(config=done.document, provenance=tuple(provenance), notes=tuple(notes))
 
 
 def _recast_config(plan: Plan, source: Source, dtype: str) -> Plan:

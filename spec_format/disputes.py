@@ -87,6 +87,34 @@ def assumed_engines() -> tuple[readers.Release, ...]:
     return tuple(readers.release(n, v) for n, v in newest.items())
 
 
+def absent_readings(
+    model_type: str, name: str, releases: Sequence[readers.Release] | None = None
+) -> str:
+    """``"vllm==0.33.0 reads true when absent"``: what the engines (default: the newest
+    covered release of each) read when field ``name`` is absent; empty when no row says."""
+    views = [
+        v
+        for r in (assumed_engines() if releases is None else releases)
+        if r.serves(model_type) and _counts(v := view(r, model_type, name, {}))
+    ]
+    return describe(views, " when absent")  # type: ignore[arg-type]
+
+
+def absent_layer_class(model_type: str, releases: Sequence[readers.Release] | None = None) -> str:
+    """``"vllm==0.33.0 builds llama"``: the layer class the engines (default: the newest covered
+    release of each) build when ``transformer_layer_config.model_type`` is absent; empty when
+    the table does not say."""
+    groups: dict[str, list[str]] = {}
+    for r in assumed_engines() if releases is None else releases:
+        layer = r.data.get("models", {}).get(model_type, {}).get("layer_model_type") or {}
+        if r.serves(model_type) and "absent" in layer:
+            groups.setdefault(layer["absent"], []).append(r.id)
+    return "; ".join(
+        f"{', '.join(_runs(who))} build{'s' if len(who) == 1 else ''} {value}"
+        for value, who in groups.items()
+    )
+
+
 # -- meanings -----------------------------------------------------------------------------
 class View(NamedTuple):
     """One reader's reading of one field."""

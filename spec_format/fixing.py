@@ -30,9 +30,8 @@ from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.effective import AUX_KEY, default_aux_ids
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
-from spec_format.migration.agree import make_engines_agree
+from spec_format.migration.agree import make_engines_agree, opening, write_layer_model_type
 from spec_format.migration.records import Change, Editor, Problem, pointer
-from spec_format.migration.steps._common import TLC
 
 FIX_STEP = "fix"
 
@@ -114,30 +113,19 @@ def fix(
         )
     result = FixResult(original=document, document=document, detection=detection)
     engines = disputes.parse_engines(options.engines)
-    era = eras.apply_fixups(document, options.verifier, values=False)
-    spelling = Editor(era.document, misspell.STEP)
-    # a misspelled key first: renamed to the key meant (its value kept), so no default is
+    # a misspelled key is renamed to the key meant (its value kept) first, so no default is
     # written beside it; one that cannot be renamed is reported and its field left alone
-    misspell.rename(spelling, line)
-    ed = Editor(spelling.doc, FIX_STEP)
+    opened = opening(document, line, options.verifier, values=False)
+    ed = Editor(opened.document, FIX_STEP)
     writer = disputes.writer_of(line)
     if writer is not None:
         _write_disputed_defaults(ed, model_type, line, writer)
         make_engines_agree(ed, line, engines, named=bool(engines))
     _fill_aux_ids(ed, model_type, line, options)
-    tlc = ed.doc.get(TLC)
-    if isinstance(tlc, dict) and "model_type" not in tlc:
-        default = catalog.default_layer(model_type, line)
-        if default:
-            ed.set(
-                pointer(TLC, "model_type"),
-                default,
-                f"speculators {line} builds a {default} layer config when it is missing, "
-                "other releases and vLLM assume other classes",
-            )
+    write_layer_model_type(ed, line)
     result.document = ed.doc
-    result.changes = [*era.changes, *spelling.changes, *ed.changes]
-    result.problems = [*era.problems, *spelling.problems, *ed.problems, *eras.problems(ed.doc)]
+    result.changes = [*opened.changes, *ed.changes]
+    result.problems = [*opened.problems, *ed.problems, *eras.problems(ed.doc)]
     return result
 
 

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, schemas
+from spec_format import catalog, disputes, schemas
 from spec_format.effective import schema_default
 from spec_format.errors import InputError
 from spec_format.forward.errors import CheckpointError, UnsupportedError
@@ -361,9 +361,10 @@ def _layer_class(
     layer_type = declared
     if layer_type is None:
         layer_type = layer_class_default(model_type, version)
+        engines = disputes.absent_layer_class(model_type)  # the reader table
         notes.append(
             f"{TLC}.model_type is absent: speculators {version} builds {layer_type} layers "
-            "(used here), vLLM assumes llama; write it explicitly"
+            f"(used here){f', {engines}' if engines else ''}; write it explicitly"
         )
     if model_type in NEXTN and layer_type != "qwen3":
         raise UnsupportedError(

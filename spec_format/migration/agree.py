@@ -11,14 +11,53 @@ problem: lossy when the engine was named (``migrate`` then refuses without
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from spec_format import disputes, schemas, unread
-from spec_format.migration.records import Editor, pointer
+from spec_format import catalog, disputes, misspell, schemas, unread
+from spec_format.migration import eras
+from spec_format.migration.records import Editor, StepOutput, pointer
+from spec_format.migration.steps._common import TLC
 
 #: the rule of the problem (``specfmt explain C001``, readers-disagree)
 PROBLEM = "C001"
 #: flags an engine never reads although the draft was trained with them (named, assumed)
 UNREAD = ("C015", "C016")
+
+
+def opening(
+    doc: dict[str, Any], line: str, verifier: dict[str, Any] | None, *, values: bool = True
+) -> StepOutput:
+    """What ``migrate`` and ``fix`` do first, in format ``line``: correct what the writer's
+    build is known to have got wrong (:func:`spec_format.migration.eras.apply_fixups`;
+    ``values=False`` only makes implicit meaning explicit), then rename misspelled keys to
+    the key meant, before anything writes a default beside them (C014)."""
+    era = eras.apply_fixups(doc, verifier, values=values)
+    spelling = Editor(era.document, misspell.STEP)
+    misspell.rename(spelling, line)
+    return StepOutput(
+        spelling.doc, [*era.changes, *spelling.changes], [*era.problems, *spelling.problems]
+    )
+
+
+def write_layer_model_type(ed: Editor, line: str) -> bool:
+    """Write ``transformer_layer_config.model_type`` when it is missing: the class the
+    speculators release of ``line`` builds then (the catalog), with what the engines build
+    instead (the reader table). False when the type has no such default."""
+    tlc = ed.doc.get(TLC)
+    model_type = ed.model_type
+    if not isinstance(tlc, dict) or "model_type" in tlc or not isinstance(model_type, str):
+        return False
+    default = catalog.default_layer(model_type, line)
+    if default is None:
+        return False
+    engines = disputes.absent_layer_class(model_type)
+    ed.set(
+        pointer(TLC, "model_type"),
+        default,
+        f"speculators {line} builds a {default} layer config when it is missing"
+        + (f"; {engines}" if engines else ""),
+    )
+    return True
 
 
 def make_engines_agree(

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from spec_format import catalog, disputes, misspell, versions
+from spec_format import catalog, disputes, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import eras
-from spec_format.migration.agree import make_engines_agree
+from spec_format.migration.agree import make_engines_agree, opening, write_layer_model_type
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
 from spec_format.migration.records import Change, Editor, Problem, pointer
 from spec_format.migration.steps import STEP_MODULES
@@ -160,12 +160,7 @@ def migrate(
         result.problems.extend(out.problems)
         return out.document
 
-    doc = take(eras.apply_fixups(document, options.verifier))
-    # misspelled keys renamed before any step writes a default beside them (C014)
-    spelling = Editor(doc, misspell.STEP)
-    misspell.rename(spelling, detection.line)
-    doc = take(spelling.output())
-    del spelling
+    doc = take(opening(document, detection.line, options.verifier))
     doc = take(explicit(doc, detection.line))
     for step in steps:
         doc = take(step.run(doc, ctx))
@@ -233,29 +228,22 @@ def explicit(doc: dict[str, Any], line: str):
         if key in doc:
             ed.remove(pointer(key), f"serialization noise: {noise.why}")
     if model_type in catalog.family("chain") and "norm_before_residual" not in doc:
+        engines = disputes.absent_readings(model_type, "norm_before_residual")
         ed.set(
             "/norm_before_residual",
             False,
-            "speculators default; vLLM assumes true when the key is absent",
+            "speculators default" + (f"; {engines}" if engines else ""),
         )
     tlc = doc.get(TLC)
-    if isinstance(tlc, dict) and "model_type" not in tlc:
-        default = catalog.default_layer(model_type, line)
-        if default is not None:
-            ed.set(
-                pointer(TLC, "model_type"),
-                default,
-                f"speculators {line} builds a {default} layer config when it is missing; the "
-                "default class changed in 0.7 and vLLM assumes llama",
-            )
-        elif model_type == "eagle":
-            ed.problem(
-                "C002",
-                "transformer_layer_config.model_type is required for eagle configs "
-                '(AutoConfig.for_model needs it); add the verifier family, e.g. "llama"',
-                pointer=pointer(TLC, "model_type"),
-                severity="error",
-            )
+    written = write_layer_model_type(ed, line)  # the class the source version builds
+    if not written and model_type == "eagle" and isinstance(tlc, dict) and "model_type" not in tlc:
+        ed.problem(
+            "C002",
+            "transformer_layer_config.model_type is required for eagle configs "
+            '(AutoConfig.for_model needs it); add the verifier family, e.g. "llama"',
+            pointer=pointer(TLC, "model_type"),
+            severity="error",
+        )
     return ed.output()
 
 

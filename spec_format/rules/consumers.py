@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, misspell, versions
+from spec_format import catalog, disputes, misspell, versions
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
 
@@ -34,10 +34,18 @@ class LayerModelTypeMissing(_ConsumerRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         if ctx.layer_config and "model_type" not in ctx.layer_config:
             options = catalog.buildable_layers(ctx.model_type) or ("qwen3",)
+            # what each reader builds instead: the catalog (speculators releases) and the
+            # reader table (engines)
+            rec = catalog.record(ctx.model_type)
+            pairs = rec.default_layer if rec else ()
+            built = ", ".join(f"{cls} layers from {since}" for since, cls in pairs)
+            readers = [
+                f"speculators builds {built}" if built else "speculators cannot build the layers",
+                disputes.absent_layer_class(ctx.model_type),
+            ]
             yield Hit(
-                "transformer_layer_config.model_type is missing: speculators >= 0.7 builds "
-                "Qwen3 layers, older releases Llama, vLLM assumes llama; write the decoder "
-                f"family the draft was trained with ({' or '.join(options)})",
+                f"transformer_layer_config.model_type is missing: {', '.join(filter(None, readers))}"
+                f"; write the decoder family the draft was trained with ({' or '.join(options)})",
                 pointer="/transformer_layer_config/model_type",
             )
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.bounded import ReadRefused, read_file
+from spec_format.input_messages import message
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 _WHAT = "a JSON file"
@@ -46,6 +47,12 @@ MAX_INT_DIGITS = 400
 MAX_PROBLEMS = 100
 #: the Locator records positions for at most this many values (memory stays bounded)
 MAX_POSITIONS = 200_000
+#: the I rule of each problem kind that is counted past MAX_PROBLEMS
+_RULE_OF = {
+    "duplicate-key": "duplicate-key",
+    "non-finite-number": "non-finite-number",
+    "number-out-of-range": "non-finite-number",
+}
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -243,17 +250,14 @@ def parse_json_bytes(
     out = out or Loaded(path=path)
     out.raw = raw
     if not raw.strip():
-        out.problems.append(
-            Problem("empty", f"{path}: the file is empty; expected a JSON object", True)
-        )
+        out.problems.append(Problem("empty", message("empty-file", path=path), True))
         return out
     if raw.startswith(BOM):
         raw = raw[len(BOM) :]
         out.problems.append(
             Problem(
                 "bom",
-                f"{path}: starts with a UTF-8 byte-order mark, which transformers' "
-                "json.load refuses; save the file as UTF-8 without BOM",
+                message("utf8-bom", path=path),
                 False,
                 pointer="",
                 line=1,
@@ -268,8 +272,7 @@ def parse_json_bytes(
         out.problems.append(
             Problem(
                 "not-utf8",
-                f"{path}:{line}:{col}: byte 0x{raw[exc.start]:02x} is not valid UTF-8; "
-                "JSON files must be UTF-8 encoded",
+                message("not-utf8", "byte", path=path, line=line, column=col, byte=raw[exc.start]),
                 True,
                 line=line,
                 column=col,
@@ -288,7 +291,7 @@ def parse_json_bytes(
         out.problems.append(
             Problem(
                 "not-json",
-                f"{path}:{line}:{column}: not valid JSON: {detail}",
+                message("invalid-json", path=path, line=line, column=column, detail=detail),
                 True,
                 line=line,
                 column=column,
@@ -297,7 +300,7 @@ def parse_json_bytes(
         return out
     except RecursionError:
         out.problems.append(
-            Problem("too-deep", f"{path}: JSON nested too deeply to parse; not a config.json", True)
+            Problem("too-deep", message("nested-too-deep", "recursion", path=path), True)
         )
         return out
     # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
@@ -305,7 +308,7 @@ def parse_json_bytes(
         out.problems.append(
             Problem(
                 "too-deep",
-                f"{path}: JSON nested more than {MAX_DEPTH} levels deep; not a config.json",
+                message("nested-too-deep", "limit", path=path, limit=MAX_DEPTH),
                 True,
             )
         )
@@ -314,8 +317,7 @@ def parse_json_bytes(
         out.problems.append(
             Problem(
                 "not-object",
-                f"{path}: the top-level JSON value is {_json_type(data)}, expected an object "
-                "({...})",
+                message("not-an-object", path=path, found=_json_type(data)),
                 True,
                 pointer="",
                 line=1,
@@ -333,9 +335,7 @@ def parse_json_bytes(
             out.problems.append(
                 Problem(
                     "duplicate-key",
-                    f"key {pointer.rsplit('/', 1)[-1]!r} appears more than once in the same "
-                    "object; Python readers silently keep the last value, other readers may "
-                    "keep the first: remove the duplicate",
+                    message("duplicate-key", "key", key=pointer.rsplit("/", 1)[-1]),
                     False,
                     pointer=pointer,
                     line=line,
@@ -346,8 +346,7 @@ def parse_json_bytes(
             out.problems.append(
                 Problem(
                     "non-finite-number",
-                    f"{literal} is not valid JSON (Python accepts it, other readers and JSON "
-                    "Schema tools do not): write a finite number or null",
+                    message("non-finite-number", "literal", literal=literal),
                     False,
                     pointer=pointer,
                     line=line,
@@ -358,9 +357,12 @@ def parse_json_bytes(
             out.problems.append(
                 Problem(
                     "number-out-of-range",
-                    f"the number {_shorten(literal)} does not fit a 64-bit reader (integers "
-                    f"must lie within +-{MAX_INT:,}, floats within +-1.8e308; Python reads "
-                    "larger floats as Infinity, which is not JSON): write a realistic value",
+                    message(
+                        "non-finite-number",
+                        "out-of-range",
+                        literal=_shorten(literal),
+                        max_int=MAX_INT,
+                    ),
                     False,
                     pointer=pointer,
                     line=line,
@@ -379,7 +381,7 @@ def parse_json_bytes(
             out.problems.append(
                 Problem(
                     kind,
-                    f"{left_out:,} more {kind} problems in this file not listed",
+                    message(_RULE_OF[kind], "more", count=left_out, kind=kind),
                     False,
                 )
             )
@@ -412,9 +414,7 @@ def _lone_surrogates(data: Any, out: Loaded) -> None:
         out.problems.append(
             Problem(
                 "lone-surrogate",
-                "this string holds a lone UTF-16 surrogate escape (like \\ud800) that no "
-                "UTF-8 file can hold; readers replace it or fail: remove the escape or "
-                "complete the surrogate pair",
+                message("not-utf8", "lone-surrogate"),
                 False,
                 pointer=pointer,
             )
@@ -423,7 +423,7 @@ def _lone_surrogates(data: Any, out: Loaded) -> None:
         out.problems.append(
             Problem(
                 "lone-surrogate",
-                f"{len(bad) - MAX_PROBLEMS:,} more strings with lone surrogates not listed",
+                message("not-utf8", "more", count=len(bad) - MAX_PROBLEMS),
                 False,
             )
         )

@@ -1,12 +1,16 @@
 """Input rules (I): the file exists, is readable, is JSON, and is a speculators config.
 
 The engine and :mod:`spec_format.jsonload` emit these findings while reading inputs (the
-rule and the parameters of its message); the classes carry the ids, severities, message
-templates and documentation.
+rule and the parameters of its message); the classes carry the ids, severities and
+documentation, and take their message templates from :mod:`spec_format.input_messages`,
+where the readers find them too.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from spec_format.input_messages import TEMPLATES
 from spec_format.report import Severity
 from spec_format.rules.base import Layer, Rule
 
@@ -16,6 +20,11 @@ class _InputRule(Rule):
     layer = Layer.INPUT
     engine_emitted = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # the readers word these messages: the template lives beside them
+        cls.template = TEMPLATES[cls.name]
+        super().__init_subclass__(**kwargs)
+
 
 class PathNotFound(_InputRule):
     """The path given on the command line does not exist."""
@@ -24,10 +33,6 @@ class PathNotFound(_InputRule):
     name = "path-not-found"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = {
-        "path": "{path}: no such file or directory",
-        "file": "{path}: no such file",
-    }
 
 
 class FileUnreadable(_InputRule):
@@ -38,15 +43,6 @@ class FileUnreadable(_InputRule):
     name = "file-unreadable"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = {
-        "os": "{path}: cannot read: {reason}",
-        "not-a-file": "{path}: {kind}; expected a JSON file",
-        "too-large": (
-            "{path}: {size:,} bytes is larger than the {limit:,}-byte limit for a JSON config; "
-            "this is not a config.json"
-        ),
-        "remote": "{reason}",
-    }
 
 
 class EmptyFile(_InputRule):
@@ -56,7 +52,6 @@ class EmptyFile(_InputRule):
     name = "empty-file"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = "{path}: the file is empty; expected a JSON object"
 
 
 class NotUtf8(_InputRule):
@@ -66,10 +61,6 @@ class NotUtf8(_InputRule):
     name = "not-utf8"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = (
-        "{path}:{line}:{column}: byte 0x{byte:02x} is not valid UTF-8; JSON files must be "
-        "UTF-8 encoded"
-    )
 
 
 class Utf8Bom(_InputRule):
@@ -79,10 +70,6 @@ class Utf8Bom(_InputRule):
     name = "utf8-bom"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = (
-        "{path}: starts with a UTF-8 byte-order mark, which transformers' json.load refuses; "
-        "save the file as UTF-8 without BOM"
-    )
 
 
 class InvalidJson(_InputRule):
@@ -92,7 +79,6 @@ class InvalidJson(_InputRule):
     name = "invalid-json"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = "{path}:{line}:{column}: not valid JSON: {detail}"
 
 
 class NotAnObject(_InputRule):
@@ -102,7 +88,6 @@ class NotAnObject(_InputRule):
     name = "not-an-object"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = "{path}: the top-level JSON value is {found}, expected an object ({{...}})"
 
 
 class NestedTooDeep(_InputRule):
@@ -112,10 +97,6 @@ class NestedTooDeep(_InputRule):
     name = "nested-too-deep"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = {
-        "recursion": "{path}: JSON nested too deeply to parse; not a config.json",
-        "limit": "{path}: JSON nested more than {limit} levels deep; not a config.json",
-    }
 
 
 class DuplicateKey(_InputRule):
@@ -125,10 +106,6 @@ class DuplicateKey(_InputRule):
     name = "duplicate-key"
     since = "0.1.0"
     severity = Severity.WARNING
-    template = (
-        "key {key!r} appears more than once in the same object; Python readers silently keep "
-        "the last value, other readers may keep the first: remove the duplicate"
-    )
 
 
 class NonFiniteNumber(_InputRule):
@@ -139,10 +116,6 @@ class NonFiniteNumber(_InputRule):
     name = "non-finite-number"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = (
-        "{literal} is not valid JSON (Python accepts it, other readers and JSON Schema tools "
-        "do not): write a finite number or null"
-    )
 
 
 class NoConfigInDirectory(_InputRule):
@@ -152,11 +125,6 @@ class NoConfigInDirectory(_InputRule):
     name = "no-config-in-directory"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = {
-        "directory": "{path} is a directory with no config.json in it; {hint}",
-        "recursive": "{path} is a directory with no draft config.json anywhere below it{hint}",
-        "remote": "{path} has no config.json at its top level",
-    }
 
 
 class InternalError(_InputRule):
@@ -166,9 +134,6 @@ class InternalError(_InputRule):
     name = "internal-error"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = (
-        "{path}: internal error while checking this input ({error}); this is a bug in specfmt"
-    )
 
 
 #: jsonload problem kind -> rule
@@ -196,18 +161,3 @@ class WeightsNotFound(_InputRule):
     name = "weights-not-found"
     since = "0.1.0"
     severity = Severity.ERROR
-    template = {
-        "directory": (
-            "no model.safetensors or model.safetensors.index.json, so {what} could not "
-            "run (exit 3); put the weights next to config.json, or drop {flags} to check the "
-            "config alone"
-        ),
-        "stdin": (
-            "the config came from standard input, so {what} could not run (exit 3); pass the "
-            "checkpoint directory instead of -"
-        ),
-        "config-file": (
-            "a config.json file was given, so {what} could not run (exit 3); pass the "
-            "checkpoint directory (`specfmt validate {parent} {flags}`)"
-        ),
-    }

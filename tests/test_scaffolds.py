@@ -76,6 +76,7 @@ def test_suite_passes_with_the_new_version(scaffolded):
         "tests/test_frozen.py",
         "tests/versions",
         "tests/migrate",
+        "tests/test_api.py",  # the Python API guide names no latest version
     ]
     result = _run(scaffolded, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -21,15 +21,19 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spec_format import rewrite, schemas
+from spec_format import documents, rewrite, schemas
 from spec_format.errors import InputError, InternalError, SpecfmtError
 from spec_format.fixing import FixOptions
-from spec_format.jsonload import load_json
 from spec_format.migration.runner import MigrateOptions
 from spec_format.report import FileReport, Finding, Report, Severity
 from spec_format.rules.base import Layer, Profile
 from spec_format.rules.registry import RULES
-from spec_format.validation import CONFIG_NAME, ValidateOptions, validate, validate_config
+from spec_format.validation import (
+    ValidateOptions,
+    check_config_file,
+    validate,
+    validate_config,
+)
 
 __all__ = [
     "ConfigInvalid",
@@ -129,14 +133,14 @@ def load_config(
         report = validate_config(source, options)
         data = source
     else:
-        report = validate([source], options).files[0]
+        # read once, as validate reads a config (its findings), from the file or the
+        # directory holding it, as migrate and fix find it
+        report, context = check_config_file(documents.config_path(source), options)
         if report.unreadable:
             first = report.findings[0].message if report.findings else "cannot be read"
             raise InputError(first)
-        path = Path(source)
-        loaded = load_json(path / CONFIG_NAME if path.is_dir() else path)
-        data = loaded.data
-    if report.status.value != "ok":
+        data = context.config if context is not None else None
+    if report.status.value != "ok" or data is None:
         raise ConfigInvalid(report)
     cls = model_class(report.format_version, report.model_type)
     try:

@@ -156,23 +156,17 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 
 
 def migrate_files(
-    paths: Paths,
-    options: MigrateOptions | None = None,
-    *,
-    output: str | os.PathLike | None = None,
-    in_place: bool = False,
-    backup: bool = False,
-    dry_run: bool = False,
-    check: bool = False,
+    paths: Paths, options: MigrateOptions | None = None, **write: Any
 ) -> list[FileResult]:
     """Migrate config files (``config.json`` paths or their directories) and write each where
-    asked: ``in_place`` (atomically, ``backup`` keeps ``NAME.bak``), to ``output`` (one
-    input), or nowhere (``check``, ``dry_run``, or none of these: ``result.outcome.after``
-    holds the text). This is ``specfmt migrate``'s pipeline: the same writer, which never
-    replaces a non-regular file and leaves no partial file, and one
+    the keywords of :class:`~spec_format.rewrite.WriteOptions` say: ``in_place=True``
+    (atomically; ``backup=True`` keeps ``NAME.bak``), ``output=PATH`` (one input), or nowhere
+    (``check=True``, ``dry_run=True``, or no keyword: ``result.outcome.after`` holds the
+    text). This is ``specfmt migrate``'s pipeline: the same writer, which never replaces a
+    non-regular file and leaves no partial file, and one
     :class:`~spec_format.rewrite.FileResult` per input, in order. An input that cannot be
     read or migrated does not stop the others: its result holds the error and exit code.
-    Raises :class:`~spec_format.errors.UsageError` for options that exclude each other,
+    Raises :class:`~spec_format.errors.UsageError` for keywords that exclude each other,
     before anything is read.
 
     >>> results = migrate_files("examples/qwen3-8b-eagle3", check=True)
@@ -181,43 +175,23 @@ def migrate_files(
     >>> migrate_files("no/such/dir", check=True)[0].error
     'no/such/dir: no such file or directory'
     """
-    write = _write_options(output, in_place, backup, dry_run, check)
-    return list(
-        rewrite.rewrite_files(
-            _paths(paths), lambda p: rewrite.migrate_file(p, options, write), write
-        )
-    )
+    return _rewrite_files(paths, rewrite.migrate_file, options, write)
 
 
-def fix_files(
-    paths: Paths,
-    options: FixOptions | None = None,
-    *,
-    output: str | os.PathLike | None = None,
-    in_place: bool = False,
-    backup: bool = False,
-    dry_run: bool = False,
-    check: bool = False,
-) -> list[FileResult]:
-    """Write out the disputed defaults of config files, as ``specfmt fix`` does; the options
+def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> list[FileResult]:
+    """Write out the disputed defaults of config files, as ``specfmt fix`` does; the keywords
     and results are those of :func:`migrate_files`.
 
     >>> [r.changed for r in fix_files(["examples/qwen3-8b-eagle3"], check=True)]
     [False]
     """
-    write = _write_options(output, in_place, backup, dry_run, check)
-    return list(
-        rewrite.rewrite_files(_paths(paths), lambda p: rewrite.fix_file(p, options, write), write)
-    )
+    return _rewrite_files(paths, rewrite.fix_file, options, write)
 
 
-def _paths(paths: Paths) -> list[str | os.PathLike]:
-    return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-
-
-def _write_options(output, in_place, backup, dry_run, check) -> rewrite.WriteOptions:
-    write = rewrite.WriteOptions(
-        Path(output) if output is not None else None, in_place, backup, dry_run, check
-    )
-    write.validate()
-    return write
+def _rewrite_files(paths: Paths, rewrite_file, options, write: dict[str, Any]) -> list[FileResult]:
+    if write.get("output") is not None:
+        write["output"] = Path(write["output"])
+    opts = rewrite.WriteOptions(**write)  # an unknown keyword is a TypeError that names it
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return list(rewrite.rewrite_files(paths, lambda p: rewrite_file(p, options, opts), opts))

@@ -86,18 +86,3 @@ def as_document(source: Any) -> Any:
     import os
 
     return read_config(source).data if isinstance(source, (str, os.PathLike)) else source
-
-
-def normalise_options(options: Any) -> None:
-    """``__post_init__`` of FixOptions and MigrateOptions: ``engines`` may be one string,
-    ``verifier`` a path or ``hf://`` (read as ``--verifier`` reads it)."""
-    import os
-
-    if isinstance(options.engines, str):
-        object.__setattr__(options, "engines", (options.engines,))
-    elif not isinstance(options.engines, tuple):
-        object.__setattr__(options, "engines", tuple(options.engines))
-    if isinstance(options.verifier, (str, os.PathLike)):
-        from spec_format.verifier import load_verifier
-
-        object.__setattr__(options, "verifier", load_verifier(options.verifier).config)

@@ -30,14 +30,19 @@ from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.effective import AUX_KEY, default_aux_ids
 from spec_format.errors import MigrationRefused, UsageError
 from spec_format.migration import eras
-from spec_format.migration.agree import make_engines_agree, opening, write_layer_model_type
+from spec_format.migration.agree import (
+    ReaderOptions,
+    make_engines_agree,
+    opening,
+    write_layer_model_type,
+)
 from spec_format.migration.records import Change, Editor, Problem, pointer
 
 FIX_STEP = "fix"
 
 
 @dataclass(frozen=True)
-class FixOptions:
+class FixOptions(ReaderOptions):
     format_version: str | None = None  # None: the detected one
     verifier: dict[str, Any] | None = None  # the verifier's config (--verifier)
     #: the engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
@@ -45,11 +50,6 @@ class FixOptions:
     #: the verifier layers the draft was trained on (--aux-layer-ids): the user's answer to
     #: the question only the training run can answer; fix never writes a guessed one
     aux_layer_ids: tuple[int, ...] | None = None
-
-    def __post_init__(self) -> None:
-        from spec_format.documents import normalise_options
-
-        normalise_options(self)  # one engine as a string, the verifier as a path
 
 
 @dataclass(repr=False)

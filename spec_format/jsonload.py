@@ -331,44 +331,40 @@ def parse_json_bytes(
     if any(seen.values()):
         locator = Locator(text)
         out._locator = locator
-        for pointer, line, col in locator.duplicates:
-            out.problems.append(
-                Problem(
-                    "duplicate-key",
-                    message("duplicate-key", "key", key=pointer.rsplit("/", 1)[-1]),
-                    False,
-                    pointer=pointer,
-                    line=line,
-                    column=col,
-                )
+        listed = [
+            (
+                "duplicate-key",
+                message("duplicate-key", "key", key=pointer.rsplit("/", 1)[-1]),
+                pointer,
+                line,
+                col,
             )
-        for pointer, literal, line, col in locator.non_finite:
-            out.problems.append(
-                Problem(
-                    "non-finite-number",
-                    message("non-finite-number", "literal", literal=literal),
-                    False,
-                    pointer=pointer,
-                    line=line,
-                    column=col,
-                )
+            for pointer, line, col in locator.duplicates
+        ]
+        listed += [
+            (
+                "non-finite-number",
+                message("non-finite-number", "literal", literal=literal),
+                pointer,
+                line,
+                col,
             )
-        for pointer, literal, line, col in locator.out_of_range:
-            out.problems.append(
-                Problem(
-                    "number-out-of-range",
-                    message(
-                        "non-finite-number",
-                        "out-of-range",
-                        literal=_shorten(literal),
-                        max_int=MAX_INT,
-                    ),
-                    False,
-                    pointer=pointer,
-                    line=line,
-                    column=col,
-                )
+            for pointer, literal, line, col in locator.non_finite
+        ]
+        listed += [
+            (
+                "number-out-of-range",
+                message(
+                    "non-finite-number", "out-of-range", literal=_shorten(literal), max_int=MAX_INT
+                ),
+                pointer,
+                line,
+                col,
             )
+            for pointer, literal, line, col in locator.out_of_range
+        ]
+        for kind, text, pointer, line, col in listed:
+            out.problems.append(Problem(kind, text, False, pointer=pointer, line=line, column=col))
         recorded = {
             "duplicate-key": len(locator.duplicates),
             "non-finite-number": len(locator.non_finite),

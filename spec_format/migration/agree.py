@@ -10,6 +10,7 @@ problem: lossy when the engine was named (``migrate`` then refuses without
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,11 +18,29 @@ from spec_format import catalog, disputes, misspell, schemas, unread
 from spec_format.migration import eras
 from spec_format.migration.records import Editor, StepOutput, pointer
 from spec_format.migration.steps._common import TLC
+from spec_format.verifier import load_verifier
 
 #: the rule of the problem (``specfmt explain C001``, readers-disagree)
 PROBLEM = "C001"
 #: flags an engine never reads although the draft was trained with them (named, assumed)
 UNREAD = ("C015", "C016")
+
+
+class ReaderOptions:
+    """What :class:`~spec_format.migration.MigrateOptions` and
+    :class:`~spec_format.fixing.FixOptions` accept alike: ``engines`` may be one string or any
+    iterable of them, ``verifier`` a path or ``hf://`` (read as ``--verifier`` reads it)."""
+
+    engines: tuple[str, ...]
+    verifier: dict[str, Any] | None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.engines, str):
+            object.__setattr__(self, "engines", (self.engines,))
+        elif not isinstance(self.engines, tuple):
+            object.__setattr__(self, "engines", tuple(self.engines))
+        if isinstance(self.verifier, (str, os.PathLike)):
+            object.__setattr__(self, "verifier", load_verifier(self.verifier).config)
 
 
 def opening(

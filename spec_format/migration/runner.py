@@ -17,7 +17,12 @@ from typing import Any
 from spec_format import catalog, disputes, versions
 from spec_format.errors import MigrationRefused
 from spec_format.migration import eras
-from spec_format.migration.agree import make_engines_agree, opening, write_layer_model_type
+from spec_format.migration.agree import (
+    ReaderOptions,
+    make_engines_agree,
+    opening,
+    write_layer_model_type,
+)
 from spec_format.migration.chain import Chain, PlannedStep, Step, StepContext
 from spec_format.migration.records import Change, Editor, Problem, pointer
 from spec_format.migration.steps import STEP_MODULES
@@ -39,18 +44,13 @@ def plan(source: str, target: str) -> list[PlannedStep]:
 
 
 @dataclass(frozen=True)
-class MigrateOptions:
+class MigrateOptions(ReaderOptions):
     to: str | None = None  # "0.5", "0.5.0", "0.4.0.1"; None: the latest version
     source_version: str | None = None  # override detection ("0.2")
     allow_lossy: bool = False
     verifier: dict[str, Any] | None = None  # the verifier's text config (--verifier)
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        from spec_format.documents import normalise_options
-
-        normalise_options(self)  # one engine as a string, the verifier as a path
 
 
 @dataclass(repr=False)

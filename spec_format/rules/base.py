@@ -15,7 +15,7 @@ import functools
 import inspect
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -208,6 +208,9 @@ class Rule:
     #: parameters the engine or parser passes (a dict of templates when the rule has
     #: several wordings, chosen by the ``variant`` parameter); see :meth:`render`
     template: ClassVar[str | dict[str, str]] = ""
+    #: where the readers word the rules of a layer (``header_messages``, ``input_messages``:
+    #: templates by rule name on the base floor); a rule named there takes its template
+    templates: ClassVar[Mapping[str, str | dict[str, str]] | None] = None
 
     #: the one-line docstring and the page text, read on first use (see :class:`RuleDoc`)
     doc: ClassVar[str] = RuleDoc()  # type: ignore[assignment]
@@ -220,6 +223,8 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("abstract", False):
             return
+        if cls.templates is not None and "template" not in cls.__dict__:
+            cls.template = cls.templates[cls.name]
         missing = [a for a in ("id", "name", "layer", "severity") if not hasattr(cls, a)]
         if "since" not in cls.__dict__:
             missing.append("since (set on the rule class itself)")

@@ -12,8 +12,6 @@ input is unreadable (exit 3) only when nothing at all could be read.
 
 from __future__ import annotations
 
-from typing import Any
-
 from spec_format.header_messages import TEMPLATES
 from spec_format.report import Finding, Severity, cap_per_rule
 from spec_format.rules.base import Layer, Profile, Rule
@@ -25,11 +23,7 @@ class _HeaderRule(Rule):
     engine_emitted = True
     requires = frozenset({"weights"})
     references = ("huggingface/safetensors safetensors/src/tensor.rs",)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # the readers word these messages: the template lives beside their kinds
-        cls.template = TEMPLATES[cls.name]
-        super().__init_subclass__(**kwargs)
+    templates = TEMPLATES  # the readers word these messages: the templates live beside them
 
 
 class HeaderTooSmall(_HeaderRule):

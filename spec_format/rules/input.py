@@ -8,8 +8,6 @@ where the readers find them too.
 
 from __future__ import annotations
 
-from typing import Any
-
 from spec_format.input_messages import TEMPLATES
 from spec_format.report import Severity
 from spec_format.rules.base import Layer, Rule
@@ -19,11 +17,7 @@ class _InputRule(Rule):
     abstract = True
     layer = Layer.INPUT
     engine_emitted = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # the readers word these messages: the template lives beside them
-        cls.template = TEMPLATES[cls.name]
-        super().__init_subclass__(**kwargs)
+    templates = TEMPLATES  # the readers word these messages: the templates live beside them
 
 
 class PathNotFound(_InputRule):

@@ -24,13 +24,10 @@ from spec_format.convert.plan import (
 )
 from spec_format.convert.run import verifier_name
 from spec_format.convert.write import TORCH_NAMES
+from spec_format.migration.records import pointer
 
 #: top-level keys a source kind sets itself; the schema defaults fill in the rest
 _NOT_DEFAULTED = frozenset({"dtype", "torch_dtype", "auto_map", "transformers_version"})
-
-
-def pointer(*parts: str | int) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def target_line(request: Request, model_type: str) -> str:

@@ -197,3 +197,42 @@ def test_migrate_and_fix_never_change_the_dict_and_print_one_line(example, funct
     name = {"migrate": "MigrationResult", "fix": "FixResult"}[function]
     assert repr(result).startswith(f"<{name} ")
     assert isinstance(result, getattr(spec_format, name)) and name in spec_format.__all__
+
+
+def test_file_rewrites_are_the_commands_pipeline(tmp_path, cli):
+    """migrate_files and fix_files are `specfmt migrate` / `specfmt fix`: the same JSON per
+    input, the same exit code, the same writer (in place with a backup, written through a
+    non-regular file, nothing written for an input that fails)."""
+    import json
+    import os
+    import shutil
+    from pathlib import Path
+
+    from spec_format import rewrite
+
+    inputs = []
+    for example in EXAMPLES[:2]:
+        inputs.append(shutil.copytree(example, tmp_path / "api" / example.name))
+        shutil.copytree(example, tmp_path / "cli" / example.name)
+    missing = tmp_path / "missing"
+    for command, run in (("migrate", spec_format.migrate_files), ("fix", spec_format.fix_files)):
+        checked = run([*inputs, missing], check=True)
+        shown = cli(
+            command, *[tmp_path / "cli" / p.name for p in inputs], missing, "--check", "-f", "json"
+        )
+        assert rewrite.exit_code(checked) == shown.exit_code == 3
+        expected = json.loads(shown.stdout)
+        got = [r.to_dict() for r in checked]
+        for mine, theirs in zip(got, expected, strict=True):
+            assert Path(mine.pop("path")).name == Path(theirs.pop("path")).name
+        assert got == expected
+    before = [(p / "config.json").read_bytes() for p in inputs]
+    done = spec_format.migrate_files([*inputs, missing], in_place=True, backup=True)
+    assert [r.exit_code for r in done] == [0, 0, 3] and not done[2].ok
+    for path, original, result in zip(inputs, before, done[:2], strict=True):
+        assert result.outcome.written_to == path / "config.json"
+        assert (path / "config.json.bak").read_bytes() == original
+        assert json.loads((path / "config.json").read_text()) == result.result.document
+    (through,) = spec_format.fix_files(inputs[0], output=os.devnull)  # written through
+    assert through.ok and str(through.outcome.written_to) == os.devnull
+    assert not missing.exists()

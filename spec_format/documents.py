@@ -37,8 +37,11 @@ def config_path(path: str | Path) -> Path:
     return p
 
 
-def read_config(path: str | Path) -> ConfigFile:
-    """The config at ``path`` (a file, its directory, or ``-`` for standard input)."""
+def read_config(path: str | Path, *, rewritable: bool = True) -> ConfigFile:
+    """The config at ``path`` (a file, its directory, or ``-`` for standard input).
+    ``rewritable=False``, for a config that is read but never written back (``convert``'s
+    source), accepts what only a rewrite must refuse: duplicate keys and values that cannot
+    be written back as they were read (``validate`` reports both)."""
     from spec_format import stdin
 
     if stdin.is_stdin(path):
@@ -58,6 +61,8 @@ def read_config(path: str | Path) -> ConfigFile:
         message = re.sub(rf"^{re.escape(str(p))}(:\d+){{0,2}}: ", "", message)
         head = "" if message.startswith(f"{p} ") else f"{p}{where}: "  # "PATH is a FIFO ..."
         raise InputError(f"{head}{message}; fix the file, then run `specfmt validate {p}`")
+    if not rewritable:
+        return ConfigFile(path=p, text=loaded.text, data=loaded.data, raw=loaded.raw)
     dupes = [pr for pr in loaded.problems if pr.kind == "duplicate-key"]
     if dupes:
         d = dupes[0]

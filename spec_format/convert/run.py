@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, rewrite
+from spec_format import catalog, documents, rewrite
 from spec_format.convert.plan import (
     ConvertRefused,
     Origin,
@@ -32,6 +32,7 @@ from spec_format.convert.plan import (
     Source,
     TensorMove,
 )
+from spec_format.documents import CONFIG_NAME
 from spec_format.errors import InputError, SpecfmtError, UsageError
 from spec_format.migration.runner import describe_loss
 
@@ -93,7 +94,6 @@ class ConvertResult:
 def load_source(path: str | os.PathLike[str]) -> Source:
     """The source checkpoint, header only; unreadable weights are an input error (exit 3)."""
     from spec_format.checkpoint import load_checkpoint
-    from spec_format.jsonload import load_json
 
     if os.fspath(path).startswith("hf://"):
         raise UsageError(
@@ -105,10 +105,7 @@ def load_source(path: str | os.PathLike[str]) -> Source:
         directory = directory.parent if directory.exists() else directory
     if not directory.is_dir():
         raise InputError(f"{path}: no such checkpoint directory")
-    loaded = load_json(directory / "config.json")
-    fatal = next((p for p in loaded.problems if p.fatal), None)
-    if fatal is not None or not loaded.ok or not isinstance(loaded.data, dict):
-        raise InputError(fatal.message if fatal else f"{directory}/config.json: not readable")
+    config = documents.read_config(directory / CONFIG_NAME, rewritable=False).data
     checkpoint = load_checkpoint(directory)
     try:
         if not checkpoint.has_weights:
@@ -123,7 +120,7 @@ def load_source(path: str | os.PathLike[str]) -> Source:
         tensors = dict(checkpoint.tensors)
     finally:
         checkpoint.close()
-    return Source(path=directory, config=loaded.data, tensors=tensors)
+    return Source(path=directory, config=config, tensors=tensors)
 
 
 def make_plan(source: Source, request: Request) -> Plan:

@@ -158,9 +158,9 @@ def run_files(
         else:
             would_change += result.changed
             stuck += result.exit_code == ExitCode.FINDINGS and not result.changed
-            if fmt == "json":
-                pass
-            elif opts.to_stdout:
+            if fmt == "json":  # one document at the end
+                continue
+            if opts.to_stdout:
                 sys.stdout.write(result.outcome.after)
                 sys.stderr.write(render(result))
             else:

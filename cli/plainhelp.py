@@ -128,7 +128,7 @@ def run(app: typer.Typer) -> int:
     except click.exceptions.ClickException as exc:
         print_error(usage_line(exc, _command_path(app)))
         return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
-    except (click.exceptions.Abort, typer.Abort):
+    except typer.Abort:
         sys.stderr.write("specfmt: aborted\n")
         return ExitCode.FINDINGS
     return code if isinstance(code, int) else ExitCode.OK

@@ -673,3 +673,14 @@ def test_usage_errors_are_one_specfmt_line_with_exit_2(args, expected):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("specfmt: "), result.stderr
     assert expected in result.stderr, result.stderr
+
+
+def test_shell_completion_commands_exit_cleanly(tmp_path):
+    """--show-completion and --install-completion end with sys.exit inside typer; the
+    program's own handling of usage errors must let that through."""
+    shown = piped("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert shown.returncode == 0 and "complete" in shown.stdout, shown.stderr
+    installed = piped("--install-completion", env={"SHELL": "/bin/bash", "HOME": str(tmp_path)})
+    assert installed.returncode == 0, installed.stderr
+    assert "Traceback" not in shown.stderr + installed.stderr
+    assert (tmp_path / ".bashrc").is_file()

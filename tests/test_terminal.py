@@ -684,3 +684,27 @@ def test_shell_completion_commands_exit_cleanly(tmp_path):
     assert installed.returncode == 0, installed.stderr
     assert "Traceback" not in shown.stderr + installed.stderr
     assert (tmp_path / ".bashrc").is_file()
+
+
+def test_an_input_error_names_its_path_once(tmp_path):
+    """The headline shows where (``PATH: error ID``); the message never repeats it."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "list.json").write_text("[]\n")
+    (tmp_path / "bad.json").write_text("{\n  nope\n}\n")
+    runs = [
+        ("validate", tmp_path / "folder"),
+        ("validate", "-r", tmp_path / "tree"),
+        ("validate", tmp_path / "missing.json"),
+        ("validate", tmp_path / "empty.json"),
+        ("validate", tmp_path / "list.json"),
+        ("validate", tmp_path / "bad.json"),
+    ]
+    for args in runs:
+        out = piped(*args).stdout
+        heads = [line for line in out.splitlines() if re.search(r": error I0\d\d ", line)]
+        assert heads, out
+        for head in heads:
+            where, message = head.split(" error ", 1)
+            assert str(args[-1]) not in message, head

@@ -153,9 +153,10 @@ class NoConfigInDirectory(_InputRule):
     since = "0.1.0"
     severity = Severity.ERROR
     template = {
-        "directory": "{path} is a directory with no config.json in it; {hint}",
-        "recursive": "{path} is a directory with no draft config.json anywhere below it{hint}",
-        "remote": "{path} has no config.json at its top level",
+        # "{path}: " leads, as in every I rule: the text headline already shows the path
+        "directory": "{path}: a directory with no config.json in it; {hint}",
+        "recursive": "{path}: a directory with no draft config.json anywhere below it{hint}",
+        "remote": "{path}: no config.json at its top level",
     }
 
 

@@ -226,6 +226,9 @@ def main() -> None:
             code = run(app)
         finally:
             flush_stdout()
+        failure = getattr(sys.stdout, "failure", None)
+        if failure is not None and code != failure.exit_code:  # not reported yet: the code
+            raise failure  # that wrote went on (click's --help)
     except StreamFailure as exc:
         sys.stderr.write(f"specfmt: {exc}\n")
         sys.exit(3)

@@ -12,9 +12,10 @@ from collections.abc import Iterator, MutableMapping
 from functools import cache
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from spec_format import __version__
+from spec_format.cli.plainhelp import PlainWhenPiped
 
 #: command name -> (module of spec_format.cli, attribute): a command function, or a Typer
 #: app for a group. Listed in help order; a module is imported only when its command is
@@ -65,7 +66,15 @@ class _LazyCommands(MutableMapping):
         return name in COMMANDS or name in self._extra
 
 
-class _LazyGroup(TyperGroup):
+class _Command(PlainWhenPiped, TyperCommand):
+    """A command whose help is plain text when piped."""
+
+
+class _Group(PlainWhenPiped, TyperGroup):
+    """A group (``schema``) whose help is plain text when piped."""
+
+
+class _LazyGroup(PlainWhenPiped, TyperGroup):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.commands = _LazyCommands()
@@ -83,9 +92,9 @@ def _click_command(name: str):
     }
     if isinstance(target, typer.Typer):
         _literal_help_everywhere(target)
-        info = typer.models.TyperInfo(target, name=name)
+        info = typer.models.TyperInfo(target, name=name, cls=_Group)
         return typer.main.get_group_from_info(info, suggest_commands=app.suggest_commands, **kwargs)
-    info = typer.models.CommandInfo(name=name, callback=target)
+    info = typer.models.CommandInfo(name=name, callback=target, cls=_Command)
     _literal_help_command(info)
     return typer.main.get_command_from_info(info, **kwargs)
 
@@ -171,6 +180,7 @@ def _literal_help_everywhere(typer_app: typer.Typer) -> None:
         typer_app.info.help = literal_help(typer_app.info.help)
     for command in typer_app.registered_commands:
         _literal_help_command(command)
+        command.cls = _Command if command.cls in (None, TyperCommand) else command.cls
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _literal_help_everywhere(group.typer_instance)
@@ -208,13 +218,18 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
     sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
     from spec_format.cli.common import flush_stdout
+    from spec_format.cli.plainhelp import run
     from spec_format.oserror import StreamFailure
 
     try:  # --help and --version write outside any command's error handling
         try:
-            app()
+            code = run(app)
         finally:
             flush_stdout()
+        failure = getattr(sys.stdout, "failure", None)
+        if failure is not None and code != failure.exit_code:  # not reported yet: the code
+            raise failure  # that wrote went on (click's --help)
     except StreamFailure as exc:
         sys.stderr.write(f"specfmt: {exc}\n")
         sys.exit(3)
+    sys.exit(code)

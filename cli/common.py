@@ -345,6 +345,16 @@ class PipeSafeStdout:
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        #: the failure, kept for the exit code even when a library swallows the exception
+        #: (click's --help writes from inside its parser)
+        self.failure: Exception | None = None
+
+    def _failed(self, exc: OSError) -> Exception:
+        from spec_format.oserror import stdout_failure
+
+        _discard_fd(self._stream)
+        self.failure = self.failure or stdout_failure(exc)
+        return self.failure
 
     def write(self, text: str) -> int:
         try:
@@ -353,10 +363,7 @@ class PipeSafeStdout:
             _discard_fd(self._stream)
             return len(text)
         except OSError as exc:  # ENOSPC (`> /dev/full`), EIO ...: exit 3, not a bug
-            from spec_format.oserror import stdout_failure
-
-            _discard_fd(self._stream)
-            raise stdout_failure(exc) from None
+            raise self._failed(exc) from None
 
     def flush(self) -> None:
         try:
@@ -364,10 +371,7 @@ class PipeSafeStdout:
         except BrokenPipeError:
             _discard_fd(self._stream)
         except OSError as exc:
-            from spec_format.oserror import stdout_failure
-
-            _discard_fd(self._stream)
-            raise stdout_failure(exc) from None
+            raise self._failed(exc) from None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

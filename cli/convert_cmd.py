@@ -75,8 +75,8 @@ def convert_command(
     verifier_name: str = typer.Option(
         None,
         "--verifier-name",
-        help="The verifier's hub id (ORG/NAME) for speculators_config.verifier.name_or_path "
-        "(default: from hf://, or the local config's _name_or_path).",
+        help="The verifier's hub id (ORG/NAME), written as the verifier's name_or_path in "
+        "speculators_config (default: from hf://, or the local config's _name_or_path).",
     ),
     aux_layer_ids: list[str] = typer.Option(
         None,

@@ -61,6 +61,20 @@ def rules_command(
             cells = [c.ljust(w) for c, w in zip(row[:4], widths, strict=True)]
             stdout().write("  ".join([*cells, row[4]]) + "\n")
         return
+    from spec_format.render.text import terminal_width
+
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    if terminal_width(stdout()) < sum(widths) + 8 + 40:  # too narrow for a summary column
+        from spec_format.cli.common import print_text
+
+        print_text(  # each rule on one line, its summary below it, wrapped between words
+            "\n".join(
+                f"{'  '.join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True))}"
+                f"\n      {row[4]}"
+                for row in rows
+            )
+        )
+        return
     table = Table("id", "name", "layer", "severity", "summary", box=None, pad_edge=False)
     for row in rows:  # Text cells: a summary's [brackets] are text, not markup
         table.add_row(*map(Text, row))

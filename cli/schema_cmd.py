@@ -114,9 +114,10 @@ def vscode_command(
     strict: bool = typer.Option(
         False,
         "--strict",
-        help="Write the editor variant: unknown top-level keys (typos such as "
-        "norm_before_residul, C014) are flagged as warnings with the known keys listed. "
-        "Readers accept unknown keys; this variant is for editors only.",
+        help="Write the editor variant: unknown keys (typos such as norm_before_residul, "
+        "C014) at the top level and in speculators_config, its verifier and proposal methods "
+        "are flagged as warnings with the known keys listed. Readers accept unknown keys; "
+        "this variant is for editors only.",
     ),
 ) -> None:
     """Write the schema into the workspace and print a VS Code settings snippet for it.

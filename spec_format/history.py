@@ -6,6 +6,7 @@ Built from the catalog and the step modules' docstrings (alembic's ``history`` p
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spec_format import catalog
@@ -51,8 +52,10 @@ def render(verbose: bool = False) -> str:
         out.append(f"  {s['source']} -> {s['target']}  {s['summary']}")
         if verbose:
             body = s["doc"].split("\n\n", 1)[1] if "\n\n" in s["doc"] else ""
-            for line in body.splitlines():
-                out.append(f"      {line}")
+            for paragraph in re.split(r"\n\s*\n", body.strip()):
+                if paragraph.strip():  # one line each: the renderer wraps it to the width
+                    text = " ".join(paragraph.split()).replace("``", "`")
+                    out.append(f"      {text}")
             if s["touches"]:
                 out.append(f"      touches: {', '.join(s['touches'])}")
             out.append("")

@@ -80,9 +80,10 @@ TEMPLATES: dict[str, str | dict[str, str]] = {
     },
     # I011
     "no-config-in-directory": {
-        "directory": "{path} is a directory with no config.json in it; {hint}",
-        "recursive": "{path} is a directory with no draft config.json anywhere below it{hint}",
-        "remote": "{path} has no config.json at its top level",
+        # "{path}: " leads, as in every I rule: the text headline already shows the path
+        "directory": "{path}: a directory with no config.json in it; {hint}",
+        "recursive": "{path}: a directory with no draft config.json anywhere below it{hint}",
+        "remote": "{path}: no config.json at its top level",
     },
     # I012
     "internal-error": (

@@ -183,10 +183,11 @@ def test_help_is_reflowed_and_keeps_tokens_whole(args):
     lines = out.splitlines()
     usage = next(line for line in lines if "Usage:" in line)
     assert "{" not in usage and "}" not in usage, usage
-    prose = [line.strip() for line in lines if line.startswith(" ") and "│" not in line]
-    for prev, nxt in zip(prose, prose[1:], strict=False):  # no hard break where it would fit
-        if prev and nxt:
-            assert len(prev) + 1 + len(nxt.split()[0]) > 76, (prev, nxt)
+    for prev, nxt in zip(lines, lines[1:], strict=False):  # no hard break where it would fit
+        new_row = re.match(r"\s{0,4}-", nxt) or not nxt.startswith(" ")
+        term_alone = re.fullmatch(r"\s+-\S.*", prev) and "  " not in prev.strip()
+        if prev.startswith(" ") and nxt.strip() and not new_row and not term_alone:
+            assert len(prev) + 1 + len(nxt.split()[0]) > 80, (prev, nxt)
     for line in lines:  # a choice list is never split: every <...| has its >
         cell = line.replace("│", " ")
         assert cell.count("<") == cell.count(">"), line
@@ -513,3 +514,197 @@ def test_migrate_report_fits_the_terminal(tmp_path):
     assert all(len(line) <= 80 for line in lines if len(line.split()) > 1), lines
     rows = [line for line in lines if line.startswith("  0.1->0.2  added /dtype = ")]
     assert rows and lines[lines.index(rows[0]) + 1].startswith(" " * 12)
+
+
+# -- every command, at 80 and 160 columns and through a pipe ------------------------------------
+
+BOX = set("│╭╮╰╯─┃━┏┓┗┛")
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    """Inputs for every command: a tiny EAGLE-3 checkpoint, its verifier, a SafeAILab source
+    and a 0.2 config, under a directory name long enough to need wrapping at 80 columns."""
+    from spec_format.testing import builder, safeailab
+
+    root = tmp_path_factory.mktemp("scene") / "a-rather-long-directory-name-for-wrapping"
+    builder.build_checkpoint(root / "ckpt", builder.tiny_config("eagle3"))
+    builder.build_verifier(root / "verifier", safeailab.verifier_config())
+    safeailab.build_safeailab(
+        root / "src", safeailab.safeailab_config(), safeailab.safeailab_shapes()
+    )
+    _old(root)
+    return root
+
+
+#: (id, arguments, the output is data that is never wrapped); {s} is the scene
+EVERY_COMMAND = [
+    (
+        "validate",
+        ("validate", "examples/qwen3-8b-dflash", "examples/llama-3.1-8b-eagle3-0.2"),
+        False,
+    ),
+    ("validate-help-hint", ("validate", "examples/gpt-oss-20b-eagle3"), False),
+    ("validate-verifier", ("validate", "--verifier", "{s}/verifier", "{s}/ckpt"), False),
+    ("validate-statistics", ("validate", "--statistics", "examples/"), False),
+    ("migrate", ("migrate", "--dry-run", "--to", "0.9", "{s}/old/config.json"), False),
+    ("fix", ("fix", "--dry-run", "{s}/ckpt", "--verifier", "{s}/verifier"), False),
+    (
+        "convert",
+        (
+            "convert",
+            "{s}/src",
+            "-o",
+            "{s}/out",
+            "--verifier",
+            "{s}/verifier",
+            "--aux-layer-ids",
+            "2,4,5",
+            "--dry-run",
+        ),
+        False,
+    ),  # fmt: skip
+    (
+        "convert-refused",
+        ("convert", "{s}/src", "-o", "{s}/out", "--verifier", "{s}/verifier"),
+        False,
+    ),
+    ("forward", ("forward", "{s}/ckpt", "--tokens", "4"), False),
+    ("inspect", ("inspect", "{s}/ckpt", "--verifier", "{s}/verifier"), False),
+    ("history", ("history", "--verbose"), False),
+    ("rules", ("rules",), False),
+    ("explain", ("explain", "C014"), False),
+    ("explain-note", ("explain", "N001"), False),
+    ("schema-export", ("schema", "export", "--version", "0.9", "-o", "{s}/schemas"), False),
+    ("schema-show", ("schema", "show", "eagle3"), True),
+    ("schema-vscode", ("schema", "vscode", "--strict", "--schema-dir", "{s}/vscode"), True),
+    ("usage-option", ("validate", "--verbos", "examples/"), False),
+    ("usage-command", ("valdate", "examples/"), False),
+    ("usage-subcommand", ("schema", "shw"), False),
+    ("usage-value", ("inspect", "{s}/ckpt", "--gamma", "three"), False),
+    ("usage-missing", ("migrate", "{s}/old/config.json", "--to"), False),
+    ("usage-argument", ("explain",), False),
+    *[(f"help-{' '.join(c) or 'specfmt'}", (*c, "--help"), False) for c in [(), *HELP_COMMANDS]],
+]
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, without the punctuation around them that help layouts and
+    code styling move (``--a, --b``, ``Options:``, backticks); numbers (timings) left out."""
+    text = ANSI.sub("", text)
+    words = re.split(r"[\s,`]+", text) + re.split(r"[\s,]+", text.replace("`", ""))
+    words = [w.strip("():;.[]") for w in words if not set(w) <= BOX | {"*"}]
+    return {w for w in words if w and not re.fullmatch(r"[-\d.:/%]+", w)}
+
+
+#: words a terminal layout adds: table headings, rich help's type column
+LAYOUT_WORDS = {"id", "name", "layer", "severity", "summary", "<str>", "<int>", "<float>"}
+
+
+#: the quick ones run in the default selection, the rest (each 5-15 s here) with -m slow
+QUICK = ("usage-", "rules", "explain", "history", "schema-")
+
+
+@pytest.mark.parametrize(
+    "args, data",
+    [
+        pytest.param(a, d, marks=() if i.startswith(QUICK) else pytest.mark.slow)
+        for i, a, d in EVERY_COMMAND
+    ],
+    ids=[i for i, _, _ in EVERY_COMMAND],
+)
+def test_every_command_fits_80_and_160_columns_and_is_unpadded_when_piped(scene, args, data):
+    """Piped: no trailing space, no box drawing. On a terminal of 80 and 160 columns: no line
+    wider than the terminal unless it is one word, no word cut (every word is one the
+    unwrapped output has), every command and path on one line, the same exit code."""
+    if args[0] == "forward":
+        pytest.importorskip("torch", reason="forward needs the forward extra")
+    args = tuple(a.format(s=scene) for a in args)
+    out = piped(*args)
+    for stream in (out.stdout, out.stderr):
+        assert not [line for line in stream.splitlines() if line != line.rstrip()], stream[:600]
+        assert not BOX & set(stream), stream[:600]
+    assert out.stdout or out.stderr
+    whole = piped(*args, env={"COLUMNS": "1000"})
+    reference = whole.stdout + whole.stderr
+    spans = set(re.findall(r"`([^`\n]+)`", reference))
+    for columns in (80, 160):
+        code, raw = in_terminal(*args, columns=columns)
+        assert code == out.returncode, (columns, ANSI.sub("", raw)[-800:])
+        lines = [  # a progress bar is redrawn in place and goes away
+            part for full in visible(raw) for part in full.split("\r") if "━" not in part
+        ]
+        if data:  # JSON is written as it is, never wrapped
+            assert "".join(lines).replace(" ", "") in (out.stdout + out.stderr).replace(
+                "\n", ""
+            ).replace(" ", "") or out.stdout.replace("\n", "").replace(" ", "") in "".join(
+                lines
+            ).replace(" ", "")
+            continue
+        for line in lines:  # longer only for a word or a command wider than a line
+            assert (
+                len(line.rstrip()) <= columns
+                or len(line.split()) == 1
+                or any(s in line and len(s) > columns - 12 for s in spans)
+            ), (columns, line)
+        cut = _words("\n".join(lines)) - _words(reference) - LAYOUT_WORDS
+        assert not cut, (columns, sorted(cut)[:10])
+        for span in spans:  # a command or path to copy is never broken
+            if len(span) <= columns - 8:
+                assert any(span in line for line in lines), (columns, span)
+
+
+USAGE_ERRORS = [
+    (("validate", "--verbos", "x"), "validate: no such option --verbos (did you mean --verbose?)"),
+    (("valdate", "x"), "no such command 'valdate' (did you mean validate?)"),
+    (("schema", "shw"), "schema: no such command 'shw' (did you mean show?)"),
+    (("migrate", "x", "--to"), "migrate: --to needs a value; `specfmt migrate --help`"),
+    (("inspect", "x", "--gamma", "three"), "inspect --gamma/-g: 'three' is not a valid int"),
+    (("explain",), "explain: missing argument RULE_ID; usage: specfmt explain [OPTIONS] RULE_ID"),
+    (("validate", "-f", "xml", "x"), "validate --format/-f: 'xml' is not one of text, json"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS, ids=lambda v: " ".join(v)[:30])
+def test_usage_errors_are_one_specfmt_line_with_exit_2(args, expected):
+    """A usage error reads like every other error line: ``specfmt:``, the command and option,
+    what is wrong with a did-you-mean, and where to look; exit 2; never a panel."""
+    result = piped(*args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("specfmt: "), result.stderr
+    assert expected in result.stderr, result.stderr
+
+
+def test_shell_completion_commands_exit_cleanly(tmp_path):
+    """--show-completion and --install-completion end with sys.exit inside typer; the
+    program's own handling of usage errors must let that through."""
+    shown = piped("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert shown.returncode == 0 and "complete" in shown.stdout, shown.stderr
+    installed = piped("--install-completion", env={"SHELL": "/bin/bash", "HOME": str(tmp_path)})
+    assert installed.returncode == 0, installed.stderr
+    assert "Traceback" not in shown.stderr + installed.stderr
+    assert (tmp_path / ".bashrc").is_file()
+
+
+def test_an_input_error_names_its_path_once(tmp_path):
+    """The headline shows where (``PATH: error ID``); the message never repeats it."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "list.json").write_text("[]\n")
+    (tmp_path / "bad.json").write_text("{\n  nope\n}\n")
+    runs = [
+        ("validate", tmp_path / "folder"),
+        ("validate", "-r", tmp_path / "tree"),
+        ("validate", tmp_path / "missing.json"),
+        ("validate", tmp_path / "empty.json"),
+        ("validate", tmp_path / "list.json"),
+        ("validate", tmp_path / "bad.json"),
+    ]
+    for args in runs:
+        out = piped(*args).stdout
+        heads = [line for line in out.splitlines() if re.search(r": error I0\d\d ", line)]
+        assert heads, out
+        for head in heads:
+            where, message = head.split(" error ", 1)
+            assert str(args[-1]) not in message, head

@@ -351,3 +351,75 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
             (hit,) = [d for d in result["diagnostics"] if tuple(d["range"]) == key]
             assert hit["severity"] == 2, hit  # a warning, as VS Code shows schema problems
             assert all(f'"{k}"' in hit["message"] for k in known), hit["message"]
+
+
+#: a slip of the finger at each nested place the strict variant closes, and a key of another
+#: model family in transformer_layer_config, which stays open
+NESTED_TYPOS = {
+    ("speculators_config",): ("default_proposal_methd", "default_proposal_method"),
+    ("speculators_config", "verifier"): ("name_or_pth", "name_or_path"),
+    ("speculators_config", "proposal_methods", "*"): ("speculative_token", "speculative_tokens"),
+}
+
+
+def test_strict_variant_closes_the_nested_objects_the_format_defines_completely(tmp_path):
+    """A typo inside speculators_config, its verifier or a proposal method is C014 in specfmt
+    and a warning listing that object's known keys in VS Code; an unknown key of
+    transformer_layer_config (any transformers family's key is legal there) is neither."""
+    from spec_format import misspell
+    from spec_format.export_strict import CLOSED, strict_file
+
+    require_node(
+        "vscode-json-languageservice", "vscode-languageserver-textdocument", "jsonc-parser"
+    )
+    places = {parts for _, parts in misspell.OBJECTS if parts} - {("transformer_layer_config",)}
+    assert {tuple("0" if p == "*" else p for p in c) for c in CLOSED} == places
+    assert set(NESTED_TYPOS) == set(CLOSED)
+    out = tmp_path / "schemas"
+    export.write_export([strict_file(v) for v in schemas.versions()], out)
+    documents, checks = [], []
+    for example in EXAMPLES:
+        config = json.loads((example / "config.json").read_text("utf-8"))
+        version = validate_config(config).format_version
+        strict = strict_file(version)
+        for parts, (typo, meant) in NESTED_TYPOS.items():
+            broken = json.loads(json.dumps(config))
+            node = broken
+            for part in parts:
+                node = node[0] if part == "*" else node[part]
+            known = sorted(node)
+            node[typo] = node.pop(meant, 1)
+            pointer = "/" + "/".join("0" if p == "*" else p for p in parts) + "/" + typo
+            found = [f.pointer for f in validate_config(broken).findings if f.rule == "C014"]
+            assert pointer in found, (example.name, pointer, found)  # the CLI reports it
+            uri = f"file:///specfmt-strict/nested/{example.name}/{typo}/config.json"
+            documents.append(
+                {
+                    "uri": uri,
+                    "schema": str(out / strict.path),
+                    "text": json.dumps(broken, indent=2),
+                    "locate": [pointer],
+                }
+            )
+            checks.append((example.name, pointer, known, meant))
+        open_ = json.loads(json.dumps(config))
+        open_["transformer_layer_config"]["moe_router_topk"] = 2  # another family's key
+        uri = f"file:///specfmt-strict/open/{example.name}/config.json"
+        documents.append(
+            {"uri": uri, "schema": str(out / strict.path), "text": json.dumps(open_, indent=2)}
+        )
+        checks.append((example.name, None, [], None))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps({"documents": documents}), encoding="utf-8")
+    proc = run_node([SCRIPT, str(jobs)])
+    assert proc.returncode == 0, proc.stderr
+    for (name, pointer, known, meant), result in zip(checks, json.loads(proc.stdout), strict=True):
+        if pointer is None:
+            assert result["diagnostics"] == [], (name, result["diagnostics"])
+            continue
+        key = tuple(result["located"][pointer]["key"])
+        hits = [d for d in result["diagnostics"] if tuple(d["range"]) == key]
+        assert len(hits) == 1 and hits[0]["severity"] == 2, (name, pointer, result)
+        assert all(f'"{k}"' in hits[0]["message"] for k in known), hits[0]["message"]
+        others = [d["message"] for d in result["diagnostics"] if d not in hits]
+        assert others in ([], [f'Missing property "{meant}".']), (name, pointer, others)

@@ -1,0 +1,205 @@
+"""Help screens and usage errors as plain text, like every other specfmt line.
+
+On a terminal typer draws ``--help`` in rich panels. Piped (``specfmt schema vscode --help |
+less``, a file, CI logs) those panels are padded to the width with spaces and framed with box
+characters, so piped help is written by click's own layout instead, through
+:class:`PlainHelpFormatter`: wrapped between words at ``COLUMNS`` (80 when unset, as click
+does), option names and values never broken, no trailing spaces.
+
+A usage error (an unknown option or command, a missing argument, a bad value) is one
+``specfmt:`` line naming the command and the option, with a did-you-mean where a known name
+is close and the command that shows the options, and exit code 2; never a panel.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from typing import Any
+
+import typer
+
+try:  # typer 0.28 carries its own copy of click; earlier releases use click itself
+    from typer import _click as click
+except ImportError:  # pragma: no cover - typer before 0.28
+    import click  # type: ignore[no-redef]
+
+from spec_format.cli.common import ExitCode, print_error
+from spec_format.render.text import terminal_width, wrap
+
+#: rich's escape of a ``[...]`` that would read as markup (see ``app.literal_help``)
+_ESCAPED_TAG = re.compile(r"\\(\[[a-z#/@][^[]*?])")
+
+
+def _plain(text: str) -> str:
+    return _ESCAPED_TAG.sub(r"\1", text)
+
+
+def rich_help_wanted() -> bool:
+    """Panels on a terminal only."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class PlainHelpFormatter(click.formatting.HelpFormatter):
+    """click's help layout, wrapped by specfmt's wrapper (breaks only at spaces, a word
+    longer than the line stays whole) and written without trailing spaces."""
+
+    def _lines(self, text: str, indent: int, hang: int) -> list[str]:
+        lines = wrap([(" " * indent + text, "")], self.width, hang)
+        return ["".join(t for t, _ in line).replace("\0", " ").rstrip() for line in lines]
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        prefix = "Usage: " if prefix is None else prefix
+        lead = " " * self.current_indent + prefix + prog
+        for line in self._lines(f"{lead} {args}".rstrip(), 0, len(lead) + 1):
+            self.write(line + "\n")
+
+    def write_text(self, text: str) -> None:
+        for paragraph in re.split(r"\n\s*\n", _plain(text).strip()):
+            flat = " ".join(paragraph.split())
+            for line in self._lines(flat, self.current_indent, self.current_indent):
+                self.write(line + "\n")
+            self.write("\n")
+        if self.buffer and self.buffer[-1] == "\n":
+            self.buffer.pop()
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = [(_plain(term), _plain(" ".join((text or "").split()))) for term, text in rows]
+        first = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        start = self.current_indent + first
+        for term, text in rows:
+            head = " " * self.current_indent + term  # (\0: a space no line breaks at)
+            if not text:
+                self.write(head + "\n")
+                continue
+            if len(term) + col_spacing <= first:
+                line = head.replace(" ", "\0") + "\0" * (first - len(term)) + text
+                for part in self._lines(line, 0, start):
+                    self.write(part + "\n")
+            else:  # a long option name: its help on the next line
+                self.write(head + "\n")
+                for part in self._lines(text, start, start):
+                    self.write(part + "\n")
+
+
+class PlainWhenPiped:
+    """Mixin for typer's command and group classes: rich panels on a terminal, click's
+    plain layout (:class:`PlainHelpFormatter`) anywhere else."""
+
+    def format_help(self, ctx: click.Context, formatter: click.formatting.HelpFormatter) -> None:
+        if rich_help_wanted():
+            return super().format_help(ctx, formatter)  # type: ignore[misc]
+        width = terminal_width(sys.stdout)
+        plain = PlainHelpFormatter(width=width, max_width=width)
+        click.Command.format_help(self, ctx, plain)  # type: ignore[arg-type]
+        formatter.write(plain.getvalue())
+        return None
+
+    def format_commands(
+        self, ctx: click.Context, formatter: click.formatting.HelpFormatter
+    ) -> None:
+        """The commands with their whole first sentence (click cuts it to fit with
+        ``...``, inside a word)."""
+        rows = []
+        for name in self.list_commands(ctx):  # type: ignore[attr-defined]
+            command = self.get_command(ctx, name)  # type: ignore[attr-defined]
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# -- usage errors --------------------------------------------------------------------------
+
+
+def run(app: typer.Typer) -> int:
+    """Run the application and return its exit code; a usage error is one ``specfmt:``
+    line (exit 2) instead of typer's panel."""
+    try:
+        code = app(standalone_mode=False, prog_name="specfmt")
+    except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        return ExitCode.USAGE
+    except click.exceptions.ClickException as exc:
+        print_error(usage_line(exc, _command_path(app)))
+        return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("specfmt: aborted\n")
+        return ExitCode.FINDINGS
+    return code if isinstance(code, int) else ExitCode.OK
+
+
+def _options(command: click.Command) -> list[str]:
+    return [o for p in command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
+
+
+def _close(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _param_name(param: click.Parameter | None) -> str:
+    if param is None:
+        return ""
+    if param.param_type_name == "argument":
+        return param.human_readable_name
+    return "/".join(param.opts)
+
+
+def _command_path(app: typer.Typer) -> str:
+    """``specfmt schema show``: the commands named on the command line (for an error
+    click raises without its context, such as an option missing its value)."""
+    command, path = typer.main.get_command(app), ["specfmt"]
+    for word in sys.argv[1:]:
+        sub = command.commands.get(word) if hasattr(command, "commands") else None
+        if sub is None:
+            break
+        command, path = sub, [*path, word]
+    return " ".join(path)
+
+
+def usage_line(error: click.exceptions.ClickException, fallback: str = "specfmt") -> str:
+    """The ``specfmt:`` line (without the label) of a click usage error: where, what, and
+    the command that shows what is accepted."""
+    ctx: click.Context | None = getattr(error, "ctx", None)
+    path = ctx.command_path if ctx is not None else fallback
+    where = path.removeprefix("specfmt").strip()
+    helped = f"`{path} --help`"
+    if isinstance(error, click.exceptions.NoSuchOption):
+        known = _options(ctx.command) if ctx is not None else list(error.possibilities or ())
+        what = f"no such option {error.option_name}{_close(error.option_name, known)}"
+        return f"{where + ': ' if where else ''}{what}; {helped} lists the options"
+    if isinstance(error, click.exceptions.MissingParameter):
+        name = _param_name(error.param)
+        kind = error.param_type or (error.param.param_type_name if error.param else "argument")
+        usage = ctx.get_usage().removeprefix("Usage: ") if ctx is not None else path
+        return f"{where + ': ' if where else ''}missing {kind} {name}; usage: {usage}"
+    if isinstance(error, click.exceptions.BadParameter):
+        name = error.param_hint if isinstance(error.param_hint, str) else _param_name(error.param)
+        name = name.replace("'", "").replace(" / ", "/") if name else ""
+        place = " ".join(p for p in (where, name) if p)
+        return f"{place + ': ' if place else ''}{_sentence(error.message)}; {helped} describes it"
+    message = _sentence(error.format_message())
+    command = re.fullmatch(r"no such command '([^']*)'\.?(?: did you mean .*)?", message, re.I)
+    if command and ctx is not None and hasattr(ctx.command, "list_commands"):
+        name = command.group(1)
+        known = list(ctx.command.list_commands(ctx))
+        what = f"no such command '{name}'{_close(name, known)}"
+        return f"{where + ': ' if where else ''}{what}; {helped} lists the commands"
+    option = re.fullmatch(r"option '([^']*)' requires an argument\.?", message, re.I)
+    if option:
+        return (
+            f"{where + ': ' if where else ''}{option.group(1)} needs a value; {helped} describes it"
+        )
+    return f"{where + ': ' if where else ''}{message}; {helped} shows the usage"
+
+
+def _sentence(text: str) -> str:
+    """A click message as a clause of a specfmt line: no capital start, no final full stop."""
+    text = " ".join(text.split()).rstrip(".")
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text

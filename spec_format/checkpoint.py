@@ -475,8 +475,8 @@ def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
 def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     index_display = ckpt.display(INDEX_NAME)
     try:
-        data = ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b""
-        index = parse_index(data)
+        # no name for the bytes here: parse_index drops them once decoded
+        index = parse_index(ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b"")
     except (InputError, HeaderError) as e:
         if isinstance(e, ShardIndexError):  # worded by the rule already
             ckpt.issue(INVALID_SHARD_INDEX, index_display, message=e.message)

@@ -76,10 +76,13 @@ def parse_index(data: bytes) -> ShardIndex:
         raise ShardIndexError("too-large", size=len(data), limit=MAX_INDEX_SIZE)
     reader = _IndexReader()
     try:
-        reader.read(JsonCursor(data.decode("utf-8")))
+        text = data.decode("utf-8")
+        del data  # the caller passes the bytes without keeping them: text + map at most
+        reader.read(JsonCursor(text))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         detail = str(e) if not isinstance(e, RecursionError) else "nested too deeply"
         raise ShardIndexError("not-json", detail=_short(detail)) from None
+    del text
     if reader.weight_map is None:
         raise ShardIndexError("no-weight-map")
     index = ShardIndex(reader.weight_map, reader.metadata)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format.testing import builder, safeailab
+from spec_format.testing import builder, safeailab, sources
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
 from .limits import ROOT, run_limited
@@ -198,6 +198,32 @@ def test_convert_never_writes_a_float_hidden_size(work, tmp_path):
     clean(run)
     assert run.returncode in (1, 2) and not out.exists(), run.output[-2000:]
     assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary directory left
+
+
+@pytest.mark.parametrize(
+    ("key", "literal"),
+    [
+        ("max_position_embeddings", "1e+308"),  # copied as is: only the output check saw it
+        ("intermediate_size", "1e20"),
+        ("head_dim", "16.5"),  # the contract fell back to H / nH and blamed the tensors
+        ("num_key_value_heads", "1e+308"),
+    ],
+)
+def test_convert_refuses_a_float_in_an_integer_field_before_planning_tensors(
+    tmp_path, key, literal
+):
+    """The number guard runs on the planned config, before the tensors are matched against
+    it and before anything is written (exit 2, the field named), for every source kind
+    that copies source keys into the output (here z-lab DFlash)."""
+    source = sources.build_zlab_dflash(tmp_path / "src", sources.zlab_dflash_config()).path
+    cfg = source / "config.json"
+    doc = json.loads(cfg.read_text())
+    cfg.write_text(json.dumps({**doc, key: "@"}).replace('"@"', literal))
+    run = run_limited("convert", source, "-o", tmp_path / "out")
+    clean(run)
+    assert run.returncode == 2, run.output[-2000:]
+    assert f"{key} = {float(literal)!r}" in run.output and "needs an integer" in run.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
 
 
 @pytest.mark.parametrize("size", ["infGB", "1e400KB", "nanMB", "-5GB", "0"])

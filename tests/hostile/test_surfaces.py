@@ -515,42 +515,48 @@ def _hostile_big(path: Path, kind: str) -> Path:
     return path / "config.json"
 
 
+def _best_of(pairs: int, *commands: tuple) -> list[tuple[float, int]]:
+    """Each command ``pairs`` times, interleaved (a burst of load hits both alike): the
+    least CPU seconds of each (what it costs when nothing competes) and its peak resident
+    memory (the kernel's count, the same under load). RLIMIT_CPU and RLIMIT_AS stay as a
+    safety net: a run that goes past them fails."""
+    from .streams import run_measured
+
+    best = [(float("inf"), 0)] * len(commands)
+    for _ in range(pairs):
+        for i, args in enumerate(commands):
+            run, cpu, rss = run_measured(*args, cpu_s=120, memory_mb=900)
+            clean(run)
+            assert run.returncode in (0, 1), (args[0], run.returncode, run.output[-2000:])
+            best[i] = (min(best[i][0], cpu), max(best[i][1], rss))
+    return best
+
+
+@pytest.mark.slow  # three interleaved pairs of runs on multi-megabyte configs: 15-35 s
 @pytest.mark.parametrize(
     "kind", ["100k-unknown-keys", "1.5m-bad-items", "300k-integers", "30k-proposal-methods"]
 )
 def test_migrate_stays_within_twice_validates_cpu_and_memory(tmp_path, kind):
-    """validate runs first and is measured; migrate then gets twice its CPU seconds as the
-    kernel's limit (RLIMIT_CPU kills it past them) and must peak below twice its memory."""
-    from .streams import run_measured
-
+    """validate and migrate on the same input, three interleaved pairs: migrate's least CPU
+    within twice validate's (+ 0.5 s of start-up rounding), its peak memory within twice."""
     cfg = _hostile_big(tmp_path / kind, kind)
-    run, cpu, rss = run_measured("validate", cfg, cpu_s=120, memory_mb=900)
-    clean(run)
-    assert run.returncode in (0, 1), run.output[-2000:]
-    budget = int(2 * cpu) + 2  # + start-up rounding: RLIMIT_CPU counts whole seconds
-    run, migrate_cpu, migrate_rss = run_measured("migrate", cfg, cpu_s=budget, memory_mb=900)
-    clean(run)
-    assert run.returncode in (0, 1), (budget, run.returncode, run.output[-2000:])
+    (cpu, rss), (migrate_cpu, migrate_rss) = _best_of(3, ("validate", cfg), ("migrate", cfg))
     assert migrate_rss <= 2 * rss, (migrate_rss, rss)
-    assert migrate_cpu <= 2 * cpu + 1, (migrate_cpu, cpu)
+    assert migrate_cpu <= 2 * cpu + 0.5, (migrate_cpu, cpu)
 
 
+@pytest.mark.slow  # two interleaved pairs of 300k-key configs: ~30 s
 def test_the_misspelled_key_check_costs_at_most_what_reading_the_keys_costs(tmp_path):
     """300k unknown keys at the top level (each looked at by the misspelled-key check)
     against the same keys one level down in an object no check looks into: at most twice
     the CPU and memory (the check was ~0.2 ms per key, 100x the reading)."""
-    from .streams import run_measured
-
     keys = {f"unknown_key_{i}": i for i in range(300_000)}
     flat, nested = tiny_config("eagle3"), tiny_config("eagle3")
     flat.update(keys)
     nested["x_unchecked"] = keys
-    runs = {}
     for name, doc in (("nested", nested), ("flat", flat)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text(json.dumps(doc))
-        runs[name] = run_measured("validate", tmp_path / name, cpu_s=120, memory_mb=900)
-        clean(runs[name][0])
-        assert runs[name][0].returncode in (0, 1), runs[name][0].output[-2000:]
-    (_, cpu, rss), (_, flat_cpu, flat_rss) = runs["nested"], runs["flat"]
-    assert flat_cpu <= 2 * cpu + 1 and flat_rss <= 2 * rss, (flat_cpu, cpu, flat_rss, rss)
+    commands = (("validate", tmp_path / "nested"), ("validate", tmp_path / "flat"))
+    (cpu, rss), (flat_cpu, flat_rss) = _best_of(2, *commands)
+    assert flat_cpu <= 2 * cpu + 0.5 and flat_rss <= 2 * rss, (flat_cpu, cpu, flat_rss, rss)

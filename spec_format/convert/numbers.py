@@ -53,11 +53,8 @@ def _not_an_integer(error: Any) -> bool:
         return all(_not_an_integer(e) or e.validator != "type" for e in error.context) and any(
             _not_an_integer(e) for e in error.context
         )
+    if error.validator != "type" or not isinstance(error.instance, float):
+        return False
     types = error.validator_value
-    types = [types] if isinstance(types, str) else list(types or ())
-    return (
-        error.validator == "type"
-        and isinstance(error.instance, float)
-        and "integer" in types
-        and not is_format_integer(None, error.instance)
-    )
+    types = [types] if isinstance(types, str) else list(types)
+    return "integer" in types and not is_format_integer(None, error.instance)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from spec_format.safetensors import (
     scan_header,
 )
 from spec_format.storage import Storage, parse_hf_url  # noqa: F401 - parse_hf_url re-exported
+from spec_format.tensor_table import TensorTable
 
 CONFIG_NAME = "config.json"
 #: A config.json is small; refuse to read more than this.
@@ -74,7 +75,7 @@ class CheckpointIssue:
     tensor: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorRecord:
     """Where one tensor lives: file name (relative to the checkpoint), absolute byte range."""
 
@@ -92,6 +93,93 @@ class TensorRecord:
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
+
+
+class CheckpointTensors(Mapping[str, TensorRecord]):
+    """Every tensor of the checkpoint, read through the header tables of its files (no
+    copy): name -> :class:`TensorRecord` built when asked for. A name in several files
+    belongs to the first that has it (the shard checks report the others)."""
+
+    def __init__(self) -> None:
+        self._files: list[tuple[str, int, TensorTable]] = []  # (file, data start, table)
+        self._owner: dict[str, int] | None = None  # with several files: name -> file
+
+    def add_file(self, file: str, data_start: int, table: TensorTable) -> None:
+        self._files.append((file, data_start, table))
+        if len(self._files) == 1:
+            return
+        if self._owner is None:
+            self._owner = dict.fromkeys(self._files[0][2], 0)
+        owner, at = self._owner, len(self._files) - 1
+        for name in table:
+            owner.setdefault(name, at)
+
+    def file_of(self, name: str) -> str | None:
+        """The file that holds ``name`` (``None`` when no file does)."""
+        if self._owner is not None:
+            at = self._owner.get(name)
+            return None if at is None else self._files[at][0]
+        if self._files and name in self._files[0][2]:
+            return self._files[0][0]
+        return None
+
+    def __getitem__(self, name: str) -> TensorRecord:
+        if self._owner is not None:
+            file, start, table = self._files[self._owner[name]]
+        elif self._files:
+            file, start, table = self._files[0]
+        else:
+            raise KeyError(name)
+        dtype, shape, begin, end = table.row(name)
+        return TensorRecord(name, dtype, shape, file, start + begin, start + end)
+
+    def records(self) -> Iterator[TensorRecord]:
+        """Every record, in order, read straight from the tables."""
+        owner = self._owner
+        for at, (file, start, table) in enumerate(self._files):
+            for name, dtype, shape, begin, end in table.rows():
+                if owner is None or owner.get(name) == at:
+                    yield TensorRecord(name, dtype, shape, file, start + begin, start + end)
+            if owner is None:
+                return
+
+    def values(self) -> ValuesView[TensorRecord]:
+        return _Records(self)
+
+    def items(self) -> ItemsView[str, TensorRecord]:
+        return _NamedRecords(self)
+
+    def __contains__(self, name: object) -> bool:
+        if self._owner is not None:
+            return name in self._owner
+        return bool(self._files) and name in self._files[0][2]
+
+    def __iter__(self) -> Iterator[str]:
+        if self._owner is not None:
+            return iter(self._owner)
+        return iter(self._files[0][2]) if self._files else iter(())
+
+    def __len__(self) -> int:
+        if self._owner is not None:
+            return len(self._owner)
+        return len(self._files[0][2]) if self._files else 0
+
+    def __repr__(self) -> str:
+        return f"<CheckpointTensors: {len(self):,} in {len(self._files)} files>"
+
+
+class _Records(ValuesView):
+    _mapping: CheckpointTensors
+
+    def __iter__(self) -> Iterator[TensorRecord]:
+        return self._mapping.records()
+
+
+class _NamedRecords(ItemsView):
+    _mapping: CheckpointTensors
+
+    def __iter__(self) -> Iterator[tuple[str, TensorRecord]]:
+        return ((r.name, r) for r in self._mapping.records())
 
 
 @dataclass
@@ -113,7 +201,7 @@ class Checkpoint:
     storage: Storage
     layout: str = "none"  # "single", "sharded" or "none"
     files: list[WeightFile] = field(default_factory=list)
-    tensors: dict[str, TensorRecord] = field(default_factory=dict)
+    tensors: CheckpointTensors = field(default_factory=CheckpointTensors)
     metadata: dict[str, str] | None = None
     index: ShardIndex | None = None
     issues: list[CheckpointIssue] = field(default_factory=list)
@@ -370,11 +458,7 @@ def _read_file(ckpt: Checkpoint, name: str) -> WeightFile:
     wf.readable = scan.header is not None
     if scan.header is None:
         return wf
-    for t in scan.header.tensors.values():
-        if t.name in ckpt.tensors:
-            continue  # reported by the shard checks
-        begin, end = scan.header.absolute_offsets(t.name)
-        ckpt.tensors[t.name] = TensorRecord(t.name, t.dtype, t.shape, name, begin, end)
+    ckpt.tensors.add_file(name, scan.header.data_start, scan.header.tensors)
     return wf
 
 
@@ -391,8 +475,8 @@ def issues_from_scan(scan: HeaderScan, display: str) -> list[CheckpointIssue]:
 def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
     index_display = ckpt.display(INDEX_NAME)
     try:
-        data = ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b""
-        index = parse_index(data)
+        # no name for the bytes here: parse_index drops them once decoded
+        index = parse_index(ckpt.storage.read_small(INDEX_NAME, MAX_INDEX_SIZE) or b"")
     except (InputError, HeaderError) as e:
         if isinstance(e, ShardIndexError):  # worded by the rule already
             ckpt.issue(INVALID_SHARD_INDEX, index_display, message=e.message)
@@ -415,19 +499,19 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
         ckpt.issue(INVALID_SHARD_INDEX, index_display, problem.tensor, message=problem.message)
         ckpt.complete = False
     used = {INDEX_NAME}
-    by_shard = index.tensors_by_shard()
-    headers: dict[str, set[str]] = {}
-    for shard in index.shards:
+    counts = index.tensor_counts()
+    headers: dict[str, WeightFile] = {}  # shard -> its readable header
+    for shard in sorted(counts):
         used.add(shard)
         if shard not in names:
-            count = len(by_shard[shard])
+            count = counts[shard]
             ckpt.issue(
                 MISSING_SHARD,
                 ckpt.display(shard),
                 index=INDEX_NAME,
                 count=count,
                 s="s" if count != 1 else "",
-                example=by_shard[shard][0],
+                example=index.first_tensor(shard),
                 shard=shard,
             )
             ckpt.complete = False
@@ -435,20 +519,21 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
         wf = _read_file(ckpt, shard)
         ckpt.files.append(wf)
         if wf.header is not None:
-            headers[shard] = set(wf.header.tensors) | wf.malformed
-    seen: dict[str, str] = {}
-    for shard, tensors in headers.items():
-        for tensor in sorted(tensors):
-            if tensor in seen and tensor not in ckpt.malformed:
+            headers[shard] = wf
+    seen: dict[str, str] = {}  # malformed entries: the first shard naming each
+    for shard, wf in headers.items():
+        assert wf.header is not None
+        for tensor in sorted([*wf.header.tensors, *wf.malformed]):
+            first = ckpt.tensors.file_of(tensor) or seen.setdefault(tensor, shard)
+            if first != shard and tensor not in ckpt.malformed:
                 ckpt.issue(
                     DUPLICATE_ACROSS_SHARDS,
                     ckpt.display(shard),
                     tensor,
                     name=tensor,
-                    first=seen[tensor],
+                    first=first,
                     shard=shard,
                 )
-            seen.setdefault(tensor, shard)
             if tensor not in index.weight_map and tensor not in ckpt.malformed:
                 ckpt.issue(
                     UNINDEXED_TENSOR,
@@ -459,8 +544,12 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
                     index=INDEX_NAME,
                 )
     for tensor, shard in index.weight_map.items():
-        if shard in headers and tensor not in headers[shard]:
-            where = f" (it is in {seen[tensor]})" if tensor in seen else ""
+        wf = headers.get(shard)
+        if wf is None or wf.header is None:
+            continue
+        if tensor not in wf.header.tensors and tensor not in wf.malformed:
+            holder = ckpt.tensors.file_of(tensor) or seen.get(tensor)
+            where = f" (it is in {holder})" if holder else ""
             ckpt.issue(
                 TENSOR_NOT_IN_SHARD,
                 index_display,
@@ -470,7 +559,7 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
                 shard=shard,
                 where=where,
             )
-            if tensor not in seen:
+            if holder is None:
                 ckpt.complete = False
     return used
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format import catalog, documents, rewrite
+from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import (
     ConvertRefused,
     Origin,
@@ -130,6 +131,7 @@ def make_plan(source: Source, request: Request) -> Plan:
     kind = detect(source.config, frozenset(source.tensors), str(source.path))
     plan = kind.plan(source, request)
     plan = _to_target(plan, request)
+    refuse_non_integers(plan.config, request.format_version, f"{source.path}/config.json")
     if request.dtype is not None:
         plan = _recast_config(plan, source, request.dtype)
     return check_tensors(plan, source, request)

@@ -17,6 +17,7 @@ from typing import Any
 
 from spec_format import catalog
 from spec_format.contract import expected_tensors
+from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source, TensorMove
 from spec_format.convert.sources._shared import (
     Draft,
@@ -112,6 +113,7 @@ def plan(source: Source, request: Request) -> Plan:
             "itself, e.g. hf://ORG/NAME) so readers can load its embeddings and head"
         )
 
+    refuse_non_integers(d.config, line, "config.json")
     expected = expected_tensors(d.config)
     _map_tensors(d, source, request, expected, family)
     copied = [source.tensors[s] for m in d.moves if m.target for s in m.sources]

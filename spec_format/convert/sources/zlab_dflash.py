@@ -17,6 +17,7 @@ from typing import Any
 
 from spec_format import catalog
 from spec_format.contract import expected_tensors
+from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source
 from spec_format.convert.sources._shared import (
     Draft,
@@ -95,6 +96,7 @@ def plan(source: Source, request: Request) -> Plan:
             "hidden size and layer ids are not checked against it"
         )
 
+    refuse_non_integers(d.config, line, "config.json")
     expected = expected_tensors(d.config)
     _map_tensors(d, source, request, expected)
     d.dtype([source.tensors[m.sources[0]] for m in d.moves if m.op == "copy"])

@@ -712,8 +712,8 @@ def _check_config(
         ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
         ctx.options["verifier_info"] = verifier
         ctx.options["verifier_given"] = options.verifier
-    rules = _config_rules(model_type, version, options.select, options.ignore)
-    ctx.options["running"] = frozenset(r.id for r in rules)  # a symptom defers to its cause
+    rules, running = _config_rules(model_type, version, options.select, options.ignore)
+    ctx.options["running"] = running  # a symptom defers to its cause
     for rule in rules:
         findings.extend(run_rule(rule, ctx, options.profile))
     report.findings.extend(findings)
@@ -730,9 +730,10 @@ def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
 @cache
 def _config_rules(
     model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
-) -> tuple[type[Rule], ...]:
-    """The config-layer rules that apply to one type and version, in layer order."""
-    return tuple(
+) -> tuple[tuple[type[Rule], ...], frozenset[str]]:
+    """The config-layer rules that apply to one type and version, in layer order, and
+    their ids (worked out once per type, version and selection, not per config)."""
+    rules = tuple(
         rule
         for layer in CONFIG_LAYERS
         for rule in checks_for(layer)
@@ -740,6 +741,7 @@ def _config_rules(
         and rule.id not in ignore
         and rule.applies(model_type, version)
     )
+    return rules, frozenset(r.id for r in rules)
 
 
 def _selected(rule: type[Rule], options: ValidateOptions) -> bool:
@@ -750,6 +752,8 @@ def _selected(rule: type[Rule], options: ValidateOptions) -> bool:
 
 def _filtered(findings: list[Finding], options: ValidateOptions) -> list[Finding]:
     """The selected findings, at most MAX_FINDINGS_PER_RULE per rule (see cap_per_rule)."""
+    if not findings:
+        return findings
     if options.select or options.ignore:
         findings = [
             f
@@ -793,8 +797,8 @@ def _dispatch(
     profile = options.profile
     model_type = config.get("speculators_model_type")
     pointer = "/speculators_model_type"
-    known = ", ".join(schemas.known_types())
     if model_type is None:
+        known = ", ".join(schemas.known_types())
         if "speculators_config" in config:
             return schema_rules.MissingModelType.emit(
                 file,

@@ -330,7 +330,7 @@ def suite_scan(args) -> None:
             "",
             "| what | CPU (median) | ratio |",
             "|---|---|---|",
-            f"| `scan_tensor` over every tensor (2 MiB chunks of a 64 MiB read-only map) | "
+            f"| `scan_tensor` over every tensor (2 MiB chunks of a 16 MiB read-only map) | "
             f"{scan:.3f} s | "
             f"{scan / pair.med('b', 'cpu'):.2f}x (ratio of medians) |",
             f"| `{shown(cat)}` (whole process) | {pair.med('b', 'cpu'):.3f} s | 1 (the peer) |",

@@ -64,7 +64,7 @@ STRAY_SAFETENSORS = "stray-safetensors-file"
 #: Per-issue-name cap, so a hostile index with a million entries stays a short report.
 MAX_ISSUES_PER_KIND = 20
 #: a scan of a local file maps it this many bytes at a time (iter_chunks)
-MAP_WINDOW = 64 * 1024 * 1024
+MAP_WINDOW = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from pathlib import Path
 
@@ -122,7 +123,7 @@ def validate_command(
         for conf, inputs in settings.for_inputs(paths, config, isolated)
     ]
     verbosity = 0 if quiet else (2 if verbose else 1)
-    if output_format == "text" and not statistics:
+    if output_format in ("text", "json") and not statistics:
         raise typer.Exit(_streamed(runs, output_format, color.flag(), verbosity))
     report = Report()
     for conf, run in runs:
@@ -138,21 +139,32 @@ def validate_command(
 
 
 def _streamed(runs: list, output_format: str, color: bool | None, verbosity: int) -> int:
-    """Text output, written as each input is checked; only the tally and the notes are
-    kept, never a reported input. Returns the exit status."""
+    """Text or JSON output, written as each input is checked; only the tally and the notes
+    are kept, never a reported input. Returns the exit status. A JSON document stopped
+    part-way (Ctrl-C, SIGTERM) is still closed, so it stays valid JSON."""
     from spec_format import settings
-    from spec_format.render.text import TextStream
     from spec_format.report import Tally
 
-    out = TextStream(stdout(), color=color, verbosity=verbosity)
+    if output_format == "json":
+        from spec_format.render.json_out import JsonStream as Stream
+    else:
+        from spec_format.render.text import TextStream as Stream
+    out = Stream(stdout(), color=color, verbosity=verbosity)
     tally, notes = Tally(), []
-    for conf, run in runs:
-        with progress.showing(progress_display(output_format == "text")):
-            for file_report in run:
-                settings.drop_ignored(file_report, conf)
-                out.file(file_report)
-                tally.add(file_report)
-        notes.extend(n for n in run.notes() if n not in notes)
+    try:
+        for conf, run in runs:
+            with progress.showing(progress_display(output_format == "text")):
+                for file_report in run:
+                    settings.drop_ignored(file_report, conf)
+                    out.file(file_report)
+                    tally.add(file_report)
+            notes.extend(n for n in run.notes() if n not in notes)
+    except BaseException:
+        if output_format == "json":
+            # a closed pipe cannot take the end either: the first error stands
+            with contextlib.suppress(OSError):
+                out.finish(notes, tally, interrupted=True)
+        raise
     out.finish(notes, tally)
     return tally.exit_code
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import mmap
 import os
 import stat
 from pathlib import Path
@@ -128,6 +129,26 @@ class FileSource(ByteSource):
             done += n
         self.bytes_read += done
         return done
+
+    def mapped(self, offset: int, length: int) -> tuple[mmap.mmap, int] | None:
+        """``[offset, offset + length)`` mapped read-only, as (map, where the range starts in
+        it), or None when it cannot be (past the end of the file as it is now, no mmap on
+        this platform): a scan then reads the page cache in place instead of copying it.
+        The caller closes the map. A file cut short while mapped faults (SIGBUS) when the
+        missing pages are touched: the size is checked here, before each window."""
+        if self._fd is None or offset < 0 or length <= 0:
+            return None
+        try:
+            if offset + length > os.fstat(self._fd).st_size:
+                return None  # shrunk: the read path reports the short file
+            start = offset - offset % mmap.ALLOCATIONGRANULARITY
+            window = mmap.mmap(
+                self._fd, offset + length - start, offset=start, access=mmap.ACCESS_READ
+            )
+        except (OSError, ValueError, OverflowError):
+            return None
+        self.bytes_read += length
+        return window, offset - start
 
     def prefetch(self, offset: int, length: int) -> None:
         # lets the kernel read ahead while the caller is busy with the previous chunk, so a

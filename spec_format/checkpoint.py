@@ -23,6 +23,7 @@ Face Hub repository (``hf://ORG/NAME[@REV]``), read through HTTP range requests 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
@@ -63,6 +64,8 @@ UNINDEXED_TENSOR = "unindexed-tensor"
 STRAY_SAFETENSORS = "stray-safetensors-file"
 #: Per-issue-name cap, so a hostile index with a million entries stays a short report.
 MAX_ISSUES_PER_KIND = 20
+#: a scan of a local file maps it this many bytes at a time (iter_chunks)
+MAP_WINDOW = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -247,8 +250,11 @@ class Checkpoint:
         return data
 
     def iter_chunks(self, name: str, buffer: bytearray) -> Iterator[memoryview]:
-        """Stream one tensor through ``buffer`` (memory stays ``len(buffer)``): yields views
-        of whole elements; the view is only valid until the next iteration."""
+        """Stream one tensor in chunks of ``len(buffer)`` bytes: yields read-only views of
+        whole elements, valid until the next iteration. A local file is read in place
+        through a map of one :data:`MAP_WINDOW` at a time (no copy of the page cache: the
+        scan runs at memory speed); other sources are read into ``buffer`` (memory stays
+        ``len(buffer)``)."""
         from spec_format.safetensors import DTYPE_BITS
 
         record = self.tensors[name]
@@ -256,8 +262,12 @@ class Checkpoint:
         if len(buffer) < item:
             buffer = bytearray(item)
         step = len(buffer) - len(buffer) % item
-        view = memoryview(buffer)
         source = self.storage.source(record.file)
+        mapped = getattr(source, "mapped", None)  # a local file: its page cache, in place
+        if mapped is not None and (record.end - record.begin) % item == 0:
+            yield from self._mapped_chunks(name, record, mapped, step)
+            return
+        view = memoryview(buffer)
         position = record.begin
         ahead = 8 * step  # read-ahead window: the kernel fetches it while we test this chunk
         prefetched = position
@@ -287,6 +297,37 @@ class Checkpoint:
             yield view[:usable]
             position += usable
             progress.advance(usable)
+
+    def _mapped_chunks(self, name: str, record, mapped, step: int) -> Iterator[memoryview]:
+        """iter_chunks over read-only maps of the file, one window of :data:`MAP_WINDOW`
+        bytes at a time (address space and resident pages stay about one window). A window
+        that cannot be mapped (the file shrank since its header was read) is the short
+        file the read path reports."""
+        position = record.begin
+        while position < record.end:
+            length = min(max(step, MAP_WINDOW - MAP_WINDOW % step), record.end - position)
+            got = mapped(position, length)
+            if got is None:
+                raise HeaderError(
+                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+                    "inside-tensor",
+                    tensor=name,
+                    name=name,
+                    file=self.display(record.file),
+                )
+            window, start = got
+            view = memoryview(window)
+            try:
+                for at in range(start, start + length, step):
+                    end = min(at + step, start + length)
+                    yield view[at:end]
+                    progress.advance(end - at)
+            finally:
+                # a chunk the caller still holds keeps the map until it is dropped
+                with contextlib.suppress(BufferError):
+                    view.release()
+                    window.close()
+            position += length
 
     def close(self) -> None:
         self.storage.close()

@@ -308,7 +308,7 @@ def disputes(
         writer.id,
         tuple(e.id for e in serving),
         model_type,
-        tuple(repr(config.get(n, _UNSET)) for n in names),
+        tuple(_hashable(config.get(n, _UNSET)) for n in names),
         layer_kinds(config),
     )
     if key in _DISPUTES:
@@ -321,6 +321,21 @@ def disputes(
 
 _UNSET = object()
 _DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _hashable(value: Any) -> Any:
+    """A JSON value as a cache-key part that tells equal-looking values of different types
+    apart (``1``, ``1.0`` and ``true`` read differently): scalars with their type, arrays
+    and objects as tuples (a 0-item or deep value costs what repr() did, a scalar less)."""
+    kind = type(value)
+    if kind in _SCALARS or value is _UNSET:
+        return kind, value
+    if kind is list:
+        return list, tuple(_hashable(v) for v in value)
+    if kind is dict:
+        return dict, tuple((k, _hashable(v)) for k, v in value.items())
+    return kind, repr(value)
 
 
 def _disputes(config, model_type, writer, contested) -> tuple[Dispute, ...]:

@@ -58,14 +58,8 @@ def _escape(key: str) -> str:
 
 def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
     """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
-    entry = catalog.versions().get(line)
-    if entry is None or model_type not in entry.types:
-        return []
     out: list[Misspelling] = []
-    for pointer, parts in OBJECTS:
-        declared = _declared(line, model_type, parts)
-        if not declared:
-            continue
+    for pointer, parts, declared in _checked_objects(line, model_type):
         for where, obj in _objects(config, pointer):
             for key in obj:
                 if not isinstance(key, str) or key in declared:
@@ -77,6 +71,18 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
                     present = len(close) == 1 and close[0] in obj
                     out.append(Misspelling(where, key, close, present))
     return out
+
+
+@lru_cache(maxsize=256)  # per (line, type): what every config of the pair is checked against
+def _checked_objects(
+    line: str, model_type: str
+) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]:
+    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys."""
+    entry = catalog.versions().get(line)
+    if entry is None or model_type not in entry.types:
+        return ()
+    found = ((p, parts, _declared(line, model_type, parts)) for p, parts in OBJECTS)
+    return tuple(item for item in found if item[2])
 
 
 def _objects(config: dict[str, Any], pointer: str):

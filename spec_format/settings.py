@@ -144,7 +144,7 @@ def read(path: str | os.PathLike[str]) -> Settings:
 
 
 def _parse(table: dict[str, Any], path: Path, prefix: str) -> Settings:
-    from spec_format.validation import rule_ids
+    from spec_format.validate_options import rule_ids
 
     for key in table:
         if key not in KEYS:

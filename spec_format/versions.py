@@ -23,7 +23,7 @@ cannot know which builds came from which branch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -271,27 +271,13 @@ def removed_fields(model_type: str) -> dict[str, str]:
 def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     """What the keys of ``config`` say about the release line that wrote it."""
 
-    out: list[Evidence] = []
     model_type = config.get("speculators_model_type")
-    if isinstance(model_type, str):
-        spans = catalog.versions_with_type(model_type)
-        if spans:
-            out.append(Evidence(f"type {model_type}", spans[0], spans[-1]))
-    for owner, key, since, until in _fields():
-        if model_type != owner:
-            continue
-        present = key in config
-        if present:
-            # removed fields survive a load/save of a newer release (extra="allow"),
-            # so their presence bounds the writer only weakly from above
-            out.append(Evidence(f"key {key} present", since, None))
-            if until is not None:
-                out.append(Evidence(f"key {key} present", None, until, strong=False))
-        else:
-            # a release that declares the field always writes it
-            out.append(Evidence(f"key {key} absent", None, _prev(since), strong=False))
-            if until is not None:
-                out.append(Evidence(f"key {key} absent", next_line(until), None, strong=False))
+    if isinstance(model_type, str) and len(model_type) <= 64:
+        keys = _fingerprint_keys(model_type)
+        # what the type and its fingerprint keys say depends only on which keys are present
+        out = list(_key_evidence(model_type, tuple(key in config for key in keys)))
+    else:
+        out = []
     for key, noise in catalog.noise_keys().items():
         if key in config and noise.last_version:
             out.append(Evidence(f"key {key} present ({noise.why})", None, noise.last_version))
@@ -328,6 +314,35 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     if major.isdecimal() and len(major) <= 4 and int(major) >= 5:
         out.append(Evidence(f"transformers_version {tv}", "0.5", None))
     return [e for e in out if e.low is None or e.low in catalog.versions()]
+
+
+@lru_cache(maxsize=1024)
+def _fingerprint_keys(model_type: str) -> tuple[str, ...]:
+    return tuple(key for owner, key, _, _ in _fields() if owner == model_type)
+
+
+@lru_cache(maxsize=1024)  # a handful of types times the key combinations a batch shows
+def _key_evidence(model_type: str, present: tuple[bool, ...]) -> tuple[Evidence, ...]:
+    """The evidence of the type and of its fingerprint keys being present or absent
+    (``present`` follows :func:`_fingerprint_keys`)."""
+    out: list[Evidence] = []
+    spans = catalog.versions_with_type(model_type)
+    if spans:
+        out.append(Evidence(f"type {model_type}", spans[0], spans[-1]))
+    fields = [(key, since, until) for owner, key, since, until in _fields() if owner == model_type]
+    for (key, since, until), here in zip(fields, present, strict=True):
+        if here:
+            # removed fields survive a load/save of a newer release (extra="allow"),
+            # so their presence bounds the writer only weakly from above
+            out.append(Evidence(f"key {key} present", since, None))
+            if until is not None:
+                out.append(Evidence(f"key {key} present", None, until, strong=False))
+        else:
+            # a release that declares the field always writes it
+            out.append(Evidence(f"key {key} absent", None, _prev(since), strong=False))
+            if until is not None:
+                out.append(Evidence(f"key {key} absent", next_line(until), None, strong=False))
+    return tuple(out)
 
 
 def _prev(line: str) -> str | None:

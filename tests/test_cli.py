@@ -144,7 +144,7 @@ def test_console_script_entry_point_and_broken_pipe():
         text=True,
         cwd=ROOT,
     )
-    assert proc.stdout == '{\n  "statu'
+    assert proc.stdout == '{\n  "files'  # the document is streamed, files first
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
 
 

@@ -199,6 +199,35 @@ def test_json_document_shape():
     }
 
 
+def test_json_stream_writes_the_report_document_files_first():
+    """The streamed document is Report.to_dict() with ``files`` first, laid out as
+    json.dumps(indent=2) lays it out, for one input, several and none."""
+    from spec_format.jsonout import dumps
+
+    for report in (_report(), Report(), Report(files=_report().files[:1])):
+        expected = report.to_dict()
+        expected = {"files": expected.pop("files"), **expected}
+        out = io.StringIO()
+        render(report, "json", out)
+        assert out.getvalue() == dumps(expected, indent=2) + "\n"
+
+
+def test_json_stream_stopped_part_way_is_still_a_json_document():
+    from spec_format.render.json_out import JsonStream
+    from spec_format.report import Tally
+
+    out, tally = io.StringIO(), Tally()
+    stream = JsonStream(out)
+    first = _report().files[1]
+    stream.file(first)
+    tally.add(first)
+    stream.finish([], tally, interrupted=True)
+    stream.finish([], tally)  # a second finish writes nothing
+    doc = json.loads(out.getvalue())
+    assert doc["interrupted"] is True and doc["status"] == "fail"
+    assert [f["path"] for f in doc["files"]] == [first.path]
+
+
 def test_every_registered_renderer_handles_an_empty_report():
     for name in RENDERERS:
         out = io.StringIO()

@@ -376,7 +376,7 @@ def test_strict_variant_closes_the_nested_objects_the_format_defines_completely(
     assert {tuple("0" if p == "*" else p for p in c) for c in CLOSED} == places
     assert set(NESTED_TYPOS) == set(CLOSED)
     out = tmp_path / "schemas"
-    export.write_export([strict_file(v) for v in schemas.versions()], out)
+    export.write_export([strict_file(v) for v in catalog.versions()], out)
     documents, checks = [], []
     for example in EXAMPLES:
         config = json.loads((example / "config.json").read_text("utf-8"))

@@ -291,8 +291,11 @@ def _group_lines(rule: str, frs: list[FileReport], color: bool, width: int) -> l
 def _file(
     fr: FileReport, verbosity: int, color: bool, width: int, grouped: frozenset[str] = frozenset()
 ) -> Iterator[Line]:
-    findings = [f for f in fr.sorted_findings() if f.rule not in grouped]
-    shown = [f for f in findings if verbosity > 0 or f.severity is Severity.ERROR]
+    # only the findings printed are located (-q prints errors: a passing input's notes
+    # never re-read its file's text)
+    shown = fr.sorted_findings(
+        lambda f: f.rule not in grouped and (verbosity > 0 or f.severity is Severity.ERROR)
+    )
     if not shown and verbosity == 0:
         return
     head: Line = [(fr.status.value, _STATUS_STYLE[fr.status]), (" ", ""), (fr.path, "bold")]

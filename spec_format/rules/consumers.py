@@ -163,9 +163,9 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
+                same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
                 yield Hit(
                     f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
                     "(same format version)",

@@ -50,7 +50,7 @@ def _same_bytes(ckpt, a: str, b: str) -> bool:
     left, right = bytearray(size), bytearray(size)
     try:
         for x, y in zip(ckpt.iter_chunks(a, left), ckpt.iter_chunks(b, right), strict=True):
-            if x != y:
+            if x.tobytes() != y.tobytes():  # memcmp; comparing memoryviews goes byte by byte
                 return False
     except (HeaderError, ValueError):
         return False

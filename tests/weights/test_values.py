@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spec_format import checkpoint
 from spec_format.checkpoint import load_checkpoint
 from spec_format.rules.vocab import _IEEE, _NAN_ONLY, _clean_test, _nonzero_mask, scan_tensor
+from spec_format.safetensors import FileSource
 from spec_format.testing.builder import TensorData, to_bytes, write_safetensors
 
 
@@ -19,7 +21,15 @@ def one_tensor(tmp_path, dtype: str, data: bytes, shape):
 
 @pytest.mark.parametrize("dtype", ["F32", "F16", "BF16", "F64"])
 @pytest.mark.parametrize("buffer", [6, 64, 1 << 20])
-def test_scan_counts_nan_and_inf_across_chunk_boundaries(tmp_path, dtype, buffer):
+@pytest.mark.parametrize("path", ["mapped", "small-windows", "read"])
+def test_scan_counts_nan_and_inf_across_chunk_boundaries(
+    tmp_path, dtype, buffer, path, monkeypatch
+):
+    """The same counts whether the file is mapped (in windows of any size) or read."""
+    if path == "read":  # a source without maps (the Hub's) reads through the buffer
+        monkeypatch.setattr(FileSource, "mapped", None)
+    elif path == "small-windows":  # windows end inside a chunk's worth of the tensor
+        monkeypatch.setattr(checkpoint, "MAP_WINDOW", 48)
     values = np.zeros(1000, dtype=np.float64)
     values[[3, 500, 999]] = np.nan
     values[[7, 8]] = np.inf

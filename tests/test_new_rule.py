@@ -1,8 +1,10 @@
 """`python scripts/new_rule.py ID` in a temporary copy of the repository: the new rule is
-registered, documented, has a failing and a passing fixture, and the rule tests pass there."""
+registered, documented, has its cases file (a failing and a passing case), and the rule
+tests pass there."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -58,17 +60,26 @@ def test_new_rule_is_scaffolded_and_its_tests_pass(copy):
     assert 'applies_to = catalog.family("chain")' in module  # no literal list of types
     assert "crossfield.VocabNull," in (copy / "spec_format/rules/registry.py").read_text()
     assert "## Use instead" in (copy / "spec_format/rules/docs/X099.md").read_text()
-    assert (copy / "tests/fixtures/invalid/X099/vocab-null.json").is_file()
-    assert (copy / "tests/fixtures/valid/X099-vocab-null.json").is_file()
+    cases = json.loads((copy / "tests/rules/cases/X099.json").read_text())
+    assert [c["expect"] for c in cases["cases"]] == ["fail", "pass"]
     assert "# X099 vocab-null" in (copy / "docs/rules/X099.md").read_text()
     explained = _run(copy, "-m", "spec_format", "explain", "X099")
     assert explained.returncode == 0 and "vocab-null" in explained.stdout
     tests = _run(copy, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *RULE_TESTS)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
+    # its two cases and its file's form; every rule has a file and every file a rule
     cases = _run(
-        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py", "-k", "X099"
+        copy,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/rules",
+        "-k",
+        "X099 or every_rule",
     )
-    assert cases.returncode == 0 and "2 passed" in cases.stdout, cases.stdout[-4000:]
+    assert cases.returncode == 0 and "4 passed" in cases.stdout, cases.stdout[-4000:]
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff:
         touched = ["spec_format/rules/crossfield.py", "spec_format/rules/registry.py"]

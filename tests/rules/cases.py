@@ -59,20 +59,8 @@ class RuleCase:
         return self.data["description"]
 
     @property
-    def command(self) -> str:
-        return self.data.get("command", "validate")
-
-    @property
     def options(self) -> dict[str, Any]:
         return copy.deepcopy(self.data.get("options", {}))
-
-    @property
-    def is_config_only(self) -> bool:
-        """Validated from its config alone (no checkpoint, verifier or raw bytes)."""
-        return (
-            self.command == "validate"
-            and not {"checkpoint", "verifier", "raw", "input", "inject_bug"} & self.data.keys()
-        )
 
     @property
     def config(self) -> dict[str, Any]:

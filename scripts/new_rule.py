@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scaffold a new config rule: class, page text, registry line, fixtures and docs page.
+"""Scaffold a new config rule: class, page text, registry line, cases file and docs page.
 
     python scripts/new_rule.py X021 --name block-size-null --key block_size --type dflash
 
@@ -11,8 +11,8 @@ Writes, for a rule of a config layer (X cross-field, C consumer, M version):
   check that flags an explicit ``null`` at ``--key``: replace it with the real condition;
 * its page text ``spec_format/rules/docs/<ID>.md`` in the four required sections;
 * its line in ``spec_format/rules/registry.py``, after the layer's last rule;
-* a failing fixture ``tests/fixtures/invalid/<ID>/<name>.json`` and a passing one
-  ``tests/fixtures/valid/<ID>-<name>.json``, both from an example config of ``--type``;
+* its cases file ``tests/rules/cases/<ID>.json``: a failing case (an example config of
+  ``--type`` with ``--key`` nulled) and a passing one (the example as it is);
 * the docs page, by running ``python scripts/generate.py --only docs``.
 
 Engine-emitted layers (I, S, H, R) and the layers that need weights or a verifier
@@ -22,7 +22,6 @@ Engine-emitted layers (I, S, H, R) and the layers that need weights or a verifie
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import re
 import subprocess
@@ -167,20 +166,30 @@ def _add_registry_line(layer: Layer, cls: str) -> None:
     path.write_text(text.replace(old, old + f"    {alias}.{cls},\n"), encoding="utf-8")
 
 
-def _write_fixtures(args, example: dict, source: Path) -> list[Path]:
-    broken = copy.deepcopy(example)
-    broken[args.key] = None
-    fail = ROOT / "tests" / "fixtures" / "invalid" / args.id / f"{args.name}.json"
-    fail.parent.mkdir(parents=True, exist_ok=True)
-    case = {
-        "description": f"{args.key} written as null ({source.parent.name} with the key nulled)",
-        "expect": [args.id],
-        "config": broken,
+def _write_cases(args, source: Path) -> Path:
+    """tests/rules/cases/<ID>.json: the example with the key nulled fails, as it is passes."""
+    example = source.parent.name
+    cases = {
+        "rule": args.id,
+        "cases": [
+            {
+                "name": args.name,
+                "expect": "fail",
+                "description": f"{args.key} written as null ({example} with the key nulled)",
+                "example": example,
+                "set": {args.key: None},
+            },
+            {
+                "name": f"example-{example}",
+                "expect": "pass",
+                "description": f"{args.key} as the example {example} writes it",
+                "example": example,
+            },
+        ],
     }
-    fail.write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
-    passing = ROOT / "tests" / "fixtures" / "valid" / f"{args.id}-{args.name}.json"
-    passing.write_text(json.dumps(example, indent=2) + "\n", encoding="utf-8")
-    return [fail, passing]
+    path = ROOT / "tests" / "rules" / "cases" / f"{args.id}.json"
+    path.write_text(json.dumps(cases, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--type",
         default="eagle3",
-        help="an example config of this type makes the fixtures; the rule applies to its family",
+        help="an example config of this type makes the cases; the rule applies to its family",
     )
     parser.add_argument("--summary", help="one-line statement of the rule (its docstring)")
     parser.add_argument("--since", help="format release it exists since (default: latest)")
@@ -208,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.key not in example or example[args.key] is None:
             raise Refused(
                 f"--key {args.key}: not set in {source.relative_to(ROOT)}; pick a key that "
-                "example has, so the passing fixture and example are real"
+                "example has, so the passing case and example are real"
             )
         since = args.since or catalog.version_entry(catalog.latest_version()).release
         cls = _camel(args.name)
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     _add_registry_line(layer, cls)
     written = [module, _write_page_text(args, example[args.key])]
-    written += _write_fixtures(args, example, source)
+    written.append(_write_cases(args, source))
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     print("added the registry line in spec_format/rules/registry.py")
@@ -231,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         if done.returncode:
             return done.returncode
     print(
-        f"next: write the real check of {cls} and its page text, adjust the fixtures, run "
+        f"next: write the real check of {cls} and its page text, make the cases in "
+        f"tests/rules/cases/{args.id}.json real (tests/rules/README.md), run "
         "`python scripts/generate.py` and the tests (docs/development.md)"
     )
     return 0

@@ -9,10 +9,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/config.json"))
 VALID = sorted((ROOT / "tests" / "fixtures" / "valid").glob("*.json"))
-INVALID = sorted((ROOT / "tests" / "fixtures" / "invalid").glob("*/*.json"))
 #: what each speculators release writes: releases/<format version>/<type>/<case>.json
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
+#: the rule cases, one file per rule: tests/rules/cases/<ID>.json (tests/rules/README.md)
+RULE_CASES = ROOT / "tests" / "rules" / "cases"
+
+
+def _invalid() -> list[Path]:
+    """One name per failing case of a rule that is a whole config document validated alone
+    (the regression configs from real reports): ``tests/rules/cases/<ID>/<case>``. The name
+    is no file: :func:`load_case` reads the case from ``<ID>.json``, and ``.parent.name`` is
+    the rule, ``.stem`` the case."""
+    out = []
+    for path in sorted(RULE_CASES.glob("*.json")):
+        for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
+            if case["expect"] == "fail" and "config" in case and _config_only(case):
+                out.append(RULE_CASES / path.stem / case["name"])
+    return out
+
+
+def _config_only(case: dict) -> bool:
+    others = {"checkpoint", "verifier", "raw", "input", "inject_bug", "command"}
+    return not others & case.keys()
+
+
+INVALID = _invalid()
 
 
 def load_case(path: Path) -> dict:
+    """A JSON file, or a rule case named in :data:`INVALID` (its description, the rules it
+    expects, its config and validate options)."""
+    if path.parent.parent == RULE_CASES:
+        from tests.rules.cases import load_file
+
+        _, cases = load_file(RULE_CASES / f"{path.parent.name}.json")
+        return next(c for c in cases if c.name == path.name).as_fixture()
     return json.loads(path.read_text(encoding="utf-8"))

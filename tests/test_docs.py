@@ -50,7 +50,7 @@ def test_rule_pages_carry_examples_and_reports(generated):
     page = generated["docs/rules/C001.md"]
     assert "## Example (fails)" in page and "## Use instead (passes)" in page
     assert "(https://github.com/vllm-project/vllm/issues/50170)" in page
-    assert "tests/fixtures/invalid/C001/" in page
+    assert "tests/rules/cases/C001.json" in page
 
 
 def test_consumer_defaults_table_comes_from_the_reader_table(generated):

@@ -1,103 +1,245 @@
-"""The scaffolds work: a new format version made by scripts/new_version.py passes the suite.
-
-The scaffold runs in a copy of the repository (tracked files only), so the checkout is never
-touched; then the tests that cover versions, schemas, migration and generated files run
-there.
+"""The recipes of docs/development.md work, in a scratch copy of the repository: a new
+format version (scripts/new_version.py), a new model type (a type cloned through the
+recipe's files) and a new reader release (a vLLM release joining an existing group). Each
+runs the tests its recipe names there, and checks that the change touched no file the
+recipe does not list. The new-rule recipe is tests/test_new_rule.py.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-import os
-import shutil
-import subprocess
-import sys
+import re
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # over a minute: deselected by default; scripts/test.sh runs it
+from tests.scratch import changed, copy_repo, generate_args, recipe, run, snapshot, unlisted
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _copy_repo(dest: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    for raw in filter(None, files):
-        rel = raw.decode()
-        src = ROOT / rel
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            target.symlink_to(os.readlink(src))
-        elif src.is_file():
-            shutil.copy2(src, target)
-    node_modules = ROOT / "node_modules"
-    if node_modules.is_dir():
-        (dest / "node_modules").symlink_to(node_modules)
-    return dest
+pytestmark = pytest.mark.slow  # minutes each: deselected by default; scripts/test.sh runs them
 
 
-def _run(repo: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(repo)}
-    env.pop("SPECFMT_INTEROP", None)
-    return subprocess.run(
-        [sys.executable, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout
-    )
+def _pytest(repo: Path, *tests: str):
+    result = run(repo, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def _edit_json(path: Path, edit) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    edit(doc)
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+# -- a format version ------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory):
-    repo = _copy_repo(tmp_path_factory.mktemp("repo"))
-    skip = [] if (ROOT / "node_modules").is_dir() else ["--skip", "typescript"]
-    done = _run(repo, "scripts/new_version.py", "0.10", "--no-generate")
+    repo = copy_repo(tmp_path_factory.mktemp("repo"))
+    before = snapshot(repo)
+    done = run(repo, "scripts/new_version.py", "0.10", "--no-generate")
     assert done.returncode == 0, done.stderr
-    gen = _run(repo, "scripts/generate.py", *skip)
+    gen = run(repo, "scripts/generate.py", *generate_args())
     assert gen.returncode == 0, gen.stdout + gen.stderr
-    frozen = _run(repo, "scripts/generate.py", "--refreeze", "0.10")
+    frozen = run(repo, "scripts/generate.py", "--refreeze", "0.10")
     assert frozen.returncode == 0, frozen.stdout + frozen.stderr
-    return repo
+    return repo, changed(before, repo)
 
 
 def test_new_version_is_catalogued_and_latest(scaffolded):
-    catalog = json.loads((scaffolded / "schema" / "catalog.json").read_text())
+    repo, _ = scaffolded
+    catalog = json.loads((repo / "schema" / "catalog.json").read_text())
     assert catalog["latest"] == "0.10"
     assert catalog["versions"]["0.10"]["types"] == catalog["versions"]["0.9"]["types"]
-    assert (scaffolded / "generated" / "models" / "v0_10.py").is_file()
-    assert (scaffolded / "spec_format" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
+    assert (repo / "generated" / "models" / "v0_10.py").is_file()
+    assert (repo / "spec_format" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
+
+
+def test_new_version_touches_only_the_files_its_recipe_lists(scaffolded):
+    _, touched = scaffolded
+    assert "schema/0.10/eagle3.schema.json" in touched
+    assert not unlisted(touched, recipe("Adding a format version"))
 
 
 def test_suite_passes_with_the_new_version(scaffolded):
-    tests = [
+    repo, _ = scaffolded
+    _pytest(
+        repo,
         "tests/test_schemas.py",
         "tests/test_fixtures.py",
         "tests/test_frozen.py",
         "tests/versions",
         "tests/migrate",
         "tests/test_api.py",  # the Python API guide names no latest version
-    ]
-    result = _run(scaffolded, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    )
 
 
 def test_cli_migrates_to_the_new_version(scaffolded):
-    example = scaffolded / "examples" / "qwen3-8b-eagle3" / "config.json"
-    out = scaffolded / "migrated.json"
-    result = _run(
-        scaffolded,
-        "-m",
-        "spec_format",
-        "migrate",
-        str(example),
-        "--to",
-        "0.10",
-        "-o",
-        str(out),
-    )
+    repo, _ = scaffolded
+    example = repo / "examples" / "qwen3-8b-eagle3" / "config.json"
+    out = repo / "migrated.json"
+    result = run(repo, "-m", "spec_format", "migrate", str(example), "--to", "0.10", "-o", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     doc = json.loads(out.read_text())
     assert doc["speculators_version"] == "0.10.0"
-    check = _run(scaffolded, "-m", "spec_format", "validate", str(out))
+    check = run(repo, "-m", "spec_format", "validate", str(out))
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+# -- a model type ------------------------------------------------------------------------------
+
+NEW, LIKE = "xpress2", "xpress"
+
+
+def add_model_type(repo: Path, new: str, like: str) -> None:
+    """The model-type recipe, items 1-3 and 5-12, for a clone of ``like`` (its forward
+    class too): what a contributor edits by hand."""
+    arch = f"{new.capitalize()}DraftModel"
+    catalog = json.loads((repo / "schema" / "catalog.json").read_text())
+    latest = catalog["latest"]
+
+    def catalogue(doc):
+        doc["versions"][latest]["types"].append(new)
+        doc["types"][new] = dict(
+            copy.deepcopy(doc["types"][like]), since=latest, architectures=[arch]
+        )
+
+    _edit_json(repo / "schema" / "catalog.json", catalogue)
+    folder = repo / "schema" / latest
+    schema = json.loads((folder / f"{like}.schema.json").read_text())
+    schema["$id"] = schema["$id"].replace(f"/{like}.schema.json", f"/{new}.schema.json")
+    schema["title"] = f"{new.capitalize()}Config"  # the generated model's class name
+    schema["properties"]["speculators_model_type"]["const"] = new
+    (folder / f"{new}.schema.json").write_text(json.dumps(schema, indent=2) + "\n")
+
+    def branch(doc):
+        doc["oneOf"].append({"$ref": f"{new}.schema.json"})
+        doc["discriminator"]["mapping"][new] = f"{new}.schema.json"
+
+    _edit_json(folder / "speculators.schema.json", branch)
+    contract = json.loads((repo / "schema" / "tensors" / f"{like}.json").read_text())
+    contract["speculators_model_type"] = new
+    (repo / "schema" / "tensors" / f"{new}.json").write_text(json.dumps(contract, indent=2))
+    release = catalog["versions"][latest]["release"]
+
+    def rows(doc):
+        doc["types"]["accepted"] = sorted([*doc["types"]["accepted"], new])
+        doc["models"][new] = copy.deepcopy(doc["models"][like])
+
+    _edit_json(repo / "schema" / "readers" / f"speculators-{release}.json", rows)
+    _edit_json(
+        repo / "spec_format" / "testing" / "tiny_configs.json",
+        lambda doc: doc["types"].__setitem__(new, copy.deepcopy(doc["types"].get(like, {}))),
+    )
+    source = next(
+        p
+        for p in sorted((repo / "examples").glob("*/config.json"))
+        if json.loads(p.read_text())["speculators_model_type"] == like
+    )
+    example = json.loads(source.read_text())
+    example.update(speculators_model_type=new, architectures=[arch])
+    example["speculators_config"]["algorithm"] = new
+    target = repo / "examples" / source.parent.name.replace(like, new) / "config.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps(example, indent=2) + "\n")
+
+    def reference(doc):
+        key = next(k for k, v in doc.items() if v["config"]["speculators_model_type"] == like)
+        entry = copy.deepcopy(doc[key])
+        entry["config"].update(speculators_model_type=new, architectures=[arch])
+        doc[key.replace(like, new, 1)] = entry
+
+    _edit_json(repo / "tests" / "weights" / "data" / "speculators_0_9_tensors.json", reference)
+
+
+@pytest.fixture(scope="module")
+def new_type(tmp_path_factory):
+    repo = copy_repo(tmp_path_factory.mktemp("repo"))
+    before = snapshot(repo)
+    add_model_type(repo, NEW, LIKE)
+    gen = run(repo, "scripts/generate.py", *generate_args())
+    assert gen.returncode == 0, gen.stdout + gen.stderr
+    latest = json.loads((repo / "schema" / "catalog.json").read_text())["latest"]
+    frozen = run(repo, "scripts/generate.py", "--refreeze", latest)
+    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
+    return repo, changed(before, repo)
+
+
+def test_new_type_touches_only_the_files_its_recipe_lists(new_type):
+    _, touched = new_type
+    assert f"schema/tensors/{NEW}.json" in touched
+    assert not unlisted(touched, recipe("Adding a model type"))
+
+
+def test_suite_passes_with_the_new_type(new_type):
+    repo, _ = new_type
+    _pytest(
+        repo,
+        "tests/test_catalog.py",
+        "tests/test_schemas.py",
+        "tests/test_frozen.py",
+        "tests/test_fixtures.py",
+        "tests/weights",
+        "tests/rules",
+    )
+    check = run(repo, "-m", "spec_format", "validate", *repo.glob(f"examples/*{NEW}*"))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+# -- a reader release --------------------------------------------------------------------------
+
+#: a patch release joining an existing (not the newest) vLLM group: its reader source is
+#: byte-identical to the group's, so it shares the group's file and rows
+GROUP, MEMBER = "vllm-0.31.0.json", "0.31.1"
+
+
+@pytest.fixture(scope="module")
+def new_release(tmp_path_factory):
+    repo = copy_repo(tmp_path_factory.mktemp("repo"))
+    before = snapshot(repo)
+
+    def join(doc):
+        doc["members"][MEMBER] = copy.deepcopy(doc["members"][doc["version"]])
+
+    _edit_json(repo / "schema" / "readers" / GROUP, join)
+    # the recipe's test edit: the covered releases tests/readers/test_loader.py pins
+    loader = repo / "tests" / "readers" / "test_loader.py"
+    text = loader.read_text(encoding="utf-8")
+    count = sum(  # the vLLM releases the table covers, the new one included
+        len(json.loads(p.read_text())["members"])
+        for p in (repo / "schema" / "readers").glob("vllm-*.json")
+    )
+    pinned = re.sub(r"\((\d+) releases", f"({count} releases", text)
+    pinned = re.sub(r"len\(vllm\) == \d+", f"len(vllm) == {count}", pinned)
+    assert pinned != text, "test_loader.py no longer pins the covered count: update the recipe"
+    loader.write_text(pinned, encoding="utf-8")
+    gen = run(repo, "scripts/generate.py", *generate_args())
+    assert gen.returncode == 0, gen.stdout + gen.stderr
+    return repo, changed(before, repo)
+
+
+def test_new_release_touches_only_the_files_its_recipe_lists(new_release):
+    _, touched = new_release
+    assert f"schema/readers/{GROUP}" in touched
+    assert not unlisted(touched, recipe("Adding a reader release"))
+
+
+def test_suite_passes_with_the_new_release(new_release):
+    repo, _ = new_release
+    _pytest(
+        repo,
+        "tests/readers",
+        "tests/test_engines.py",
+        "tests/test_docs.py",
+        "tests/rules",
+    )
+    named = run(
+        repo,
+        "-m",
+        "spec_format",
+        "validate",
+        "examples/qwen3-8b-dflash",
+        "--engine",
+        f"vllm=={MEMBER}",
+    )
+    assert named.returncode == 0, named.stdout + named.stderr

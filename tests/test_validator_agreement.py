@@ -47,7 +47,9 @@ def _cases(tmp_path):
         target.parent.mkdir(parents=True)
         target.write_text(json.dumps(case["config"]), encoding="utf-8")
         expected = False if schema_layer else None
-        out.append((path, True, expected, ValidateOptions(**case.get("options", {})), target))
+        wrapped = target.with_name("case.json")  # what the Node scripts read: {"config": ...}
+        wrapped.write_text(json.dumps(case), encoding="utf-8")
+        out.append((wrapped, True, expected, ValidateOptions(**case.get("options", {})), target))
     return out
 
 

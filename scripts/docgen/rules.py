@@ -21,14 +21,11 @@ def _linkify(text: str) -> str:
     )
 
 
-def _fixtures(root: Path, rule_id: str) -> list[tuple[str, dict[str, Any]]]:
-    folder = root / "tests" / "fixtures" / "invalid" / rule_id
-    out = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        out.append(
-            (path.relative_to(root).as_posix(), json.loads(path.read_text(encoding="utf-8")))
-        )
-    return out
+def _cases(root: Path, rule_id: str) -> list[dict[str, Any]]:
+    """The rule's cases (``tests/rules/cases/<ID>.json``): what it must flag, leave alone and
+    rewrite."""
+    path = root / "tests" / "rules" / "cases" / f"{rule_id}.json"
+    return json.loads(path.read_text(encoding="utf-8"))["cases"] if path.is_file() else []
 
 
 def _rel_source(root: Path, rule: type[Rule]) -> str:
@@ -79,22 +76,25 @@ def rule_page(root: Path, rule: type[Rule]) -> str:
     if rule.references and "## References" not in rule.doc:
         lines += ["", "## References", ""]
         lines += [f"- {_linkify(r)}" for r in rule.references]
-    fixtures = _fixtures(root, rule.id)
-    if fixtures:
+    cases = _cases(root, rule.id)
+    if cases:
         lines += [
             "",
-            "## Regression cases",
+            "## Test cases",
             "",
-            "Configs that must trigger this rule (`tests/fixtures/invalid/"
-            f"{rule.id}/`), each from a real report where one is known:",
+            f"What the rule must flag (fails), leave alone (passes) and rewrite (fixed), as "
+            f"`tests/rules/cases/{rule.id}.json` states it, each from a real report where one "
+            "is known:",
             "",
-            "| Case | What | Reproduces |",
-            "|---|---|---|",
+            "| Case | Expect | What | Reproduces |",
+            "|---|---|---|---|",
         ]
-        for rel, case in fixtures:
+        verdict = {"fail": "fails", "pass": "passes", "fix": "fixed"}
+        for case in cases:
             reproduces = case.get("reproduces", "")
             lines.append(
-                f"| `{Path(rel).stem}` | {_cell(case.get('description', ''))} | "
+                f"| `{case['name']}` | {verdict[case['expect']]} | "
+                f"{_cell(case['description'])} | "
                 f"{_cell(_linkify(reproduces)) if reproduces else '—'} |"
             )
     return "\n".join(lines) + "\n"

@@ -11,9 +11,9 @@
 // tests/test_validator_agreement.py writes: file, wrapped, version, type, expect_valid per
 // fixture), --json (print every verdict). Without --manifest the fixtures are found on disk:
 // examples/*/config.json, tests/fixtures/valid/*.json and tests/fixtures/releases/<version>/
-// <type>/*.json must pass, and every case in tests/fixtures/invalid/ whose "expect" names a
-// schema-layer rule (S1xx) must fail, at the newest version (or the release folder's
-// version, or the case's options.format_version).
+// <type>/*.json must pass, and every failing config case of tests/rules/cases/<ID>.json that
+// names a schema-layer rule (S1xx, its rule or "also") must fail, at the newest version (or
+// the release folder's version, or the case's options.format_version).
 //
 // Exit status: 0 when every expectation holds, 1 otherwise, 2 on usage errors.
 import { readFileSync, readdirSync, existsSync, statSync } from "node:fs";
@@ -74,13 +74,16 @@ function discover() {
       }
     }
   }
-  const invalid = path.join(ROOT, "tests", "fixtures", "invalid");
-  for (const rule of listDir(invalid)) {
-    for (const f of listDir(path.join(invalid, rule)).filter((f) => f.endsWith(".json"))) {
-      const file = path.join(invalid, rule, f);
-      const kase = readJson(file);
-      if (!(kase.expect ?? []).some((id) => id.startsWith("S1"))) continue;
-      items.push({ file, wrapped: true, expect_valid: false, version: kase.options?.format_version });
+  // the rule cases (tests/rules/cases/<ID>.json): a failing whole config of a schema-layer rule
+  const cases = path.join(ROOT, "tests", "rules", "cases");
+  for (const f of listDir(cases).filter((f) => f.endsWith(".json"))) {
+    const { rule, cases: list } = readJson(path.join(cases, f));
+    for (const kase of list) {
+      const rules = [rule, ...(kase.also ?? [])];
+      if (kase.expect !== "fail" || !kase.config || kase.command || kase.checkpoint || kase.verifier) continue;
+      if (!rules.some((id) => id.startsWith("S1"))) continue;
+      const file = `${path.join(cases, f)}#${kase.name}`;
+      items.push({ file, inline: kase.config, expect_valid: false, version: kase.options?.format_version });
     }
   }
   return items;
@@ -95,7 +98,7 @@ export async function check(engines) {
   const results = [];
   let failures = 0;
   for (const item of items) {
-    const raw = readJson(item.file);
+    const raw = item.inline ?? readJson(item.file);
     const config = item.wrapped ? raw.config : raw;
     const version = item.version ?? newest;
     const type = item.type ?? (typeof config?.speculators_model_type === "string" ? config.speculators_model_type : null);

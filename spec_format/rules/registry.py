@@ -152,6 +152,7 @@ RULES: tuple[type[Rule], ...] = (
     weights.DFlashMaskHidden,
     weights.DSparkMarkovHeadVariant,
     rootcause.ConfigValueContradictsWeights,
+    engine_weights.EngineCannotLoadTensors,
     # tensor values (D), --deep / --scan-weights
     vocab.T2dCountMismatch,
     vocab.D2tOutOfRange,

@@ -161,20 +161,20 @@ def load(request: dict) -> dict:
 
 
 def main() -> None:
+    # answers go to the original standard output; whatever vLLM prints goes to standard
+    # error (at the descriptor level: some releases dup sys.stdout's descriptor)
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         try:
-            with (
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):
-                answer = load(request)
+            answer = load(request)
         except Exception as exc:  # report, do not stop the session
             answer = {"stage": "probe", "error": error_text(exc), "trace": traceback.format_exc()}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":

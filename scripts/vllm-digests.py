@@ -235,7 +235,8 @@ def main(argv: list[str]) -> int:
             got = digests(wheel)
             read = recorded["weights"] is not None and recorded["weights"]["status"] != "executed"
             # an executed block is checked by running the release (tests/readers/)
-            if read and eagle3_weights(wheel) != recorded["weights"]:
+            facts = {k: v for k, v in (recorded["weights"] or {}).items() if k != "reason"}
+            if read and eagle3_weights(wheel) != facts:
                 bad += 1
                 print(
                     f"schema/readers/{recorded['file']}: models.eagle3.weights is not what "

@@ -5,7 +5,8 @@ Reads JSON requests, one per line, on stdin: ``{"draft": DIR, "verifier": DIR}``
 written by spec_format.testing, and a local verifier config); answers each with one line:
   {"stage", "error", "class", "loaded": {tensor: param}, "dropped": [...], "initial": [...]}
 
-Everything is vLLM's own, unmodified code, called the way ``vllm serve VERIFIER
+Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
+selected, which it does by itself only in a CPU build), called the way ``vllm serve VERIFIER
 --speculative-config '{...}'`` calls it: ``maybe_override_with_speculators`` on the draft gives
 the speculative settings (method, tokens, parallel drafting), ``EngineArgs`` with the local
 verifier builds the ``VllmConfig`` (CPU platform, float32), a single-process gloo group stands
@@ -40,6 +41,14 @@ os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 os.environ["VLLM_TARGET_DEVICE"] = "cpu"
 
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    import vllm.platforms as platforms
+
+    # before 0.31 a release picks the CPU platform only in a CPU build of vLLM (a version
+    # with "cpu" in it), never for VLLM_TARGET_DEVICE; its own CpuPlatform is selected here
+    if not platforms.current_platform.device_type:
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms._current_platform = CpuPlatform()
     import torch
     import vllm.transformers_utils.config as vconfig
     from safetensors.torch import load_file

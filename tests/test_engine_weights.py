@@ -79,6 +79,7 @@ def _c020_dir(tmp_path, engine: str, overrides: dict | None = None, deep: bool =
     return [f for f in report.files[0].findings if f.rule in ("C020", "W025")]
 
 
+QWEN3_LAYER = {"transformer_layer_config.model_type": "qwen3"}
 QK = ("layers.0.self_attn.q_norm.weight", "layers.0.self_attn.k_norm.weight")
 
 
@@ -123,3 +124,14 @@ def test_the_executed_prediction_names_skipped_and_initial_tensors():
     # a flag the reader passes on keeps the tensor, and the module is then built
     load = predict(rel, weights, "eagle3", {**config, "norm_before_fc": True}, names)
     assert set(load.dropped) == {"t2d"}
+
+
+def test_qwen3_per_head_norms_across_releases():
+    """Executed: 0.20 builds Llama layers for a Qwen3 draft (its q_norm/k_norm fail to load);
+    0.25 and later build Eagle3Qwen3ForCausalLM, which loads them."""
+    config = tiny_config("eagle3", QWEN3_LAYER)
+    old = _c020(config, "vllm==0.20.0")
+    assert len(old) == 2 and all("no such norm for qwen3 layers" in h for h in old)
+    assert any("layers.0.self_attn.q_norm.weight" in h for h in old)
+    assert "KeyError" in old[0] and "executed" in old[0]
+    assert _c020(config, "vllm==0.25.0") == [] and _c020(config, "vllm==0.33.0") == []

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 
-from spec_format import catalog
+from spec_format import catalog, readers
 from spec_format.contract import expected_tensors
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -48,6 +49,19 @@ class Load:
     fails: list[tuple[str, str, str]] = field(default_factory=list)  # tensor, pointer, why
     dropped: dict[str, str | None] = field(default_factory=dict)  # tensor -> its flag
     initial: dict[str, tuple[str, str]] = field(default_factory=dict)  # tensor -> pointer, why
+
+
+@cache
+def _layer_norms() -> frozenset[str]:
+    """The per-layer norms any release's drafter builds for some decoder family: a release
+    whose block knows its layer norms builds none of the others."""
+    out: set[str] = set()
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        for block in rel.data.get("models", {}).values():
+            for norms in block.get("weights", {}).get("layer_norms", {}).values():
+                out.update(norms)
+    return frozenset(out)
 
 
 def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:
@@ -79,7 +93,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     family = (layer.get("model_type") if isinstance(layer, dict) else None) or "llama"
     known_norms = weights.get("layer_norms")
     built_norms = set((known_norms or {}).get(family, ()))
-    every_norm = {n for norms in (known_norms or {}).values() for n in norms}
+    every_norm = _layer_norms()
     for name in names:
         kept = next((f for p, f in dropped.items() if _matches(p, name)), False)
         if kept is not False and (

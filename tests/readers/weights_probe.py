@@ -20,8 +20,9 @@ What it reports:
   ``[0]``/``[1]`` naming the slice of a fused parameter;
 * ``dropped``: checkpoint tensors whose values are in no parameter after a load that raised
   nothing (skipped by the release's loader);
-* ``initial``: parameters still at their initial value after such a load (the attention
-  layers' quantization scales, never in a checkpoint, are left out).
+* ``initial``: parameters the load never wrote (every parameter and buffer holds a marker,
+  NaN or -7, before the load; the attention layers' quantization scales, never in a
+  checkpoint, are left out): in vLLM they keep their initial value.
 """
 
 import contextlib
@@ -145,7 +146,11 @@ def load(request: dict) -> dict:
             out.update(stage="build", error=error_text(exc))
             return out
         out["class"] = type(model).__name__
-        before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        # a marker in every parameter and buffer: memory torch.empty hands out may hold the
+        # previous request's tensors, which would read as "loaded" or hide an untouched one
+        with torch.no_grad():
+            for value in model.state_dict().values():
+                value.fill_(float("nan") if value.is_floating_point() else -7)
         try:
             get_model_loader(vllm_config.load_config).load_weights(model, model_config)
         except Exception as exc:
@@ -162,8 +167,9 @@ def load(request: dict) -> dict:
             loaded[name] = where
     initial = [
         k
-        for k in after
-        if torch.equal(before[k], after[k]) and not (".attn." in k and k.endswith("_scale"))
+        for k, v in after.items()
+        if bool((v.isnan() if v.is_floating_point() else v == -7).all())
+        and not (".attn." in k and k.endswith("_scale"))
     ]
     out.update(loaded=loaded, dropped=dropped, initial=sorted(initial))
     return out

@@ -10,6 +10,10 @@
 #                             dependency tree, never a CUDA torch); shared by the releases
 #                             with the same recipe, linked as envs/X.Y.Z/deps
 #   envs/X.Y.Z/.ok            written last; its content is the recipe, so a changed recipe rebuilds
+#   mdeps/<digest>/           the model layer: what building a draft model class on CPU imports
+#                             beyond the config code (tests/readers/weights_probe.py), installed
+#                             `--no-deps` (CPU wheels; still no vLLM dependency tree, no CUDA
+#                             torch), linked as envs/X.Y.Z/mdeps; envs/X.Y.Z/.model-ok last
 #   timings.log               seconds per step, appended on every run (warm runs included)
 #
 # Everything runs on the torch 2.13.0 CPU base venv of scripts/interop-envs.sh
@@ -38,6 +42,12 @@ recipe() {
       echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf py-cpuinfo" ;;
     *) echo "unknown vLLM release: $1" >&2; return 1 ;;
   esac
+}
+
+# What importing a draft model module and vLLM's model loader adds (found by importing
+# llama_eagle3 and DefaultModelLoader on CPU), installed without dependencies.
+model_recipe() {
+  echo "pillow cloudpickle setproctitle blake3 pybase64 gguf py-cpuinfo einops tqdm uvloop prometheus_client xgrammar apache-tvm-ffi fastapi starlette opentelemetry-api partial_json_parser llguidance"
 }
 
 log() { printf '[reader-envs] %s\n' "$*" >&2; }
@@ -83,6 +93,26 @@ from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 
   echo "vllm==$rel $(recipe "$rel")" >"$target/.ok"
   stamp "$rel built $((SECONDS - start))s"
   log "$rel: ready in $((SECONDS - start))s"
+}
+
+# the model layer of a built environment (one install per model recipe, shared)
+model_layer() {
+  local rel="$1" target="$CACHE/envs/$1" t=$SECONDS mdeps
+  mdeps="$CACHE/mdeps/$(model_recipe | sha256sum | cut -c1-16)"
+  if [[ ! -f "$mdeps/.ok" ]]; then
+    rm -rf "$mdeps"
+    # shellcheck disable=SC2046  # the recipe is a word list on purpose
+    if ! "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --no-deps \
+        --target "$mdeps" $(model_recipe) \
+        2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2); then
+      log "$rel: cannot install the model layer; its weight-contract tests will skip"
+      return
+    fi
+    model_recipe >"$mdeps/.ok"
+    stamp "model layer $((SECONDS - t))s"
+  fi
+  ln -sfn "../../mdeps/${mdeps##*/}" "$target/mdeps"
+  model_recipe >"$target/.model-ok"
 }
 
 # wheels, dependencies (one install per recipe) and unpacking, one release after another;
@@ -144,5 +174,12 @@ for item in "${pending[@]}"; do
   fi
 done
 wait
+# the model layer last, one release after another (the first one installs it)
+for rel in "${releases[@]}"; do
+  target="$CACHE/envs/$rel"
+  [[ -f "$target/.ok" ]] || continue
+  [[ -f "$target/.model-ok" && "$(cat "$target/.model-ok")" == "$(model_recipe)" ]] ||
+    model_layer "$rel"
+done
 stamp "all (${releases[*]}) $((SECONDS - all_start))s"
 log "done in $((SECONDS - all_start))s; timings in $CACHE/timings.log"

@@ -233,7 +233,10 @@ def main(argv: list[str]) -> int:
                 missing.append(version)
                 continue
             got = digests(wheel)
-            if recorded["weights"] is not None and eagle3_weights(wheel) != recorded["weights"]:
+            read = recorded["weights"] is not None and recorded["weights"]["status"] != "executed"
+            # an executed block is checked by running the release (tests/readers/)
+            facts = {k: v for k, v in (recorded["weights"] or {}).items() if k != "reason"}
+            if read and eagle3_weights(wheel) != facts:
                 bad += 1
                 print(
                     f"schema/readers/{recorded['file']}: models.eagle3.weights is not what "

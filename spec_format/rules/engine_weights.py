@@ -1,33 +1,155 @@
-"""What a named vLLM release's EAGLE-3 drafter can load (C020).
+"""What a named vLLM release's EAGLE-3 drafter makes of the draft's tensors (C020).
 
 The facts are the ``models.eagle3.weights`` block of the reader table: how many aux hidden
-states the release sizes ``fc`` for, which optional modules it builds under which flag, and
-how its ``load_weights`` fails on a tensor it has not built. They are read from each
-release's ``llama_eagle3.py`` by ``scripts/vllm-digests.py`` (``--check`` re-reads them from
-every wheel), not executed: the block says ``read-not-executed``. The tensors a config
-implies come from the type's tensor contract (``schema/tensors/eagle3.json``): ``fc`` takes
-``A`` aux hidden states (the length of ``eagle_aux_hidden_state_layer_ids``, 3 when unset),
-``input_norm`` exists when ``norm_before_fc`` is true, ``fc_norm.{i}`` when ``fc_norm`` is. A
-release builds an optional module only when its model code has it and its config reader (the
-table's rows) passes the flag on.
+states the release sizes ``fc`` for, which optional modules it builds under which flag, which
+tensors its ``load_weights`` skips without an error (``dropped``), which per-layer norms it
+builds for each decoder family (``layer_norms``: Qwen3-style ``q_norm``/``k_norm``) and how
+the load fails on a tensor it has not built. An ``executed`` block is checked by building the
+release's drafter on CPU and loading test checkpoints (tests/readers/test_weight_contract.py);
+a ``read-not-executed`` one is read from the release's source by ``scripts/vllm-digests.py``
+and has no ``dropped``/``layer_norms`` facts, so those checks wait for execution.
+
+The draft's tensors are the checkpoint's when weights are given, else the ones its config
+implies (the type's tensor contract). A release builds an optional module only when its model
+code has it and its config reader (the table's rows) passes the flag on. Reported, at error
+severity: a tensor the load fails on, a tensor the writer meant (its flag is true) that the
+release skips, and a tensor the release builds that the draft lacks (left at its initial
+value).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
 
-from spec_format import catalog
+from spec_format import catalog, readers
+from spec_format.contract import expected_tensors
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.engines import named_engines
+
+_LAYER = re.compile(r"^layers\.(\d+)\.(.+)$")
 
 
 def _aux_count(value) -> int:
     return len(value) if isinstance(value, list) and value else 3
 
 
+def _matches(pattern: str, name: str) -> bool:
+    return re.fullmatch(re.escape(pattern).replace(r"\{i\}", r"\d+"), name) is not None
+
+
+@dataclass
+class Load:
+    """What loading the draft into one release does, in the draft's tensor names."""
+
+    fc_sized: int = 3
+    fails: list[tuple[str, str, str]] = field(default_factory=list)  # tensor, pointer, why
+    dropped: dict[str, str | None] = field(default_factory=dict)  # tensor -> its flag
+    initial: dict[str, tuple[str, str]] = field(default_factory=dict)  # tensor -> pointer, why
+
+
+@cache
+def _layer_norms() -> frozenset[str]:
+    """The per-layer norms any release's drafter builds for some decoder family: a release
+    whose block knows its layer norms builds none of the others."""
+    out: set[str] = set()
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        for block in rel.data.get("models", {}).values():
+            for norms in block.get("weights", {}).get("layer_norms", {}).values():
+                out.update(norms)
+    return frozenset(out)
+
+
+def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:
+    reading = engine.reading(model_type, flag, config)
+    return reading.how != "ignored" and bool(reading.value)
+
+
+def fc_aux_layers(engine, weights: dict, model_type: str, config: dict) -> int:
+    sized = weights["fc_aux_layers"]
+    if isinstance(sized, str):  # a key: sized by the ids the release's reader passes on
+        reading = engine.reading(model_type, sized, config)
+        sized = _aux_count(reading.value if reading.how != "ignored" else None)
+    return sized
+
+
+def predict(engine, weights: dict, model_type: str, config: dict, names: Iterable[str]) -> Load:
+    """The release's load of a draft with these tensor names (the rule and the executed
+    weight-contract test share it)."""
+    names = sorted(set(names))
+    out = Load()
+    out.fc_sized = fc_aux_layers(engine, weights, model_type, config)
+    aux = catalog.aux_key(model_type)
+    wants = _aux_count(config.get(aux)) if aux else 3
+    sized = out.fc_sized
+    if sized != wants and "fc.weight" in names:
+        out.fails.append(("fc.weight", f"/{aux}", f"takes {wants} aux hidden states"))
+    optional, dropped = weights.get("optional", {}), weights.get("dropped", {})
+    layer = config.get("transformer_layer_config")
+    family = (layer.get("model_type") if isinstance(layer, dict) else None) or "llama"
+    known_norms = weights.get("layer_norms")
+    built_norms = set((known_norms or {}).get(family, ()))
+    every_norm = _layer_norms()
+    for name in names:
+        kept = next((f for p, f in dropped.items() if _matches(p, name)), False)
+        if kept is not False and (
+            kept is None or not _reads_true(engine, model_type, kept, config)
+        ):
+            out.dropped[name] = kept
+            continue
+        flag = next((f for p, f in optional.items() if _matches(p, name)), None)
+        if flag is None and any(
+            _matches(p, name) for p in ("input_norm.weight", "fc_norm.{i}.weight")
+        ):
+            out.fails.append(
+                (name, "/fc_norm" if "fc_norm" in name else "/norm_before_fc", "never builds it")
+            )
+            continue
+        if flag is not None and not _reads_true(engine, model_type, flag, config):
+            why = (
+                f"builds it only under {flag}, which its config reader never passes on"
+                if engine.reading(model_type, flag, config).how == "ignored"
+                else f"builds it only under {flag}, which it reads as false"
+            )
+            out.fails.append((name, f"/{flag}", why))
+            continue
+        m = _LAYER.match(name)
+        if known_norms is not None and m and m.group(2) in every_norm - built_norms:
+            out.fails.append(
+                (
+                    name,
+                    "/transformer_layer_config/model_type",
+                    f"builds no such norm for {family} layers",
+                )
+            )
+    layers = sorted({int(m.group(1)) for n in names if (m := _LAYER.match(n))})
+    for index in layers:
+        for norm in sorted(built_norms):
+            if f"layers.{index}.{norm}" not in names:
+                out.initial[f"layers.{index}.{norm}"] = (
+                    "/transformer_layer_config/model_type",
+                    f"builds it for {family} layers",
+                )
+    for pattern, flag in optional.items():
+        if not _reads_true(engine, model_type, flag, config):
+            continue
+        wanted = (
+            [pattern.replace("{i}", str(i)) for i in range(sized)]
+            if "{i}" in pattern
+            else [pattern]
+        )
+        for name in wanted:
+            if name not in names:
+                out.initial[name] = (f"/{flag}", f"builds it under {flag}, which it reads as true")
+    return out
+
+
 class EngineCannotLoadDraft(Rule):
-    """A named vLLM release cannot load the EAGLE-3 draft's tensors."""
+    """A named vLLM release cannot load the draft's tensors, or silently leaves one unused."""
 
     id = "C020"
     name = "engine-cannot-load-draft"
@@ -43,34 +165,74 @@ class EngineCannotLoadDraft(Rule):
                 yield from self._check(ctx, engine, weights)
 
     def _check(self, ctx: Context, engine, weights: dict) -> Iterator[Hit]:
-        where = f"{engine.id} ({weights['from']}, {weights['status']})"
-        aux = catalog.aux_key(ctx.model_type)
-        wants = _aux_count(ctx.config.get(aux)) if aux else 3
-        sized = weights["fc_aux_layers"]
-        if isinstance(sized, str):  # a key: sized by the ids the release's reader passes on
-            reading = engine.reading(ctx.model_type, sized, ctx.config)
-            sized = _aux_count(reading.value if reading.how != "ignored" else None)
-        if sized != wants:
+        yield from _hits(
+            engine,
+            weights,
+            ctx.config,
+            predict(engine, weights, ctx.model_type, ctx.config, implied(ctx.config)),
+        )
+
+
+def implied(config: dict) -> set[str]:
+    """The tensors the config says the draft has (the type's tensor contract)."""
+    return {n for n, t in expected_tensors(config).tensors.items() if t.required}
+
+
+def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:
+    where = f"{engine.id} ({weights['from']}, {weights['status']})"
+    for tensor, pointer, why in load.fails:
+        if tensor == "fc.weight":
             yield Hit(
-                f"fc.weight takes {wants} aux hidden states, but {where} sizes fc for {sized}: "
-                "the load fails on its shape",
-                pointer=f"/{aux}",
+                f"fc.weight {why}, but {where} sizes fc for {load.fc_sized}: the load "
+                f"fails on its shape ({weights.get('shape_error', 'a shape mismatch')})",
+                pointer=pointer,
             )
-        built = weights.get("optional", {})
-        pairs = (("norm_before_fc", "input_norm.weight"), ("fc_norm", "fc_norm.{i}.weight"))
-        for flag, tensor in pairs:
-            if ctx.config.get(flag) is not True:
+            continue
+        yield Hit(
+            f"the draft has {tensor}; {where} {why}, and loading it fails "
+            f"({weights['unknown_tensor']})",
+            pointer=pointer,
+        )
+    for tensor, flag in load.dropped.items():
+        if flag is None or config.get(flag) is not True:
+            continue  # the writer never meant it either (t2d: the release derives it)
+        yield Hit(
+            f"{flag} is true, so the draft was trained with {tensor}; {where} skips it "
+            f"without an error ({flag} reads as false there), so it serves the draft without it",
+            pointer=f"/{flag}",
+        )
+    for tensor, (pointer, why) in load.initial.items():
+        yield Hit(
+            f"the draft has no {tensor}, but {where} {why}: it stays at its initial value "
+            "without an error",
+            pointer=pointer,
+        )
+
+
+class EngineCannotLoadTensors(Rule):
+    """A named vLLM release fails on, skips or never fills a tensor of this checkpoint."""
+
+    id = "W025"
+    name = "engine-cannot-load-tensors"
+    layer = Layer.WEIGHTS
+    severity = Severity.ERROR
+    since = "0.1.0"
+    requires = frozenset({"weights"})
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        # what the checkpoint's own tensors add to what its config implies (C020)
+        names = set(ctx.checkpoint.tensors)
+        for engine in named_engines(ctx):
+            weights = engine.data.get("models", {}).get(ctx.model_type, {}).get("weights")
+            if not (weights and engine.serves(ctx.model_type)):
                 continue
-            # the module exists when the model code has it and the config reader passes the flag
-            reading = engine.reading(ctx.model_type, flag, ctx.config)
-            if tensor not in built:
-                why = "never builds it"
-            elif reading.how == "ignored" or not reading.value:
-                why = f"builds it only under {flag}, which its config reader never passes on"
-            else:
-                continue
-            yield Hit(
-                f"{flag} is true, so the draft has {tensor}; {where} {why}, and loading it "
-                f"fails ({weights['unknown_tensor']})",
-                pointer=f"/{flag}",
+            meant = predict(engine, weights, ctx.model_type, ctx.config, implied(ctx.config))
+            got = predict(engine, weights, ctx.model_type, ctx.config, names)
+            seen = {f[0] for f in meant.fails} | set(meant.dropped) | set(meant.initial)
+            new = Load(
+                fc_sized=got.fc_sized,
+                fails=[f for f in got.fails if f[0] not in seen],
+                dropped={k: v for k, v in got.dropped.items() if k not in seen},
+                initial={k: v for k, v in got.initial.items() if k not in seen},
             )
+            yield from _hits(engine, weights, ctx.config, new)

@@ -156,6 +156,7 @@ RULES: tuple[type[Rule], ...] = (
     weights_consumers.DFlashMaskHidden,
     weights_consumers.DSparkMarkovHeadVariant,
     rootcause.ConfigValueContradictsWeights,
+    engine_weights.EngineCannotLoadTensors,
     # tensor values (D), --deep / --scan-weights
     vocab.T2dCountMismatch,
     vocab.D2tOutOfRange,

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 
 from spec_format import readers
+from tests.common import ROOT
 
 TABLE = readers.table_dir()
 SCHEMA = json.loads(TABLE.joinpath("reader.schema.json").read_text(encoding="utf-8"))
@@ -99,3 +100,20 @@ def test_rejections_name_pointer_and_message():
     ]
     older = readers.release("vllm", "0.32.0")
     assert "/speculators_config/verifier/name_or_path" not in dict(older.rejections(config))
+
+
+def test_readme_counts_executed_and_read_weight_blocks():
+    """schema/readers/README.md states how many weight-contract blocks are executed."""
+    statuses = [
+        rel.data["models"]["eagle3"]["weights"]["status"]
+        for rid in readers.representatives()
+        if (rel := readers.release(*rid.split("=="))).name == "vllm"
+        and "weights" in rel.data.get("models", {}).get("eagle3", {})
+    ]
+    groups = len([r for r in readers.representatives() if r.startswith("vllm==")])
+    executed = statuses.count("executed")
+    read = statuses.count("read-not-executed")
+    claim = f"{executed} executed, {read} read-not-executed (of {groups} vLLM groups;"
+    for readme in (TABLE.joinpath("README.md"), ROOT / "README.md"):
+        text = " ".join(readme.read_text(encoding="utf-8").split())
+        assert claim in text, f"{readme} must say: {claim}"

@@ -1,0 +1,196 @@
+"""Runs inside one vLLM reader environment with its model layer (scripts/reader-envs.sh);
+never imported by specfmt. Builds a release's draft model on CPU and loads a checkpoint.
+
+Reads JSON requests, one per line, on stdin: ``{"draft": DIR, "verifier": DIR}`` (a draft
+written by spec_format.testing, and a local verifier config); answers each with one line:
+  {"stage", "error", "class", "loaded": {tensor: param}, "dropped": [...], "initial": [...]}
+
+Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
+selected, which it does by itself only in a CPU build), called the way ``vllm serve VERIFIER
+--speculative-config '{...}'`` calls it: ``maybe_override_with_speculators`` on the draft gives
+the speculative settings (method, tokens, parallel drafting), ``EngineArgs`` with the local
+verifier builds the ``VllmConfig`` (CPU platform, float32), a single-process gloo group stands
+in for the tensor-parallel one, ``initialize_model`` builds the class the release's registry
+names, and the release's ``DefaultModelLoader.load_weights`` reads the safetensors file into it.
+
+What it reports:
+* ``stage``/``error``: where it stopped (``config``, ``build``, ``load``) and the exception;
+* ``loaded``: checkpoint tensor -> the parameter that holds its values afterwards (found by
+  value: every tensor of a test checkpoint is distinct random data), ``[q]``/``[k]``/``[v]``/
+  ``[0]``/``[1]`` naming the slice of a fused parameter;
+* ``dropped``: checkpoint tensors whose values are in no parameter after a load that raised
+  nothing (skipped by the release's loader);
+* ``initial``: parameters the load never wrote (every parameter and buffer holds a marker,
+  NaN or -7, before the load; the attention layers' quantization scales, never in a
+  checkpoint, are left out): in vLLM they keep their initial value.
+"""
+
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+
+warnings.filterwarnings("ignore")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+os.environ["VLLM_TARGET_DEVICE"] = "cpu"
+
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    import vllm.platforms as platforms
+
+    # before 0.31 a release picks the CPU platform only in a CPU build of vLLM (a version
+    # with "cpu" in it), never for VLLM_TARGET_DEVICE; its own CpuPlatform is selected here
+    if not platforms.current_platform.device_type:
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms._current_platform = CpuPlatform()
+    import torch
+    import vllm.transformers_utils.config as vconfig
+    from safetensors.torch import load_file
+    from vllm.config import set_current_vllm_config
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.model_executor.model_loader import get_model_loader
+    from vllm.model_executor.model_loader.utils import initialize_model
+
+    try:
+        from vllm.utils.torch_utils import set_default_torch_dtype
+    except ImportError:  # older releases
+        from vllm.model_executor.model_loader.utils import set_default_torch_dtype
+
+logging.disable(logging.CRITICAL)
+_STARTED = False
+
+
+def error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:1000]
+
+
+def _distributed(vllm_config) -> None:
+    global _STARTED
+    if _STARTED:
+        return
+    with set_current_vllm_config(vllm_config):
+        init_distributed_environment(
+            world_size=1,
+            rank=0,
+            distributed_init_method=f"file://{tempfile.mktemp(prefix='vllm-gloo-')}",
+            local_rank=0,
+            backend="gloo",
+        )
+        initialize_model_parallel(1, 1)
+    _STARTED = True
+
+
+def _slices(param: torch.Tensor, tensor: torch.Tensor):
+    """The row slices of ``param`` that hold ``tensor`` (fused q/k/v, gate/up)."""
+    if param.dim() != tensor.dim() or param.shape[1:] != tensor.shape[1:]:
+        return None
+    rows = tensor.shape[0] if tensor.dim() else 0
+    if tensor.dim() == 0:
+        return 0 if torch.equal(param, tensor) else None
+    for start in range(0, param.shape[0] - rows + 1):
+        if torch.equal(param[start : start + rows], tensor):
+            return start
+    return None
+
+
+def _where(tensor: torch.Tensor, params: dict[str, torch.Tensor]) -> str | None:
+    tensor = tensor.to(torch.float32) if tensor.is_floating_point() else tensor
+    for name, param in params.items():
+        if param.dtype.is_floating_point != tensor.is_floating_point():
+            continue
+        value = param.to(torch.float32) if param.is_floating_point() else param
+        start = _slices(value, tensor)
+        if start is None:
+            continue
+        if tuple(value.shape) == tuple(tensor.shape):
+            return name
+        return f"{name}[{start}:{start + tensor.shape[0]}]"
+    return None
+
+
+def load(request: dict) -> dict:
+    out = {"stage": None, "error": None, "class": None}
+    draft, verifier = request["draft"], request["verifier"]
+    try:
+        _, _, spec = vconfig.maybe_override_with_speculators(
+            model=draft, tokenizer=None, trust_remote_code=False
+        )
+        if spec is None:
+            raise ValueError("not detected as a speculators checkpoint")
+        args = EngineArgs(
+            model=verifier,
+            speculative_config=spec,
+            dtype="float32",
+            enforce_eager=True,
+            max_model_len=256,
+        )
+        vllm_config = args.create_engine_config()
+    except Exception as exc:
+        out.update(stage="config", error=error_text(exc))
+        return out
+    _distributed(vllm_config)
+    model_config = vllm_config.speculative_config.draft_model_config
+    with set_current_vllm_config(vllm_config):
+        try:
+            with set_default_torch_dtype(model_config.dtype), torch.device("cpu"):
+                model = initialize_model(vllm_config=vllm_config, model_config=model_config)
+        except Exception as exc:
+            out.update(stage="build", error=error_text(exc))
+            return out
+        out["class"] = type(model).__name__
+        # a marker in every parameter and buffer: memory torch.empty hands out may hold the
+        # previous request's tensors, which would read as "loaded" or hide an untouched one
+        with torch.no_grad():
+            for value in model.state_dict().values():
+                value.fill_(float("nan") if value.is_floating_point() else -7)
+        try:
+            get_model_loader(vllm_config.load_config).load_weights(model, model_config)
+        except Exception as exc:
+            out.update(stage="load", error=error_text(exc))
+            return out
+    after = {k: v.detach() for k, v in model.state_dict().items()}
+    checkpoint = load_file(os.path.join(draft, "model.safetensors"))
+    loaded, dropped = {}, []
+    for name in sorted(checkpoint):
+        where = _where(checkpoint[name], after)
+        if where is None:
+            dropped.append(name)
+        else:
+            loaded[name] = where
+    initial = [
+        k
+        for k, v in after.items()
+        if bool((v.isnan() if v.is_floating_point() else v == -7).all())
+        and not (".attn." in k and k.endswith("_scale"))
+    ]
+    out.update(loaded=loaded, dropped=dropped, initial=sorted(initial))
+    return out
+
+
+def main() -> None:
+    # answers go to the original standard output; whatever vLLM prints goes to standard
+    # error (at the descriptor level: some releases dup sys.stdout's descriptor)
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            answer = load(request)
+        except Exception as exc:  # report, do not stop the session
+            answer = {"stage": "probe", "error": error_text(exc), "trace": traceback.format_exc()}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()

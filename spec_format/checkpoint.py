@@ -278,25 +278,23 @@ class Checkpoint:
                 prefetched += window
             n = source.read_into(position, view[: min(step, record.end - position)])
             if n <= 0:
-                raise HeaderError(
-                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                    "inside-tensor",
-                    tensor=name,
-                    name=name,
-                    file=self.display(record.file),
-                )
+                raise self._cut_short(name, record, "inside-tensor")
             usable = n - n % item
             if usable == 0:  # a partial element at the end of a short file
-                raise HeaderError(
-                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                    "inside-element",
-                    tensor=name,
-                    name=name,
-                    file=self.display(record.file),
-                )
+                raise self._cut_short(name, record, "inside-element")
             yield view[:usable]
             position += usable
             progress.advance(usable)
+
+    def _cut_short(self, name: str, record, variant: str) -> HeaderError:
+        """The file ended inside tensor ``name`` (it shrank since its header was read)."""
+        return HeaderError(
+            HeaderErrorKind.BUFFER_SIZE_MISMATCH,
+            variant,
+            tensor=name,
+            name=name,
+            file=self.display(record.file),
+        )
 
     def _mapped_chunks(self, name: str, record, mapped, step: int) -> Iterator[memoryview]:
         """iter_chunks over read-only maps of the file, one window of :data:`MAP_WINDOW`
@@ -308,13 +306,7 @@ class Checkpoint:
             length = min(max(step, MAP_WINDOW - MAP_WINDOW % step), record.end - position)
             got = mapped(position, length)
             if got is None:
-                raise HeaderError(
-                    HeaderErrorKind.BUFFER_SIZE_MISMATCH,
-                    "inside-tensor",
-                    tensor=name,
-                    name=name,
-                    file=self.display(record.file),
-                )
+                raise self._cut_short(name, record, "inside-tensor")
             window, start = got
             view = memoryview(window)
             try:

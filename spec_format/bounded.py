@@ -12,7 +12,8 @@ verifier's config, ``specfmt.toml``/``pyproject.toml``, token-count files and st
   with a message instead of an AttributeError.
 
 A refusal is a :class:`ReadRefused` with a ``kind`` (the jsonload problem kinds
-``not-found``, ``unreadable``, ``too-large``) and a message naming the file; each caller
+``not-found``, ``unreadable``, ``too-large``) and a message naming the file, worded by rules
+I001 and I002 (:mod:`spec_format.input_messages`); each caller
 turns it into its own finding or error (a usage error for ``--config``, an input error for
 an input).
 """
@@ -23,6 +24,7 @@ import os
 import stat
 import sys
 
+from spec_format.input_messages import message
 from spec_format.pathkind import MISSING, REGULAR, kind_of
 
 #: configs are a few KB; indexes of huge models ~1 MB; a pyproject.toml a few KB
@@ -40,12 +42,16 @@ class ReadRefused(Exception):
         self.message = message
 
 
+def _unreadable(variant: str, **params: object) -> ReadRefused:
+    """A refusal of kind ``unreadable`` or ``too-large``, worded by rule I002."""
+    kind = "too-large" if variant.endswith("too-large") else "unreadable"
+    return ReadRefused(kind, message("file-unreadable", variant, **params))
+
+
 def too_large(name: object, size: int | None, limit: int, what: str) -> ReadRefused:
-    amount = f"{size:,} bytes is" if size is not None else "more than that is"
-    return ReadRefused(
-        "too-large",
-        f"{name}: {amount} larger than the {limit:,}-byte limit for {what}",
-    )
+    if size is None:  # it grew while it was read
+        return _unreadable("grew-too-large", path=name, limit=limit, what=what)
+    return _unreadable("too-large", path=name, size=size, limit=limit, what=what)
 
 
 def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str) -> bytes:
@@ -66,7 +72,7 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str
             raise too_large(path, st.st_size, limit, what)
         data = _read_all(fd, st.st_size, limit)
     except OSError as exc:
-        raise ReadRefused("unreadable", f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise _unreadable("os", path=path, reason=exc.strerror or exc) from None
     finally:
         os.close(fd)
     if len(data) > limit:  # it grew while we read it
@@ -78,13 +84,13 @@ def _refusal(path: str | os.PathLike[str], what: str, exc: BaseException | None)
     """Why ``path`` was not read, saying what it is (a FIFO, a directory, missing ...)."""
     kind = kind_of(path)
     if kind == MISSING:
-        return ReadRefused("not-found", f"{path}: no such file")
+        return ReadRefused("not-found", message("path-not-found", "file", path=path))
     if kind.startswith("not "):  # not accessible, not a valid path
-        return ReadRefused("unreadable", f"{path} is {kind}")
+        return _unreadable("inaccessible", path=path, kind=kind)
     if kind == REGULAR:  # the file itself refused (EACCES on the file, EMFILE ...)
         detail = getattr(exc, "strerror", None) or exc or "cannot be opened"
-        return ReadRefused("unreadable", f"{path}: cannot read: {detail}")
-    return ReadRefused("unreadable", f"{path} is {kind}, not a regular file; expected {what}")
+        return _unreadable("os", path=path, reason=detail)
+    return _unreadable("not-a-file", path=path, kind=kind, what=what)
 
 
 def _read_all(fd: int, size: int, limit: int) -> bytes:
@@ -104,9 +110,7 @@ def read_stdin(*, limit: int = MAX_BYTES, what: str = "a config.json") -> bytes:
     """Everything on standard input, at most ``limit`` bytes."""
     stream = sys.stdin
     if stream is None:  # started with standard input closed (`<&-`)
-        raise ReadRefused(
-            "unreadable", f"{STDIN_NAME}: standard input is closed; pipe a file into it"
-        )
+        raise _unreadable("stdin-closed", path=STDIN_NAME)
     try:
         buffer = getattr(stream, "buffer", None)
         if buffer is not None:
@@ -115,10 +119,7 @@ def read_stdin(*, limit: int = MAX_BYTES, what: str = "a config.json") -> bytes:
             data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
     except (OSError, ValueError) as exc:  # EBADF, EISDIR (`< dir`), a closed file object
         detail = getattr(exc, "strerror", None) or exc
-        raise ReadRefused("unreadable", f"{STDIN_NAME}: cannot read ({detail})") from None
+        raise _unreadable("stdin-os", path=STDIN_NAME, reason=detail) from None
     if len(data) > limit:
-        raise ReadRefused(
-            "too-large",
-            f"{STDIN_NAME}: more than {limit:,} bytes; this is not {what}",
-        )
+        raise _unreadable("stdin-too-large", path=STDIN_NAME, limit=limit, what=what)
     return data

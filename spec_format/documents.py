@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spec_format import input_messages
 from spec_format.errors import InputError
 from spec_format.jsonload import load_json
 from spec_format.pathkind import DIRECTORY, MISSING, kind_of
@@ -32,7 +33,7 @@ def config_path(path: str | Path) -> Path:
     p = Path(path)
     if kind_of(p) == DIRECTORY:
         if kind_of(p / CONFIG_NAME) == MISSING:  # anything else there: the read says what
-            raise InputError(f"{p}: a directory with no {CONFIG_NAME}; pass the file or its folder")
+            raise InputError(input_messages.message("no-config-in-directory", "rewrite", path=p))
         return p / CONFIG_NAME
     return p
 
@@ -54,7 +55,7 @@ def read_config(path: str | Path, *, rewritable: bool = True) -> ConfigFile:
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None
         if first is not None and first.kind == "not-found":
-            raise InputError(f"{p}: no such file or directory")
+            raise InputError(input_messages.message("path-not-found", "path", path=p))
         where = f":{first.line}:{first.column}" if first and first.line else ""
         message = first.message if first else "could not be read"
         # the location is said once, here: drop the message's own path[:line[:col]]: prefix

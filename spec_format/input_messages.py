@@ -19,15 +19,23 @@ TEMPLATES: dict[str, str | dict[str, str]] = {
         "path": "{path}: no such file or directory",
         "file": "{path}: no such file",
     },
-    # I002
+    # I002 (spec_format.bounded words them for every small file and standard input)
     "file-unreadable": {
         "os": "{path}: cannot read: {reason}",
-        "not-a-file": "{path}: {kind}; expected a JSON file",
-        "too-large": (
-            "{path}: {size:,} bytes is larger than the {limit:,}-byte limit for a JSON config; "
-            "this is not a config.json"
+        "inaccessible": "{path} is {kind}",
+        "not-a-file": "{path} is {kind}, not a regular file; expected {what}",
+        "too-large": "{path}: {size:,} bytes is larger than the {limit:,}-byte limit for {what}",
+        "grew-too-large": (
+            "{path}: more than that is larger than the {limit:,}-byte limit for {what}"
         ),
+        "stdin-closed": "{path}: standard input is closed; pipe a file into it",
+        "stdin-os": "{path}: cannot read ({reason})",
+        "stdin-too-large": "{path}: more than {limit:,} bytes; this is not {what}",
         "remote": "{reason}",
+        "directory-unlistable": (
+            "{path}: cannot list the directory ({reason}); drafts below it were not checked. "
+            "Fix the permissions, or leave it out of the tree"
+        ),
     },
     # I003
     "empty-file": "{path}: the file is empty; expected a JSON object",
@@ -84,6 +92,7 @@ TEMPLATES: dict[str, str | dict[str, str]] = {
         "directory": "{path}: a directory with no config.json in it; {hint}",
         "recursive": "{path}: a directory with no draft config.json anywhere below it{hint}",
         "remote": "{path}: no config.json at its top level",
+        "rewrite": "{path}: a directory with no config.json; pass the file or its folder",
     },
     # I012
     "internal-error": (

@@ -120,11 +120,12 @@ def _looks_like_draft(path: Path) -> bool:
 def _unreadable(directory: str, why: str, options: ValidateOptions) -> FileReport:
     report = FileReport(path=directory, unreadable=True)
     report.findings.append(
-        input_rules.FileUnreadable.finding(
-            f"{directory}: cannot list the directory ({why}); drafts below it were not "
-            "checked. Fix the permissions, or leave it out of the tree",
+        input_rules.FileUnreadable.emit(
             directory,
             profile=options.profile,
+            variant="directory-unlistable",
+            path=directory,
+            reason=why,
         )
     )
     return report

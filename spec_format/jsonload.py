@@ -24,9 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
-import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,27 +154,16 @@ def pointer_from_parts(parts) -> str:
 def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
     """Read and parse ``path``; never raises for bad input.
 
-    The common case costs one open, one fstat and the reads: a regular file within the
-    limit. Anything else (missing, not a regular file, unreadable, too large) goes through
-    :func:`_load_checked`, which says what the path is."""
-    max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
-    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):
-        return _load_checked(path, require_object, max_bytes)
+    :func:`spec_format.bounded.read_file` reads it (one open, one fstat and the reads for a
+    regular file within the limit) or says why not (missing, not a regular file,
+    unreadable, too large): a fatal problem of that kind."""
+    out = Loaded(path=path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            raw = None
-        else:
-            raw = _read_all(fd, st.st_size, max_bytes)
-    except OSError:
-        raw = None
-    finally:
-        os.close(fd)
-    if raw is None or len(raw) > max_bytes:
-        return _load_checked(path, require_object, max_bytes)
-    return parse_json_bytes(raw, path, require_object=require_object)
+        raw = read_file(path, limit=MAX_JSON_BYTES if max_bytes is None else max_bytes, what=_WHAT)
+    except ReadRefused as refused:
+        out.problems.append(Problem(refused.kind, refused.message, True))
+        return out
+    return parse_json_bytes(raw, path, require_object=require_object, out=out)
 
 
 #: what the parser saw of one document (per thread: the hooks below are the decoder's)
@@ -218,30 +205,6 @@ _DECODER = json.JSONDecoder(
     parse_int=_int_hook,
     parse_float=_float_hook,
 )
-
-
-def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
-    """The file's bytes, reading until the end (it may have grown since fstat said ``size``),
-    at most ``max_bytes + 1``."""
-    want = size + 1
-    parts = [os.read(fd, want)]
-    total = len(parts[0])
-    # a regular file reads short only at its end: one read, unless it grew
-    while len(parts[-1]) == want and total <= max_bytes:
-        want = max(1 << 16, max_bytes + 1 - total)
-        parts.append(os.read(fd, want))
-        total += len(parts[-1])
-    return b"".join(parts)
-
-
-def _load_checked(path: Path, require_object: bool, max_bytes: int) -> Loaded:
-    out = Loaded(path=path)
-    try:
-        raw = read_file(path, limit=max_bytes, what=_WHAT)
-    except ReadRefused as refused:
-        out.problems.append(Problem(refused.kind, refused.message, True))
-        return out
-    return parse_json_bytes(raw, path, require_object=require_object, out=out)
 
 
 def parse_json_bytes(

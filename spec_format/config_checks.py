@@ -8,10 +8,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog
+from spec_format import catalog, documents
 from spec_format.dispatch import dispatch, format_version
 from spec_format.input_paths import CONFIG_NAME
-from spec_format.jsonload import Loaded, load_json
+from spec_format.jsonload import Loaded
 from spec_format.report import FileReport, Finding
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
@@ -52,7 +52,7 @@ def check_config_file(
     its input through this."""
     options = options or ValidateOptions()
     report = FileReport(path=str(path))
-    ctx = check_loaded(load_json(path), path, report, options)
+    ctx = check_loaded(documents.load(path), path, report, options)
     report.findings = filtered(report.findings, options)
     return report, ctx
 

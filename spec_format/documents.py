@@ -1,20 +1,25 @@
-"""Reading the draft config ``migrate`` and ``fix`` work on (the verifier is read by
-:func:`spec_format.verifier.load_verifier`, for every command).
+"""Reading a draft config: :func:`load` is the one reader every command reads a draft's
+``config.json`` through (``validate``, ``forward`` and the Python API's ``load_config`` with
+their findings, ``inspect`` from a checkpoint's bytes, and :func:`read_config` here for
+``migrate``, ``fix`` and ``convert``). The verifier is read by
+:func:`spec_format.verifier.load_verifier`, for every command.
 
-It accepts a ``config.json`` path or the directory holding it. Every failure becomes an
-:class:`~spec_format.errors.InputError` that names the file, the place and what to do.
+:func:`read_config` accepts a ``config.json`` path, the directory holding it or ``-``. Every
+failure becomes an :class:`~spec_format.errors.InputError` that names the file, the place and
+what to do.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_format import input_messages
+from spec_format import input_messages, stdin
 from spec_format.errors import InputError
-from spec_format.jsonload import load_json
+from spec_format.jsonload import Loaded, load_json, parse_json_bytes
 from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 CONFIG_NAME = "config.json"
@@ -38,19 +43,25 @@ def config_path(path: str | Path) -> Path:
     return p
 
 
+def load(source: str | os.PathLike[str], *, raw: bytes | None = None) -> Loaded:
+    """The config at ``source`` read strictly and within the size limit (never raises for
+    bad input: the problems are in the result): ``-`` reads standard input, a path the file
+    itself. With ``raw``, the bytes of a config.json already fetched from a checkpoint
+    (remote or local), which ``source`` names in messages."""
+    if raw is not None:
+        return parse_json_bytes(raw, source)  # type: ignore[arg-type]
+    if stdin.is_stdin(source):
+        return stdin.load_json()
+    return load_json(Path(source))
+
+
 def read_config(path: str | Path, *, rewritable: bool = True) -> ConfigFile:
     """The config at ``path`` (a file, its directory, or ``-`` for standard input).
     ``rewritable=False``, for a config that is read but never written back (``convert``'s
     source), accepts what only a rewrite must refuse: duplicate keys and values that cannot
     be written back as they were read (``validate`` reports both)."""
-    from spec_format import stdin
-
-    if stdin.is_stdin(path):
-        p = Path(stdin.NAME)
-        loaded = stdin.load_json()
-    else:
-        p = config_path(path)
-        loaded = load_json(p)
+    p = Path(stdin.NAME) if stdin.is_stdin(path) else config_path(path)
+    loaded = load(path if stdin.is_stdin(path) else p)
     fatal = [pr for pr in loaded.problems if pr.fatal]
     if not loaded.ok or fatal:
         first = fatal[0] if fatal else None
@@ -89,6 +100,4 @@ def as_document(source: Any) -> Any:
     """What the Python API's ``migrate`` and ``fix`` take: a ``config.json`` path or the
     directory holding it is read as ``read_config`` reads it; anything else is returned
     for the caller to check (a parsed config)."""
-    import os
-
     return read_config(source).data if isinstance(source, (str, os.PathLike)) else source

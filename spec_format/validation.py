@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from spec_format import notes
+from spec_format import documents, notes, stdin
 from spec_format.config_checks import (
     CONFIG_LAYERS,
     check_config_file,
@@ -28,7 +28,6 @@ from spec_format.config_checks import (
 from spec_format.dispatch import third_party_kind
 from spec_format.errors import InputError, UsageError
 from spec_format.input_paths import CONFIG_NAME, Target, expand
-from spec_format.jsonload import load_json
 from spec_format.report import FileReport, Report
 from spec_format.rules import input as input_rules
 from spec_format.rules.base import Layer
@@ -206,13 +205,9 @@ def validate_target(
         checkpoint, loaded = load_remote(target, report, options)
         if loaded is None:
             return report
-    elif target.stdin:
-        from spec_format import stdin
-
-        loaded = stdin.load_json()
     else:
         assert target.config_path is not None
-        loaded = load_json(target.config_path)
+        loaded = documents.load(stdin.DASH if target.stdin else target.config_path)
     ctx = check_loaded(loaded, target.config_path, report, options, verifier)
     if ctx is None and report.unreadable:
         if checkpoint is not None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spec_format import documents
 from spec_format.errors import InputError
 from spec_format.input_paths import Target
-from spec_format.jsonload import parse_json_bytes
 from spec_format.report import Coverage, FileReport
 from spec_format.rules import header as header_rules
 from spec_format.rules import input as input_rules
@@ -170,7 +170,7 @@ def load_remote(target: Target, report: FileReport, options: ValidateOptions):
         )
         return None, None
     name = RemoteName(f"{checkpoint.location}/config.json")
-    return checkpoint, parse_json_bytes(raw, name)  # type: ignore[arg-type]
+    return checkpoint, documents.load(name, raw=raw)
 
 
 def audit_safetensors_file(target: Target, options: ValidateOptions) -> FileReport:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog
+from spec_format import catalog, documents
 from spec_format.checkpoint import CONFIG_NAME, Checkpoint, load_checkpoint
 from spec_format.contract import expected_tensors, has_contract
 from spec_format.errors import InputError, UsageError
@@ -21,7 +21,7 @@ from spec_format.inspect import economics
 from spec_format.inspect.draft_params import DraftParams, draft_params
 from spec_format.inspect.target_params import HARMLESS_ISSUES, TargetParams, target_params
 from spec_format.inspect.vocab_ceiling import Coverage, coverage, weigh
-from spec_format.jsonload import json_int, parse_json_bytes
+from spec_format.jsonload import json_int
 
 DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: The largest --gamma accepted (no drafter proposes more per step).
@@ -181,7 +181,7 @@ def _open_draft(location: str) -> tuple[Checkpoint, dict[str, Any]]:
         raise InputError(
             f"{location}: no {CONFIG_NAME}; inspect needs the draft checkpoint directory"
         )
-    loaded = parse_json_bytes(data, Path(CONFIG_NAME))
+    loaded = documents.load(Path(CONFIG_NAME), raw=data)
     fatal = [p for p in loaded.problems if p.fatal]
     if fatal or not loaded.ok:
         ckpt.close()

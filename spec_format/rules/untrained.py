@@ -18,7 +18,7 @@ from spec_format import weightstats
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.vocab import _IEEE, _NAN_ONLY, SCAN_CHUNK_BYTES, scan_tensor
-from spec_format.rules.weights import expectations, weights_file
+from spec_format.rules.weights import expectations, tensor_hit
 from spec_format.safetensors import HeaderError
 
 _LAYER = re.compile(r"^(.*layers\.\d+)\.(.+)$")
@@ -73,12 +73,12 @@ class UntrainedWeights(Rule):
         whole = {n: o for n, o in seen.items() if o.elements == records[n].numel > 1}
         zeros = sorted(n for n, o in whole.items() if o.zero)
         if len(zeros) > 1 and len(zeros) == len(whole):  # one cause, one finding
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                zeros[0],
                 f"every float tensor ({len(zeros)}, {zeros[0]} first) holds only zeros: the "
                 "checkpoint carries no trained weights (a placeholder or an export that never "
                 "copied the values); re-export the trained checkpoint",
-                tensor=zeros[0],
-                file=weights_file(ctx, zeros[0]),
             )
             return
         yield from self._constant(ctx, whole)
@@ -111,11 +111,11 @@ class UntrainedWeights(Rule):
                     f"all {record.numel:,} values are {shown}: a trained tensor is never "
                     f"constant ({_LOST})"
                 )
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                name,
                 f"{name}: {what}; re-export the trained checkpoint, or check the converter's "
                 "key mapping",
-                tensor=name,
-                file=weights_file(ctx, name),
             )
 
     def _copies(self, ctx: Context, pairs: list[tuple[str, str]]) -> Iterator[Hit]:
@@ -133,19 +133,19 @@ class UntrainedWeights(Rule):
             if len(parts) == 1:
                 single.append((f"{src}.{parts[0]}", f"{dst}.{parts[0]}"))
                 continue
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                f"{dst}.{sorted(parts)[0]}",
                 f"{dst} is a byte-identical copy of {src} ({len(parts)} tensors: "
                 f"{', '.join(sorted(parts)[:3])}{', ...' if len(parts) > 3 else ''}): two trained "
                 f"layers never share every bit, so the converter wrote {src} in place of a layer "
                 "it lost (or mapped two layers to one source); re-export, or check its key mapping",
-                tensor=f"{dst}.{sorted(parts)[0]}",
-                file=weights_file(ctx, f"{dst}.{sorted(parts)[0]}"),
             )
         for first, later in single:
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                later,
                 f"{later} is byte-identical to {first}: two trained tensors never share every "
                 "bit, so one was written in place of the other (a converter that mapped two "
                 "tensors to one source); re-export, or check the converter's key mapping",
-                tensor=later,
-                file=weights_file(ctx, later),
             )

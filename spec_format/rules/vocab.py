@@ -17,7 +17,7 @@ from typing import Any
 from spec_format import progress, weightstats
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
-from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, weights_file
+from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, tensor_hit
 from spec_format.safetensors import NUMPY_DTYPES, HeaderError
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
@@ -65,12 +65,12 @@ def vocab_maps(ctx: Context) -> VocabMaps:
             raw = ckpt.read_tensor(name, MAX_MAP_BYTES)
         except ValueError as e:  # over the limit
             maps.problems.append(
-                Hit(f"{name} not checked: {e}", tensor=name, file=weights_file(ctx, name))
+                tensor_hit(ctx, name, f"{name} not checked: {e}")
             )
             continue
         except HeaderError as e:
             maps.problems.append(
-                Hit(f"{name} not checked: {e.message}", tensor=name, file=weights_file(ctx, name))
+                tensor_hit(ctx, name, f"{name} not checked: {e.message}")
             )
             continue
         if name == "t2d":
@@ -135,11 +135,11 @@ class T2dCountMismatch(_VocabRule):
             return
         count = int(maps.t2d.sum())
         if count != maps.D:
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                "t2d",
                 f"t2d selects {count} tokens, but draft_vocab_size is {maps.D}; rebuild the "
                 f"vocabulary maps so that exactly {maps.D} entries are true",
-                tensor="t2d",
-                file=weights_file(ctx, "t2d"),
             )
 
 
@@ -168,12 +168,12 @@ class D2tOutOfRange(_VocabRule):
         bad = np.flatnonzero((targets < 0) | (targets >= V))
         if bad.size:
             i = int(bad[0])
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                "d2t",
                 f"{bad.size} draft id{'s' if bad.size != 1 else ''} map outside [0, {V}): "
                 f"d2t[{i}] = {int(maps.d2t[i])} sends draft id {i} to verifier id {int(targets[i])}; "
                 "d2t must hold selected_id - draft_id",
-                tensor="d2t",
-                file=weights_file(ctx, "d2t"),
             )
 
 
@@ -194,12 +194,12 @@ class D2tNotIncreasing(_VocabRule):
         bad = np.flatnonzero(np.diff(targets) <= 0)
         if bad.size:
             i = int(bad[0])
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                "d2t",
                 f"draft ids {i} and {i + 1} map to verifier ids {int(targets[i])} and "
                 f"{int(targets[i + 1])}: i + d2t[i] must be strictly increasing ({bad.size} "
                 "violation" + ("s" if bad.size != 1 else "") + "); sort the selected ids",
-                tensor="d2t",
-                file=weights_file(ctx, "d2t"),
             )
 
 
@@ -223,12 +223,12 @@ class D2tT2dInconsistent(_VocabRule):
         differ = np.flatnonzero(positions != targets)
         if differ.size:
             i = int(differ[0])
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                "d2t",
                 f"d2t and t2d disagree on {differ.size} draft id{'s' if differ.size != 1 else ''}: "
                 f"draft id {i} maps to verifier id {int(targets[i])} by d2t but t2d's {i}th "
                 f"selected token is {int(positions[i])}; rebuild both from the same selected ids",
-                tensor="d2t",
-                file=weights_file(ctx, "d2t"),
             )
 
 
@@ -361,10 +361,10 @@ class NonFiniteWeights(_VocabRule):
                 nan, inf, first = scan_tensor(ckpt, name, buffer, _observe(seen, name))
             except HeaderError as e:
                 seen.pop(name, None)
-                yield Hit(
+                yield tensor_hit(
+                    ctx,
+                    name,
                     f"{name} could not be scanned: {e.message}",
-                    tensor=name,
-                    file=weights_file(ctx, name),
                 )
                 continue
             if nan or inf:
@@ -372,10 +372,10 @@ class NonFiniteWeights(_VocabRule):
                     f"{count:,} {what}" for count, what in ((nan, "NaN"), (inf, "Inf")) if count
                 ]
                 share = " (every value)" if nan + inf == record.numel else ""
-                yield Hit(
+                yield tensor_hit(
+                    ctx,
+                    name,
                     f"{name} holds {' and '.join(parts)} value{'s' if nan + inf != 1 else ''}{share}, "
                     f"first at element {first}; NaN is how the speculators library marks weights "
                     "that were never loaded: load the verifier weights before saving, or re-export",
-                    tensor=name,
-                    file=weights_file(ctx, name),
                 )

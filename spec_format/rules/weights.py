@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import ClassVar
 
 from spec_format import catalog
 from spec_format.contract import (
@@ -76,6 +77,11 @@ def weights_file(ctx: Context, tensor: str | None = None) -> str:
     if ckpt.layout == "sharded":
         return ckpt.display("model.safetensors.index.json")
     return ckpt.display("model.safetensors")
+
+
+def tensor_hit(ctx: Context, tensor: str, message: str) -> Hit:
+    """A hit about ``tensor``, pointing at the file that holds it."""
+    return Hit(message, tensor=tensor, file=weights_file(ctx, tensor))
 
 
 def capped(hits: Iterable[Hit | Callable[[], Hit]], what: str) -> Iterator[Hit]:
@@ -189,6 +195,27 @@ class WeightsRule(Rule):
     requires = frozenset({"weights"})
 
 
+class TensorNameRule(WeightsRule):
+    """A weights rule that flags tensors by their name alone: one hit per tensor, in name
+    order, whose name is one of ``names``, starts with one of ``prefixes`` or ends with one
+    of ``suffixes``, worded by the template ``says`` (over ``{name}``)."""
+
+    abstract = True
+    names: ClassVar[tuple[str, ...]] = ()
+    prefixes: ClassVar[tuple[str, ...]] = ()
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    says: ClassVar[str] = ""
+
+    def flags(self, ctx: Context, name: str) -> bool:
+        return name in self.names or name.startswith(self.prefixes) or name.endswith(self.suffixes)
+
+    def words(self, name: str) -> str:
+        return self.says.format(name=name)
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for name in sorted(n for n in ctx.checkpoint.tensors if self.flags(ctx, n)):
+            yield tensor_hit(ctx, name, self.words(name))
+
 
 def role_mismatch(ctx: Context, role: str):
     diff = contract_diff(ctx)
@@ -200,6 +227,7 @@ def role_mismatch(ctx: Context, role: str):
 __all__ = [
     "UNKNOWN",
     "VOCAB_MAP_TYPES",
+    "TensorNameRule",
     "WeightsRule",
     "capped",
     "condition_text",
@@ -215,5 +243,6 @@ __all__ = [
     "left_to_layer_rule",
     "role_mismatch",
     "show",
+    "tensor_hit",
     "weights_file",
 ]

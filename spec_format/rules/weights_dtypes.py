@@ -14,7 +14,7 @@ from spec_format.rules.weights import (
     capped,
     contract_diff,
     expectations,
-    weights_file,
+    tensor_hit,
 )
 
 
@@ -37,10 +37,10 @@ class DtypeFamilyMismatch(WeightsRule):
                 m.expected.role or "", "store it as float"
             )
             hits.append(
-                Hit(
+                tensor_hit(
+                    ctx,
+                    m.name,
                     f"{m.name} is stored as {m.actual}, but it must be {wanted[m.expected.dtype]}; {fix}",
-                    tensor=m.name,
-                    file=weights_file(ctx, m.name),
                 )
             )
         yield from capped(hits, "dtype mismatches")
@@ -82,11 +82,11 @@ class MixedFloatDtypes(WeightsRule):
         odd = sorted(n for n, dtype in _float_weights(ctx).items() if dtype != main)
         summary = ", ".join(f"{n} {d}" for d, n in counts.most_common())
         example = ", ".join(odd[:3]) + (" ..." if len(odd) > 3 else "")
-        yield Hit(
+        yield tensor_hit(
+            ctx,
+            odd[0],
             f"the weights mix float dtypes ({summary}); cast everything to {main} before saving "
             f"(not {main}: {example})",
-            tensor=odd[0],
-            file=weights_file(ctx, odd[0]),
         )
 
 

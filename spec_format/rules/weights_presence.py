@@ -21,6 +21,7 @@ from spec_format.rules.weights import (
     layer_prefix,
     left_out,
     left_to_layer_rule,
+    tensor_hit,
     weights_file,
 )
 
@@ -81,13 +82,17 @@ class UnexpectedTensor(WeightsRule):
         def hits() -> Iterator[Callable[[], Hit]]:  # linear: every test is O(1) per tensor
             for absent in diff.ruled_out:
                 if not left_out(ctx, absent.name):
-                    yield lambda a=absent: Hit(
-                        _ruled_out_message(ctx, a), tensor=a.name, file=weights_file(ctx, a.name)
+                    yield lambda a=absent: tensor_hit(
+                        ctx,
+                        a.name,
+                        _ruled_out_message(ctx, a),
                     )
             for name in diff.unexpected:
                 if not left_out(ctx, name):
-                    yield lambda n=name: Hit(
-                        _unexpected_message(ctx, n), tensor=n, file=weights_file(ctx, n)
+                    yield lambda n=name: tensor_hit(
+                        ctx,
+                        n,
+                        _unexpected_message(ctx, n),
                     )
 
         yield from capped(hits(), "unexpected tensors")

@@ -18,7 +18,7 @@ from spec_format.rules.weights import (
     fmt,
     role_mismatch,
     show,
-    weights_file,
+    tensor_hit,
 )
 
 #: roles a specific rule reports; the generic shape rule leaves them alone
@@ -37,12 +37,12 @@ class TensorShapeMismatch(WeightsRule):
         if diff is None:
             return
         hits = [
-            Hit(
+            tensor_hit(
+                ctx,
+                m.name,
                 f"{m.name} has shape {fmt(m.actual)}, but the config implies "
                 f"{m.expected.describe_shape()}; fix the config dimensions "
                 f"({_symbols_used(m.expected)}) or the weights",
-                tensor=m.name,
-                file=weights_file(ctx, m.name),
             )
             for m in diff.wrong_shape
             if m.expected.role not in _SPECIFIC_SHAPE_ROLES
@@ -113,7 +113,7 @@ class FcWidthMismatch(WeightsRule):
                 )
             if len(actual) == 2 and isinstance(H, int) and actual[0] != H:
                 parts.append(f"its {actual[0]} rows should be hidden_size={show(H)}")
-            yield Hit("; ".join(parts), tensor="fc.weight", file=weights_file(ctx, "fc.weight"))
+            yield tensor_hit(ctx, "fc.weight", "; ".join(parts))
 
 
 class LmHeadRowsMismatch(WeightsRule):
@@ -144,7 +144,7 @@ class LmHeadRowsMismatch(WeightsRule):
                     f"lm_head.weight has shape {fmt(actual)}, expected "
                     f"{m.expected.describe_shape()} (D={show(D)}, H={show(H)})"
                 )
-            yield Hit(message, tensor=m.name, file=weights_file(ctx, m.name))
+            yield tensor_hit(ctx, m.name, message)
 
 
 class EmbedRowsMismatch(WeightsRule):
@@ -159,11 +159,11 @@ class EmbedRowsMismatch(WeightsRule):
         exp = expectations(ctx)
         for m in role_mismatch(ctx, "embed"):
             V, H = exp.symbols.get("V"), exp.symbols.get("H")
-            yield Hit(
+            yield tensor_hit(
+                ctx,
+                m.name,
                 f"{m.name} has shape {fmt(m.actual)}, expected {m.expected.describe_shape()}: one "
                 f"row per verifier token (vocab_size={show(V)}) of width hidden_size={show(H)}",
-                tensor=m.name,
-                file=weights_file(ctx, m.name),
             )
 
 
@@ -200,4 +200,4 @@ class FirstLayerInputWidth(WeightsRule):
                 message = (
                     f"{m.name} has shape {fmt(actual)}, expected {m.expected.describe_shape()}"
                 )
-            yield Hit(message, tensor=m.name, file=weights_file(ctx, m.name))
+            yield tensor_hit(ctx, m.name, message)

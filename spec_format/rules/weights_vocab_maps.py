@@ -16,6 +16,7 @@ from spec_format.rules.weights import (
     fmt,
     role_mismatch,
     show,
+    tensor_hit,
     weights_file,
 )
 
@@ -62,10 +63,10 @@ class VocabMapLengthMismatch(WeightsRule):
         exp = expectations(ctx)
         for role, symbol, field in (("t2d", "V", "vocab_size"), ("d2t", "D", "draft_vocab_size")):
             for m in role_mismatch(ctx, role):
-                yield Hit(
+                yield tensor_hit(
+                    ctx,
+                    m.name,
                     f"{m.name} has shape {fmt(m.actual)}, but it needs one entry per "
                     f"{'verifier' if role == 't2d' else 'draft'} token: [{show(exp.symbols.get(symbol))}] "
                     f"({field}); rebuild the vocabulary maps for the current sizes",
-                    tensor=m.name,
-                    file=weights_file(ctx, m.name),
                 )

@@ -24,6 +24,27 @@ def _pytest(repo: Path, *tests: str):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
+def _ok(result) -> None:
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _scaffold(tmp_path_factory, edit, refreeze=None):
+    """A scratch copy of the repository with ``edit(repo)`` applied, generated (and the
+    version ``refreeze(repo)`` names refrozen, the model-type and version recipes' last step):
+    the copy and the files the change touched."""
+    repo = copy_repo(tmp_path_factory.mktemp("repo"))
+    before = snapshot(repo)
+    edit(repo)
+    _ok(run(repo, "scripts/generate.py", *generate_args()))
+    if refreeze is not None:
+        _ok(run(repo, "scripts/generate.py", "--refreeze", refreeze(repo)))
+    return repo, changed(before, repo)
+
+
+def _latest(repo: Path) -> str:
+    return json.loads((repo / "schema" / "catalog.json").read_text())["latest"]
+
+
 def _edit_json(path: Path, edit) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     edit(doc)
@@ -35,15 +56,11 @@ def _edit_json(path: Path, edit) -> None:
 
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory):
-    repo = copy_repo(tmp_path_factory.mktemp("repo"))
-    before = snapshot(repo)
-    done = run(repo, "scripts/new_version.py", "0.10", "--no-generate")
-    assert done.returncode == 0, done.stderr
-    gen = run(repo, "scripts/generate.py", *generate_args())
-    assert gen.returncode == 0, gen.stdout + gen.stderr
-    frozen = run(repo, "scripts/generate.py", "--refreeze", "0.10")
-    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
-    return repo, changed(before, repo)
+    def new_version(repo):
+        done = run(repo, "scripts/new_version.py", "0.10", "--no-generate")
+        assert done.returncode == 0, done.stderr
+
+    return _scaffold(tmp_path_factory, new_version, refreeze=_latest)
 
 
 def test_new_version_is_catalogued_and_latest(scaffolded):
@@ -53,12 +70,6 @@ def test_new_version_is_catalogued_and_latest(scaffolded):
     assert catalog["versions"]["0.10"]["types"] == catalog["versions"]["0.9"]["types"]
     assert (repo / "generated" / "models" / "v0_10.py").is_file()
     assert (repo / "spec_format" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
-
-
-def test_new_version_touches_only_the_files_its_recipe_lists(scaffolded):
-    _, touched = scaffolded
-    assert "schema/0.10/eagle3.schema.json" in touched
-    assert not unlisted(touched, recipe("Adding a format version"))
 
 
 def test_suite_passes_with_the_new_version(scaffolded):
@@ -78,12 +89,10 @@ def test_cli_migrates_to_the_new_version(scaffolded):
     repo, _ = scaffolded
     example = repo / "examples" / "qwen3-8b-eagle3" / "config.json"
     out = repo / "migrated.json"
-    result = run(repo, "-m", "spec_format", "migrate", str(example), "--to", "0.10", "-o", str(out))
-    assert result.returncode == 0, result.stdout + result.stderr
+    _ok(run(repo, "-m", "spec_format", "migrate", str(example), "--to", "0.10", "-o", str(out)))
     doc = json.loads(out.read_text())
     assert doc["speculators_version"] == "0.10.0"
-    check = run(repo, "-m", "spec_format", "validate", str(out))
-    assert check.returncode == 0, check.stdout + check.stderr
+    _ok(run(repo, "-m", "spec_format", "validate", str(out)))
 
 
 # -- a model type ------------------------------------------------------------------------------
@@ -154,21 +163,7 @@ def add_model_type(repo: Path, new: str, like: str) -> None:
 
 @pytest.fixture(scope="module")
 def new_type(tmp_path_factory):
-    repo = copy_repo(tmp_path_factory.mktemp("repo"))
-    before = snapshot(repo)
-    add_model_type(repo, NEW, LIKE)
-    gen = run(repo, "scripts/generate.py", *generate_args())
-    assert gen.returncode == 0, gen.stdout + gen.stderr
-    latest = json.loads((repo / "schema" / "catalog.json").read_text())["latest"]
-    frozen = run(repo, "scripts/generate.py", "--refreeze", latest)
-    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
-    return repo, changed(before, repo)
-
-
-def test_new_type_touches_only_the_files_its_recipe_lists(new_type):
-    _, touched = new_type
-    assert f"schema/tensors/{NEW}.json" in touched
-    assert not unlisted(touched, recipe("Adding a model type"))
+    return _scaffold(tmp_path_factory, lambda repo: add_model_type(repo, NEW, LIKE), _latest)
 
 
 def test_suite_passes_with_the_new_type(new_type):
@@ -182,8 +177,7 @@ def test_suite_passes_with_the_new_type(new_type):
         "tests/weights",
         "tests/rules",
     )
-    check = run(repo, "-m", "spec_format", "validate", *repo.glob(f"examples/*{NEW}*"))
-    assert check.returncode == 0, check.stdout + check.stderr
+    _ok(run(repo, "-m", "spec_format", "validate", *repo.glob(f"examples/*{NEW}*")))
 
 
 # -- a reader release --------------------------------------------------------------------------
@@ -195,8 +189,12 @@ GROUP, MEMBER = "vllm-0.31.0.json", "0.31.1"
 
 @pytest.fixture(scope="module")
 def new_release(tmp_path_factory):
-    repo = copy_repo(tmp_path_factory.mktemp("repo"))
-    before = snapshot(repo)
+    return _scaffold(tmp_path_factory, add_reader_release)
+
+
+def add_reader_release(repo: Path) -> None:
+    """The reader-release recipe: ``MEMBER`` joins ``GROUP``, and the test that pins the
+    covered releases counts it."""
 
     def join(doc):
         doc["members"][MEMBER] = copy.deepcopy(doc["members"][doc["version"]])
@@ -213,15 +211,6 @@ def new_release(tmp_path_factory):
     pinned = re.sub(r"len\(vllm\) == \d+", f"len(vllm) == {count}", pinned)
     assert pinned != text, "test_loader.py no longer pins the covered count: update the recipe"
     loader.write_text(pinned, encoding="utf-8")
-    gen = run(repo, "scripts/generate.py", *generate_args())
-    assert gen.returncode == 0, gen.stdout + gen.stderr
-    return repo, changed(before, repo)
-
-
-def test_new_release_touches_only_the_files_its_recipe_lists(new_release):
-    _, touched = new_release
-    assert f"schema/readers/{GROUP}" in touched
-    assert not unlisted(touched, recipe("Adding a reader release"))
 
 
 def test_suite_passes_with_the_new_release(new_release):
@@ -233,13 +222,22 @@ def test_suite_passes_with_the_new_release(new_release):
         "tests/test_docs.py",
         "tests/rules",
     )
-    named = run(
-        repo,
-        "-m",
-        "spec_format",
-        "validate",
-        "examples/qwen3-8b-dflash",
-        "--engine",
-        f"vllm=={MEMBER}",
-    )
-    assert named.returncode == 0, named.stdout + named.stderr
+    _ok(run(repo, "-m", "spec_format", "validate", "examples/qwen3-8b-dflash", "--engine", f"vllm=={MEMBER}"))
+
+
+# -- every recipe ------------------------------------------------------------------------------
+
+#: scaffold fixture -> a file its change must touch, the recipe of docs/development.md
+RECIPES = {
+    "scaffolded": ("schema/0.10/eagle3.schema.json", "Adding a format version"),
+    "new_type": (f"schema/tensors/{NEW}.json", "Adding a model type"),
+    "new_release": (f"schema/readers/{GROUP}", "Adding a reader release"),
+}
+
+
+@pytest.mark.parametrize("scaffold", RECIPES)
+def test_change_touches_only_the_files_its_recipe_lists(scaffold, request):
+    _, touched = request.getfixturevalue(scaffold)
+    must, title = RECIPES[scaffold]
+    assert must in touched
+    assert not unlisted(touched, recipe(title))

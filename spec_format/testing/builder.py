@@ -479,6 +479,26 @@ def _write_weights(
 # Verifiers
 
 
+def tiny_verifier() -> dict[str, Any]:
+    """The verifier config.json :func:`tiny_config` drafts are built for (8 layers, hidden 64,
+    vocab 256)."""
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 64,
+        "num_hidden_layers": 8,
+        "vocab_size": 256,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 32,
+        "intermediate_size": 256,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 256,
+        "torch_dtype": "bfloat16",
+    }
+
+
 def qwen3_8b_config() -> dict[str, Any]:
     """The config.json values of Qwen/Qwen3-8B that fix its parameter count."""
     return {

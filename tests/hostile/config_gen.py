@@ -15,7 +15,7 @@ import json
 import random
 from typing import Any
 
-from spec_format.testing.builder import tiny_config
+from spec_format.testing.builder import tiny_config, tiny_verifier
 
 TYPES = ["eagle3", "peagle", "dflash", "dflash2", "dspark", "xpress", "mtp"]
 
@@ -191,18 +191,7 @@ def config_text(seed: int) -> str:
 def verifier_text(seed: int) -> str:
     """A (sometimes hostile) verifier config.json for ``seed``."""
     r = random.Random(seed ^ 0xBEEF)
-    doc: dict = {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
-        "hidden_size": 64,
-        "num_hidden_layers": 8,
-        "vocab_size": 256,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 32,
-        "rope_theta": 10000.0,
-        "max_position_embeddings": 256,
-    }
+    doc = tiny_verifier()
     for _ in range(r.randint(0, 3)):
         _set(doc, r.choice(VERIFIER_FIELDS), _pick(r))
     return dumps(doc)

@@ -32,7 +32,13 @@ from spec_format.readers import Release
 from spec_format.rules import registry
 from spec_format.rules.base import Context
 from spec_format.safetensors import read_header
-from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
+from spec_format.testing.builder import (
+    TensorData,
+    build_checkpoint,
+    tiny_config,
+    tiny_verifier,
+    write_safetensors,
+)
 from spec_format.verifier import verifier_view
 from tests.common import ROOT
 
@@ -345,25 +351,6 @@ def place_verifier(spec: dict[str, Any], folder: Path) -> Path:
     target.mkdir(parents=True)
     (target / "config.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
     return target
-
-
-def tiny_verifier() -> dict[str, Any]:
-    """The verifier the tiny configs are built for (8 layers, hidden 64, vocab 256)."""
-    return {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
-        "hidden_size": 64,
-        "num_hidden_layers": 8,
-        "vocab_size": 256,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 32,
-        "intermediate_size": 256,
-        "rms_norm_eps": 1e-6,
-        "rope_theta": 10000.0,
-        "max_position_embeddings": 256,
-        "torch_dtype": "bfloat16",
-    }
 
 
 # -- running ------------------------------------------------------------------------------

@@ -10,8 +10,7 @@ import pytest
 
 from spec_format import catalog
 from spec_format.report import Severity
-from spec_format.testing.builder import build_checkpoint, tiny_config
-from tests.rules.cases import tiny_verifier
+from spec_format.testing.builder import build_checkpoint, tiny_config, tiny_verifier
 from tests.weights.conftest import check, findings, rule_ids
 
 TYPES = list(catalog.current_types())

@@ -138,6 +138,11 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
         d = _distance(lower, low, limit)
         if d <= limit:
             scored.append((d, known))
+    return nearest(scored)
+
+
+def nearest(scored: list[tuple[int, str]]) -> tuple[str, ...]:
+    """The keys of the smallest distance among (distance, key) pairs, sorted."""
     if not scored:
         return ()
     best = min(d for d, _ in scored)

@@ -25,10 +25,7 @@ def reference(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple
         d = misspell._distance(key.lower(), known.lower(), limit)
         if d <= limit:
             scored.append((d, known))
-    if not scored:
-        return ()
-    best = min(d for d, _ in scored)
-    return tuple(sorted(k for d, k in scored if d == best))
+    return misspell.nearest(scored)
 
 
 def slip(rng: random.Random, key: str) -> str:

@@ -10,6 +10,8 @@ import json
 import random
 import struct
 
+import safetensors
+
 from spec_format.safetensors import DTYPE_BITS
 
 DTYPES = [*DTYPE_BITS, "bf16", "F128", "", "I4"]
@@ -112,3 +114,12 @@ def mutated(seed: int) -> bytes:
             i = r.randint(8, len(blob))
             blob[i:i] = token
     return bytes(blob)
+
+
+def library_accepts(blob: bytes) -> bool:
+    """Whether the safetensors library itself loads ``blob`` (the judge of the header reader)."""
+    try:
+        safetensors.deserialize(blob)
+        return True
+    except Exception:
+        return False

@@ -9,24 +9,15 @@ from __future__ import annotations
 
 import struct
 
-import safetensors
-from header_gen import generated, mutated
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec_format.rules.base import Layer
 from spec_format.rules.registry import by_name
 from spec_format.safetensors import BytesSource, HeaderErrorKind, HeaderScan, scan_header
+from tests.safetensors.header_gen import generated, library_accepts, mutated
 
 SEEDS = st.integers(0, 2**63)
-
-
-def library_accepts(blob: bytes) -> bool:
-    try:
-        safetensors.deserialize(blob)
-        return True
-    except Exception:
-        return False
 
 
 HEADER_RULES = by_name(Layer.HEADER)

@@ -26,6 +26,7 @@ from spec_format.safetensors import (
     scan_header,
 )
 from spec_format.testing.builder import TensorData, write_safetensors
+from tests.safetensors.header_gen import library_accepts
 
 K = HeaderErrorKind
 
@@ -41,14 +42,6 @@ def entry(dtype="U8", shape=(1,), offsets=(0, 1)):
         "shape": list(shape) if isinstance(shape, tuple) else shape,
         "data_offsets": list(offsets),
     }
-
-
-def library_accepts(blob: bytes) -> bool:
-    try:
-        safetensors.deserialize(blob)
-        return True
-    except Exception:
-        return False
 
 
 # (case id, file bytes, expected kind of the first error)

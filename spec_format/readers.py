@@ -230,6 +230,60 @@ def covered_range(name: str) -> str:
     return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
 
 
+def aux_count(value: Any) -> int:
+    """How many aux hidden states a list of aux layer ids taps (3, the default, when unset)."""
+    return len(value) if isinstance(value, list) and value else 3
+
+
+def fc_aux_layers(release: Release, weights: dict, model_type: str, config: dict) -> int:
+    """How many aux hidden states ``release`` sizes a draft's ``fc`` for, from its
+    ``models.<type>.weights`` block ``weights``: a fixed count, or the key whose reading
+    (the ids the release's reader passes on) it takes the length of."""
+    sized = weights["fc_aux_layers"]
+    if isinstance(sized, str):
+        reading = release.reading(model_type, sized, config)
+        sized = aux_count(reading.value if reading.how != "ignored" else None)
+    return sized
+
+
+def fc_mismatch(model_type: str, config: dict, count: int) -> tuple[str, list[int]]:
+    """The covered vLLM releases (as :func:`spans`) that serve ``model_type`` but size the
+    draft's ``fc`` of ``config`` for another number of aux hidden states than ``count``,
+    and the numbers they size it for."""
+    sizes: set[int] = set()
+
+    def other(release: Release) -> bool:
+        weights = release.data.get("models", {}).get(model_type, {}).get("weights")
+        if not release.serves(model_type) or weights is None:
+            return False
+        sized = fc_aux_layers(release, weights, model_type, config)
+        if sized != count:
+            sizes.add(sized)
+        return sized != count
+
+    found = spans("vllm", other)
+    return found, sorted(sizes)
+
+
+def spans(name: str, test) -> str:
+    """The covered releases of reader ``name`` for which ``test(release)`` holds, as runs of
+    consecutive covered releases (``"0.20.0 to 0.26.0, 0.31.0"``; ``""`` when none): what
+    a message says instead of restating the table in prose."""
+    runs: list[list[str]] = []
+    extend = False
+    for rid in releases():
+        rel = _load()[rid]
+        if rel.name != name:
+            continue
+        holds = bool(test(rel))
+        if holds and extend:
+            runs[-1].append(rel.version)
+        elif holds:
+            runs.append([rel.version])
+        extend = holds
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs)
+
+
 def release(name: str, version: str) -> Release:
     try:
         return _load()[f"{name}=={version}"]

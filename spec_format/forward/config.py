@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, disputes, schemas
+from spec_format import catalog, disputes, readers, schemas
 from spec_format.effective import schema_default
 from spec_format.errors import InputError
 from spec_format.forward.errors import CheckpointError, UnsupportedError
@@ -632,11 +632,13 @@ def _train_serve_notes(
     notes: list[str],
 ) -> None:
     """Differences between speculators' training model (followed here) and vLLM."""
-    if model_type in CHAIN and layer.model_type == "llama" and A != 3:
-        notes.append(
-            f"{A} aux hidden states: vLLM's llama EAGLE-3 path assumes 3 unless "
-            "num_aux_hidden_states is injected"
-        )
+    if model_type in CHAIN and layer.model_type == "llama":
+        refusing, sizes = readers.fc_mismatch(model_type, config, A)
+        if refusing:
+            notes.append(
+                f"{A} aux hidden states: vLLM {refusing} size the llama EAGLE-3 fc for "
+                f"{' or '.join(map(str, sizes))}"
+            )
     if (
         model_type in CHAIN
         and model_type not in PARALLEL

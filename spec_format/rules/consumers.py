@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, disputes, misspell, versions
+from spec_format import catalog, disputes, misspell, readers, versions
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
 
@@ -104,10 +104,14 @@ class AuxLayerCountNotThree(_ConsumerRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         ids = ctx.config.get("eagle_aux_hidden_state_layer_ids")
-        if isinstance(ids, list) and ids and len(ids) != 3:
+        if not (isinstance(ids, list) and ids and len(ids) != 3):
+            return
+        refusing, sizes = readers.fc_mismatch(ctx.model_type, ctx.config, len(ids))
+        if refusing:  # the reader table's releases that size fc for another count
             yield Hit(
-                f"{len(ids)} aux layers: vLLM older than #54598 and some other engines "
-                "assume 3 and cannot load this fc",
+                f"{len(ids)} aux layers: vLLM {refusing} size fc for "
+                f"{' or '.join(map(str, sizes))} aux hidden states and cannot load this fc; "
+                "check the engine you deploy with --engine",
                 pointer="/eagle_aux_hidden_state_layer_ids",
             )
 
@@ -198,12 +202,28 @@ class AnchorSamplingSupport(_ConsumerRule):
     references = ("vllm-project/vllm#48639", "vllm-project/vllm#54154")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        if ctx.config.get("sample_from_anchor") is True:
-            yield Hit(
-                "sample_from_anchor is true: vLLM supports anchor sampling for dflash only "
-                "with vllm-project/vllm#54154; older readers draft with the wrong layout",
-                pointer="/sample_from_anchor",
-            )
+        if ctx.config.get("sample_from_anchor") is not True:
+            return
+
+        def reads(release: readers.Release) -> bool | None:
+            if not release.serves(ctx.model_type):
+                return None
+            return release.reading(ctx.model_type, "sample_from_anchor", ctx.config).how != "ignored"
+
+        ignoring = readers.spans("vllm", lambda r: reads(r) is False)
+        reading = readers.spans("vllm", lambda r: reads(r) is True)
+        ignored = (
+            f"vLLM {ignoring} ignore it and draft without anchor sampling, a layout the draft "
+            "was not trained for; " if ignoring else ""
+        )
+        served = f"serve it with vLLM {reading}, which read it" if reading else (
+            "no covered vLLM release reads it"
+        )
+        yield Hit(
+            f"sample_from_anchor is true: {ignored}{served}, and check acceptance after "
+            "deploying",
+            pointer="/sample_from_anchor",
+        )
 
 
 class MisspelledKey(_ConsumerRule):

@@ -33,10 +33,6 @@ from spec_format.rules.engines import named_engines
 _LAYER = re.compile(r"^layers\.(\d+)\.(.+)$")
 
 
-def _aux_count(value) -> int:
-    return len(value) if isinstance(value, list) and value else 3
-
-
 def _matches(pattern: str, name: str) -> bool:
     return re.fullmatch(re.escape(pattern).replace(r"\{i\}", r"\d+"), name) is not None
 
@@ -69,22 +65,14 @@ def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:
     return reading.how != "ignored" and bool(reading.value)
 
 
-def fc_aux_layers(engine, weights: dict, model_type: str, config: dict) -> int:
-    sized = weights["fc_aux_layers"]
-    if isinstance(sized, str):  # a key: sized by the ids the release's reader passes on
-        reading = engine.reading(model_type, sized, config)
-        sized = _aux_count(reading.value if reading.how != "ignored" else None)
-    return sized
-
-
 def predict(engine, weights: dict, model_type: str, config: dict, names: Iterable[str]) -> Load:
     """The release's load of a draft with these tensor names (the rule and the executed
     weight-contract test share it)."""
     names = sorted(set(names))
     out = Load()
-    out.fc_sized = fc_aux_layers(engine, weights, model_type, config)
+    out.fc_sized = readers.fc_aux_layers(engine, weights, model_type, config)
     aux = catalog.aux_key(model_type)
-    wants = _aux_count(config.get(aux)) if aux else 3
+    wants = readers.aux_count(config.get(aux)) if aux else 3
     sized = out.fc_sized
     if sized != wants and "fc.weight" in names:
         out.fails.append(("fc.weight", f"/{aux}", f"takes {wants} aux hidden states"))

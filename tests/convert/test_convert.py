@@ -202,6 +202,12 @@ def test_an_empty_destination_directory_is_used(cli, made):
     assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]
 
 
+def _convert(cli, made, source):
+    """``specfmt convert SOURCE -o ROOT/out`` with the made verifier and aux layer ids."""
+    return cli("convert", source, "-o", made.root / "out", "--verifier", made.verifier,
+               "--aux-layer-ids", AUX)  # fmt: skip
+
+
 def _request(made):
     from spec_format.convert import plan, run
 
@@ -226,8 +232,7 @@ def test_a_source_cut_short_while_converting_leaves_nothing(cli, made):
         run.convert(source, made.root / "out", _request(made))
     assert tree(made.root) == before  # no DEST, no temporary directory
     # read again, the truncated header is an unreadable input (exit 3)
-    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
-            "--aux-layer-ids", AUX)  # fmt: skip
+    r = _convert(cli, made, src)
     assert r.exit_code == 3, r.output
     assert "the file is truncated" in r.output
     assert tree(made.root) == before
@@ -241,8 +246,7 @@ def test_output_failing_validation_is_not_written(cli, made):
         f.seek(t2d.begin)
         f.write(bytes(t2d.nbytes))
     before = tree(made.root)
-    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
-            "--aux-layer-ids", AUX)  # fmt: skip
+    r = _convert(cli, made, src)
     assert r.exit_code == 1, r.output
     assert "fails validation" in r.output and "nothing was written" in r.output
     assert "t2d" in r.output
@@ -312,8 +316,7 @@ def test_hostile_sizes_are_refused_quickly_without_allocating(cli, made):
     src = made.source(overrides={"hidden_size": 2**40, "intermediate_size": 2**41})
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
-    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
-            "--aux-layer-ids", AUX)  # fmt: skip
+    r = _convert(cli, made, src)
     assert r.exit_code == 2, r.output
     assert "has shape" in r.output and "H=1099511627776" in r.output
     assert time.perf_counter() - t < 5
@@ -342,8 +345,7 @@ def test_a_map_that_cannot_be_rebuilt_leaves_nothing(cli, made):
         f.seek(d2t.begin)
         f.write((5000).to_bytes(8, "little", signed=True))
     before = tree(made.root)
-    r = cli("convert", src, "-o", made.root / "out", "--verifier", made.verifier,
-            "--aux-layer-ids", AUX)  # fmt: skip
+    r = _convert(cli, made, src)
     assert r.exit_code == 2, r.output
     assert "d2t[0] = 5000 maps draft id 0 to target id 5000, which is outside [0, 1000)" in r.output
     assert tree(made.root) == before
@@ -353,8 +355,7 @@ def test_the_temporary_directory_of_a_killed_run_is_removed(cli, made):
     dead = made.root / ".out.specfmt-999999999-0123abcd.tmp"  # no such pid
     dead.mkdir()
     (dead / "model.safetensors").write_bytes(b"half")
-    r = cli("convert", made.source(), "-o", made.root / "out", "--verifier", made.verifier,
-            "--aux-layer-ids", AUX)  # fmt: skip
+    r = _convert(cli, made, made.source())
     assert r.exit_code == 0, r.output
     assert not dead.exists()
 

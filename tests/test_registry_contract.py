@@ -86,31 +86,6 @@ class _Anything:
         return "x"
 
 
-def test_a_rule_without_its_own_since_is_refused():
-    with pytest.raises(TypeError, match="since"):
-
-        class NoSince(Rule):  # noqa: F841
-            """X.
-
-            ## What it checks
-            x
-            ## Why it matters
-            x
-            ## Example
-            x
-            ## Use instead
-            x
-            """
-
-            id = "X997"
-            name = "no-since"
-            layer = Layer.CROSS_FIELD
-            severity = registry.BY_ID["X001"].severity
-
-            def check(self, ctx):
-                return ()
-
-
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.id)
 def test_rule_page_examples_fail_and_pass_as_documented(rule):
     for section, should_fire, fires in example_verdicts(ROOT, rule):

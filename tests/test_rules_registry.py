@@ -62,34 +62,32 @@ def test_a_rule_without_a_page_text_is_refused_when_documented():
         Undocumented.summary()
 
 
-def test_a_rule_without_a_docstring_is_rejected_at_import():
-    with pytest.raises(TypeError, match="no docstring"):
-
-        class Unsaid(Rule):  # noqa: F841
-            id = "X998"
-            name = "unsaid"
-            layer = Layer.CROSS_FIELD
-            severity = Severity.ERROR
-            since = "0.1.0"
-
-            def check(self, ctx):
-                return ()
+#: a well-formed rule class body; each case below breaks one thing
+_WELL_FORMED = {
+    "__doc__": "X.",
+    "id": "X998",
+    "name": "malformed",
+    "layer": Layer.CROSS_FIELD,
+    "severity": Severity.ERROR,
+    "since": "0.1.0",
+    "check": lambda self, ctx: (),
+}
 
 
-def test_a_rule_id_must_match_its_layer():
-    with pytest.raises(TypeError, match="must be CNNN"):
-
-        class Misfiled(Rule):  # noqa: F841
-            """X."""
-
-            id = "X998"
-            name = "misfiled"
-            layer = Layer.CONSUMER
-            severity = Severity.ERROR
-            since = "0.1.0"
-
-            def check(self, ctx):
-                return ()
+@pytest.mark.parametrize(
+    ("broken", "error"),
+    [
+        ({"__doc__": None}, "no docstring"),
+        ({"layer": Layer.CONSUMER}, "must be CNNN"),
+        ({"since": None}, "since"),  # since is set on the rule class itself
+        ({"name": "Not_Kebab"}, "kebab-case"),
+    ],
+    ids=["no-docstring", "id-of-another-layer", "no-own-since", "name-not-kebab-case"],
+)
+def test_a_malformed_rule_is_rejected_at_import(broken, error):
+    body = {k: v for k, v in {**_WELL_FORMED, **broken}.items() if v is not None or k == "__doc__"}
+    with pytest.raises(TypeError, match=error):
+        type("Malformed", (Rule,), body)
 
 
 def test_lookup_follows_redirects(monkeypatch):

@@ -217,11 +217,15 @@ class TensorNameRule(WeightsRule):
             yield tensor_hit(ctx, name, self.words(name))
 
 
-def role_mismatch(ctx: Context, role: str):
+def mismatches(ctx: Context, kind: str) -> list:
+    """The contract difference's ``wrong_shape`` or ``wrong_dtype`` entries (none without a
+    contract or weights)."""
     diff = contract_diff(ctx)
-    if diff is None:
-        return []
-    return [m for m in diff.wrong_shape if m.expected.role == role]
+    return [] if diff is None else getattr(diff, kind)
+
+
+def role_mismatch(ctx: Context, role: str):
+    return [m for m in mismatches(ctx, "wrong_shape") if m.expected.role == role]
 
 
 __all__ = [
@@ -241,6 +245,7 @@ __all__ = [
     "layer_prefix",
     "left_out",
     "left_to_layer_rule",
+    "mismatches",
     "role_mismatch",
     "show",
     "tensor_hit",

@@ -12,8 +12,8 @@ from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import (
     WeightsRule,
     capped,
-    contract_diff,
     expectations,
+    mismatches,
     tensor_hit,
 )
 
@@ -27,12 +27,9 @@ class DtypeFamilyMismatch(WeightsRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        diff = contract_diff(ctx)
-        if diff is None:
-            return
         wanted = {"bool": "BOOL", "int64": "I64 (int64)", "float": "a float dtype (BF16, F16, F32)"}
         hits = []
-        for m in diff.wrong_dtype:
+        for m in mismatches(ctx, "wrong_dtype"):
             fix = {"t2d": "save t2d.bool()", "d2t": "save d2t.long()"}.get(
                 m.expected.role or "", "store it as float"
             )

@@ -16,6 +16,7 @@ from spec_format.rules.weights import (
     contract_diff,
     expectations,
     fmt,
+    mismatches,
     role_mismatch,
     show,
     tensor_hit,
@@ -33,9 +34,6 @@ class TensorShapeMismatch(WeightsRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        diff = contract_diff(ctx)
-        if diff is None:
-            return
         hits = [
             tensor_hit(
                 ctx,
@@ -44,7 +42,7 @@ class TensorShapeMismatch(WeightsRule):
                 f"{m.expected.describe_shape()}; fix the config dimensions "
                 f"({_symbols_used(m.expected)}) or the weights",
             )
-            for m in diff.wrong_shape
+            for m in mismatches(ctx, "wrong_shape")
             if m.expected.role not in _SPECIFIC_SHAPE_ROLES
         ]
         yield from capped(hits, "shape mismatches")

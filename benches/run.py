@@ -12,9 +12,9 @@ Suites measured here (each writes its RESULTS file):
   of N generated configs in one process against jsonschema-rs (read + parse + validate of
   the exported root schema); ``specfmt validate`` over the N files against
   ``check-jsonschema`` over the same files (whole processes, CPU and peak memory).
-* ``scan``: the NaN/Inf scan (``--scan-weights``) of a 2 GB bf16 checkpoint, warm page
-  cache, against ``cat FILE > /dev/null``; in process (the scan alone) and as a whole
-  ``specfmt validate --scan-weights`` process.
+* ``scan``: the NaN/Inf scan (``--scan-weights``) of a 1.9 GB bf16 checkpoint (the example
+  EAGLE-3 draft, valid), warm page cache, against ``cat FILE > /dev/null``; in process (the
+  scan alone) and as a whole ``specfmt validate --scan-weights`` process (the goal's row).
 * ``convert``: ``specfmt convert`` (CLI) of a 2 GB SafeAILab EAGLE-3 source against
   ``cp -r`` of the same directory, warm.
 
@@ -311,9 +311,13 @@ def suite_scan(args) -> None:
     lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         ckpt = Path(tmp) / "ckpt"
-        ckpt.mkdir()
         # built in a child: memory this process touched would count in every child's peak
-        subprocess.run([sys.executable, "-c", _BUILD_SCAN, str(ckpt)], check=True, env=ENV)
+        subprocess.run(
+            [sys.executable, "-c", _BUILD_SCAN, str(ckpt), str(ONE_CONFIG)],
+            check=True,
+            env=ENV,
+            cwd=ROOT,
+        )
         (ckpt / "config.json").write_text(ONE_CONFIG.read_text())
         weights = ckpt / "model.safetensors"
         size = weights.stat().st_size
@@ -322,52 +326,55 @@ def suite_scan(args) -> None:
         pair = interleaved(inner, cat, args.runs)
         scan = _scan_median(pair, tmp)
         lines += [
-            f"Checkpoint: one safetensors file of {size / 1e9:.2f} GB, 8 bf16 tensors of random "
-            "finite values, built in a temporary directory and deleted afterwards; warm (read "
-            "once before the runs).",
+            f"Checkpoint: one safetensors file of {size / 1e9:.2f} GB, the draft of "
+            f"`{ONE_CONFIG.relative_to(ROOT)}` with every tensor its contract names "
+            "(embed_tokens and lm_head included), bf16; each float tensor repeats a 1 MiB "
+            "block of random values of its own (no two tensors alike, no constant tensor), "
+            "so the checkpoint is valid (exit 0). Built by `build_checkpoint(..., "
+            'data="pattern")` (spec_format/testing/builder.py) in a temporary directory and '
+            "deleted afterwards; warm (read once before the runs).",
             "",
             "### The scan alone, in process (CPU of the scan loop, no start-up)",
             "",
             "| what | CPU (median) | ratio |",
             "|---|---|---|",
-            f"| `scan_tensor` over every tensor (2 MiB chunks of a 16 MiB read-only map) | "
+            f"| `scan_tensor` over every tensor (chunks of read-only maps) | "
             f"{scan:.3f} s | "
             f"{scan / pair.med('b', 'cpu'):.2f}x (ratio of medians) |",
             f"| `{shown(cat)}` (whole process) | {pair.med('b', 'cpu'):.3f} s | 1 (the peer) |",
             "",
-            "Goal: ≤ 1.2x. The scan runs in a child process that times only its loop "
-            "(`_SCAN` in benches/run.py), interleaved with `cat`.",
+            "The scan runs in a child process that times only its loop "
+            "(`_SCAN` in benches/run.py), interleaved with `cat`. This row is not the goal's: "
+            "the goal is the whole command below.",
             "",
         ]
         whole = [specfmt, "validate", str(ckpt), "--scan-weights", "-q"]
         pair = interleaved(whole, cat, args.runs)
         lines += table(
-            "Whole process (interpreter, imports, header audit, scan)",
+            "Whole process (interpreter, imports, header audit, every rule, scan)",
             "`specfmt validate CKPT --scan-weights -q`",
             f"`{shown(cat)}`",
             pair,
-            "none for the whole process (start-up with numpy is about 0.15 s of CPU on its "
-            "own); the row shows what a user waits for",
+            "A/B CPU ≤ 1.2 (issue 21: the whole command a user waits for)",
+        )
+        floor = [sys.executable, "-c", "import numpy"]
+        pair = interleaved(floor, cat, args.runs)
+        lines += table(
+            "What the whole process pays before reading a byte (interpreter + numpy)",
+            "`python -c 'import numpy'`",
+            f"`{shown(cat)}`",
+            pair,
+            "none: this row is the floor under the row above (the scan needs numpy)",
         )
     lines += [f"Load average after: {load()}.", ""]
     _write("RESULTS-scan.md", lines)
 
 
 _BUILD_SCAN = r"""
-import sys
-from pathlib import Path
-import numpy as np
-from spec_format.convert.write import canonical_header
-class Tensor:
-    dtype, shape, nbytes = "BF16", (16384, 8192), 16384 * 8192 * 2
-rng = np.random.default_rng(0)
-block = (rng.standard_normal(1 << 20, dtype=np.float32) * 0.02).view(np.uint32) >> 16
-block = block.astype("<u2").tobytes()  # 2 MiB of finite bf16 values, repeated
-head, _ = canonical_header([(f"layers.{i}.weight", Tensor()) for i in range(8)], None)
-with open(Path(sys.argv[1]) / "model.safetensors", "wb") as f:
-    f.write(head)
-    for _ in range(8 * Tensor.nbytes // len(block)):
-        f.write(block)
+import json, sys
+from spec_format.testing.builder import build_checkpoint
+config = json.loads(open(sys.argv[2]).read())
+build_checkpoint(sys.argv[1], config, data="pattern", write_config=False)
 """
 
 _SCAN = r"""

@@ -26,6 +26,7 @@ import contextlib
 import difflib
 import fnmatch
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,21 @@ from spec_format.errors import UsageError
 
 OWN_FILE = "specfmt.toml"
 PYPROJECT = "pyproject.toml"
+
+# The lines through which TOML can define the table tool.specfmt: its header (or a subtable's,
+# or an array of tables), a dotted key at the top level, a top-level ``tool =`` (an inline
+# table), or a ``[tool]`` table together with a ``specfmt`` key. A pyproject.toml with none of
+# them cannot hold the table and is not parsed (one that names specfmt as a dependency or a
+# script is the common case; parsing is most of a one-config run's settings cost).
+_TOOL = rb"""(?:tool|"tool"|'tool')"""
+_SPECFMT = rb"""(?:specfmt|"specfmt"|'specfmt')"""
+_NAMES_TABLE = re.compile(
+    rb"^[ \t]*(?:\[\[?[ \t]*" + _TOOL + rb"[ \t]*\.[ \t]*" + _SPECFMT + rb"[ \t]*[\].]"
+    rb"|" + _TOOL + rb"[ \t]*(?:\.[ \t]*" + _SPECFMT + rb"[ \t]*[.=]|=))",
+    re.MULTILINE,
+)
+_TOOL_TABLE = re.compile(rb"^[ \t]*\[[ \t]*" + _TOOL + rb"[ \t]*\]", re.MULTILINE)
+_SPECFMT_KEY = re.compile(rb"^[ \t]*" + _SPECFMT + rb"[ \t]*[.=]", re.MULTILINE)
 #: key -> what its value must be (for messages)
 KEYS = {
     "select": "a list of rule ids",
@@ -199,6 +215,15 @@ def _parse(table: dict[str, Any], path: Path, prefix: str) -> Settings:
     return Settings(path, select, ignore, profile, engine, tuple(per_file))
 
 
+def _may_name_table(raw: bytes) -> bool:
+    """Whether TOML text has a line that could define tool.specfmt (see _NAMES_TABLE)."""
+    if b"specfmt" not in raw:
+        return False
+    if _NAMES_TABLE.search(raw):
+        return True
+    return _TOOL_TABLE.search(raw) is not None and _SPECFMT_KEY.search(raw) is not None
+
+
 def _has_table(pyproject: Path) -> bool:
     """Whether a discovered ``pyproject.toml`` holds ``[tool.specfmt]`` (one that cannot be
     read is passed over; one that is not TOML is an error, since it may hold one)."""
@@ -208,7 +233,8 @@ def _has_table(pyproject: Path) -> bool:
         raw = read_file(pyproject, what="a TOML configuration file")
     except ReadRefused:
         return False
-    if b"specfmt" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+    escaped = b"\\u" in raw or b"\\U" in raw  # a key spelled with escapes: the parser reads it
+    if not escaped and not raw.startswith(b"\xef\xbb\xbf") and not _may_name_table(raw):
         return False
     try:
         data = _load(pyproject, named=False, raw=raw)

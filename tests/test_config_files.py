@@ -159,3 +159,45 @@ def test_statistics_count_findings_per_rule(cli, monkeypatch):
     assert text.stdout.rstrip().endswith(full["summary"])
     bad = cli("validate", examples[0], "--statistics", "-f", "sarif")
     assert bad.exit_code == 2 and "--statistics prints text or json" in bad.output
+
+
+_SPELLINGS = [
+    '[tool.specfmt]\nprofile = "strict"\n',
+    '[ tool . "specfmt" ]\nprofile = "strict"\n',
+    '  [\'tool\'.specfmt.per-file-ignores]\n"a/*" = ["C001"]\n',
+    "[[tool.specfmt]]\nx = 1\n",
+    '[tool]\nspecfmt.profile = "strict"\n',
+    '["tool"]\n"specfmt" = { profile = "strict" }\n',
+    'tool.specfmt.profile = "strict"\n',
+    "tool = { specfmt = { select = [] } }\n",
+    '[tool]\n"spec\\u0066mt" = {}\n',
+    '[project]\nname = "specfmt"\ndependencies = ["specfmt"]\n[project.scripts]\nspecfmt = "m:main"\n',
+    "[tool.ruff]\nline-length = 99  # specfmt\n[tool.specfmtx]\nx = 1\n",
+    '[tool]\nother = "specfmt"\n',
+    'x = """\n[tool.specfmt]\n"""\n',
+]
+
+
+@pytest.mark.parametrize("text", _SPELLINGS)
+def test_pyproject_table_found_exactly_when_toml_holds_it(tmp_path, text):
+    import tomllib
+
+    from spec_format import settings
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text)
+    tool = tomllib.loads(text).get("tool")
+    assert settings._has_table(path) == (isinstance(tool, dict) and "specfmt" in tool)
+
+
+def test_pyproject_naming_specfmt_only_as_a_package_is_not_parsed(tmp_path):
+    from spec_format import settings
+    from spec_format.errors import UsageError
+
+    path = tmp_path / "pyproject.toml"
+    nested = "x = " + "[" * 500 + "]" * 500 + "\n"  # parsing it would be an error
+    path.write_text('[project]\ndependencies = ["specfmt"]\n' + nested)
+    assert settings._has_table(path) is False
+    path.write_text('[tool.specfmt]\nselect = ["S"]\n' + nested)
+    with pytest.raises(UsageError, match="nested too deeply"):
+        settings._has_table(path)

@@ -57,6 +57,21 @@ def test_validate_of_a_passing_config_imports_no_other_command_and_no_jsonschema
     assert "spec_format.schema_check" in modules  # the compiled check said yes
 
 
+def test_validate_of_a_config_imports_no_weights_reader_and_no_tensor_contract():
+    # the weights rules are imported with every rule, but a config has no weights: the
+    # safetensors reader and the contracts' expansion load only when a checkpoint is read
+    code, modules, output = _imported(["validate", str(EXAMPLES[0] / "config.json")])
+    assert code == 0, output
+    weights_only = (
+        "spec_format.safetensors",
+        "spec_format.header_reader",
+        "spec_format.contract.loader",
+        "spec_format.contract.expected",
+        "spec_format.contract.diff",
+    )
+    assert _loaded(modules, weights_only) == []
+
+
 def test_validate_of_a_failing_config_imports_jsonschema_to_explain_it(tmp_path):
     config = json.loads((EXAMPLES[0] / "config.json").read_text())
     config["transformer_layer_config"]["hidden_size"] = "4096"

@@ -14,12 +14,12 @@ from functools import cache
 from typing import Any
 
 from spec_format import package_data
+from spec_format.contract import available_types
 from spec_format.contract.expr import compile_expression
 from spec_format.errors import SpecfmtError
 
 _FOLDER = "tensors"
 _SHARED = "symbols.json"
-_NOT_TYPES = {_SHARED, "contract.schema.json"}
 
 
 class ContractError(SpecfmtError):
@@ -86,16 +86,6 @@ class Contract:
 
     def spec(self, name: str) -> TensorSpec | None:
         return next((t for t in self.tensors if t.name == name), None)
-
-
-def available_types() -> list[str]:
-    """Every ``speculators_model_type`` with a tensor contract."""
-    folder = package_data.schema_folder().joinpath(_FOLDER)
-    return sorted(
-        p.name[: -len(".json")]
-        for p in folder.iterdir()
-        if p.name.endswith(".json") and p.name not in _NOT_TYPES
-    )
 
 
 @cache

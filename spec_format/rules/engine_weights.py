@@ -24,8 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from spec_format import catalog, readers
-from spec_format.contract import expected_tensors
+from spec_format import catalog, contract, readers
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.engines import named_engines
@@ -163,7 +162,7 @@ class EngineCannotLoadDraft(Rule):
 
 def implied(config: dict) -> set[str]:
     """The tensors the config says the draft has (the type's tensor contract)."""
-    return {n for n, t in expected_tensors(config).tensors.items() if t.required}
+    return {n for n, t in contract.expected_tensors(config).tensors.items() if t.required}
 
 
 def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:

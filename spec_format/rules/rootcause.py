@@ -16,8 +16,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from spec_format.contract import diff_tensors, expected_tensors
-from spec_format.contract.loader import ContractError
+from spec_format import contract
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import contract_diff, expectations
@@ -70,8 +69,10 @@ def root_cause(ctx: Context) -> Cause | None:
             trial = copy.deepcopy(ctx.config)
             try:
                 _set(trial, path, value)
-                after = diff_tensors(expected_tensors(trial, ctx.model_type), actual)
-            except (ContractError, KeyError, TypeError, ValueError):
+                after = contract.diff_tensors(
+                    contract.expected_tensors(trial, ctx.model_type), actual
+                )
+            except (contract.ContractError, KeyError, TypeError, ValueError):
                 continue
             still = {m.name for m in after.wrong_shape}
             if still - wrong or len(after.missing) > len(diff.missing):

@@ -15,11 +15,11 @@ import re
 from collections.abc import Iterator
 
 from spec_format import weightstats
+from spec_format.header_errors import HeaderError
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.vocab import _IEEE, _NAN_ONLY, SCAN_CHUNK_BYTES, scan_tensor
 from spec_format.rules.weights import expectations, tensor_hit
-from spec_format.safetensors import HeaderError
 
 _LAYER = re.compile(r"^(.*layers\.\d+)\.(.+)$")
 _LOST = "a converter that lost a layer or a key remap writes tensors at their initial values"

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from spec_format import progress, weightstats
+from spec_format.header_errors import HeaderError
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, tensor_hit
-from spec_format.safetensors import NUMPY_DTYPES, HeaderError
+from spec_format.safetensors_dtypes import NUMPY_DTYPES
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
 MAX_MAP_BYTES = 128 * 1024 * 1024

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from spec_format import catalog
-from spec_format.contract import (
-    UNKNOWN,
-    ContractDiff,
-    ContractError,
-    ExpectedSet,
-    available_types,
-    diff_tensors,
-    expected_tensors,
-)
+from spec_format import catalog, contract
 from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
-CONTRACT_TYPES = tuple(available_types())
+if TYPE_CHECKING:
+    from spec_format.contract import ContractDiff, ExpectedSet
+
+CONTRACT_TYPES = tuple(contract.available_types())
 #: types that may reduce the draft vocabulary and then carry t2d/d2t
 VOCAB_MAP_TYPES = catalog.vocab_map_types()
 _DEFAULT_LAYERS = catalog.RepeatedLayers(
@@ -51,8 +45,8 @@ def expectations(ctx: Context) -> ExpectedSet | None:
     key = "_weights_expected"
     if key not in ctx.options:
         try:
-            ctx.options[key] = expected_tensors(ctx.config, ctx.model_type)
-        except ContractError:
+            ctx.options[key] = contract.expected_tensors(ctx.config, ctx.model_type)
+        except contract.ContractError:
             ctx.options[key] = None
     return ctx.options[key]
 
@@ -64,7 +58,7 @@ def contract_diff(ctx: Context) -> ContractDiff | None:
         ctx.options[key] = (
             None
             if exp is None or ctx.checkpoint is None
-            else diff_tensors(exp, ctx.checkpoint.tensors)
+            else contract.diff_tensors(exp, ctx.checkpoint.tensors)
         )
     return ctx.options[key]
 
@@ -176,7 +170,7 @@ def _claimed_by_consumer_rule(ctx: Context, name: str) -> bool:
 
 def show(value) -> str:
     """A symbol's value for a message: ``?`` when the config does not provide it."""
-    return "?" if value is UNKNOWN or value is None else str(value)
+    return "?" if value is contract.UNKNOWN or value is None else str(value)
 
 
 def fmt(shape) -> str:
@@ -229,7 +223,6 @@ def role_mismatch(ctx: Context, role: str):
 
 
 __all__ = [
-    "UNKNOWN",
     "VOCAB_MAP_TYPES",
     "TensorNameRule",
     "WeightsRule",

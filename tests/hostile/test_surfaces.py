@@ -498,25 +498,25 @@ def test_migrate_dash_o_dash_writes_stdout(work, tmp_path):
     assert not (ROOT / "-").exists()
 
 
-# -- migrate and the misspelled-key check cost what validate costs --------------------------------
+# -- migrate, fix and the misspelled-key check cost what validate costs --------------------------
 def _hostile_big(path: Path, kind: str) -> Path:
     doc = tiny_config("eagle3")
-    if kind == "100k-unknown-keys":  # the misspelled-key check looks at every one
-        doc.update({f"unknown_key_{i}": i for i in range(100_000)})
+    if kind == "300k-unknown-keys":  # the misspelled-key check looks at every one
+        doc.update({f"unknown_key_{i}": i for i in range(300_000)})
     elif kind == "1.5m-bad-items":
         doc["eagle_aux_hidden_state_layer_ids"] = ["x"] * 1_500_000
-    elif kind == "300k-integers":
-        doc["eagle_aux_hidden_state_layer_ids"] = list(range(300_000))
-    else:  # 30k proposal methods
+    elif kind == "1.4m-aux-ids":
+        doc["eagle_aux_hidden_state_layer_ids"] = list(range(1_400_000))
+    else:  # 100k proposal methods
         methods = doc["speculators_config"]["proposal_methods"]
-        doc["speculators_config"]["proposal_methods"] = [dict(methods[0]) for _ in range(30_000)]
+        doc["speculators_config"]["proposal_methods"] = [dict(methods[0]) for _ in range(100_000)]
     path.mkdir(parents=True, exist_ok=True)
     (path / "config.json").write_text(json.dumps(doc, separators=(",", ":")))
     return path / "config.json"
 
 
 def _best_of(pairs: int, *commands: tuple) -> list[tuple[float, int]]:
-    """Each command ``pairs`` times, interleaved (a burst of load hits both alike): the
+    """Each command ``pairs`` times, interleaved (a burst of load hits each alike): the
     least CPU seconds of each (what it costs when nothing competes) and its peak resident
     memory (the kernel's count, the same under load). RLIMIT_CPU and RLIMIT_AS stay as a
     safety net: a run that goes past them fails."""
@@ -532,17 +532,20 @@ def _best_of(pairs: int, *commands: tuple) -> list[tuple[float, int]]:
     return best
 
 
-@pytest.mark.slow  # three interleaved pairs of runs on multi-megabyte configs: 15-35 s
+@pytest.mark.slow  # three interleaved triples of runs on 2-15 MB configs: 20-45 s each
 @pytest.mark.parametrize(
-    "kind", ["100k-unknown-keys", "1.5m-bad-items", "300k-integers", "30k-proposal-methods"]
+    "kind", ["300k-unknown-keys", "1.5m-bad-items", "1.4m-aux-ids", "100k-proposal-methods"]
 )
-def test_migrate_stays_within_twice_validates_cpu_and_memory(tmp_path, kind):
-    """validate and migrate on the same input, three interleaved pairs: migrate's least CPU
-    within twice validate's (+ 0.5 s of start-up rounding), its peak memory within twice."""
+def test_migrate_and_fix_stay_within_twice_validates_cpu_and_memory(tmp_path, kind):
+    """validate, migrate and fix on the same input, three interleaved triples: the least
+    CPU of migrate and of fix within twice validate's (+ 0.5 s of start-up rounding), their
+    peak memory within twice (each rewrite copies only the paths it writes)."""
     cfg = _hostile_big(tmp_path / kind, kind)
-    (cpu, rss), (migrate_cpu, migrate_rss) = _best_of(3, ("validate", cfg), ("migrate", cfg))
-    assert migrate_rss <= 2 * rss, (migrate_rss, rss)
-    assert migrate_cpu <= 2 * cpu + 0.5, (migrate_cpu, cpu)
+    commands = (("validate", cfg), ("migrate", cfg), ("fix", cfg))
+    (cpu, rss), *rewrites = _best_of(3, *commands)
+    for (command, _), (their_cpu, their_rss) in zip(commands[1:], rewrites, strict=True):
+        assert their_rss <= 2 * rss, (command, their_rss, rss)
+        assert their_cpu <= 2 * cpu + 0.5, (command, their_cpu, cpu)
 
 
 @pytest.mark.slow  # two interleaved pairs of 300k-key configs: ~30 s

@@ -329,6 +329,27 @@ def test_an_expert_count_no_integer_holds_is_not_counted_as_dense(work, tmp_path
     assert run.returncode == 2 and "num_experts" in run.output, run.output
 
 
+@pytest.mark.parametrize(
+    ("literal", "gamma"), [("1e20", None), ("3.5", None), ('"3"', None), ("0", None), ("3.0", 3)]
+)
+def test_inspect_reads_speculative_tokens_as_the_schema_does(work, tmp_path, literal, gamma):
+    """A float with no fraction is the integer it spells (as for the schema); anything else
+    is no count of tokens: said as such, not as a missing key, and the economics wait for
+    --gamma."""
+    draft = shutil.copytree(work["draft"], tmp_path / "draft")
+    doc = json.loads((draft / "config.json").read_text())
+    doc["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = "VALUE"
+    (draft / "config.json").write_text(json.dumps(doc).replace('"VALUE"', literal))
+    run = run_limited("inspect", draft, "--cost-ratio", "0.2", "-f", "json")
+    clean(run)
+    assert run.returncode == 0, run.output
+    report = json.loads(run.stdout)
+    got = [e["gamma"] for e in report["economics"] if e["source"] == "speculative_tokens"]
+    assert got == ([gamma] if gamma else []), report["economics"]
+    if gamma is None:
+        assert any("not a whole number of tokens" in n for n in report["notes"]), report["notes"]
+
+
 # -- signals -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
 def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, sig):

@@ -350,6 +350,34 @@ def test_inspect_reads_speculative_tokens_as_the_schema_does(work, tmp_path, lit
         assert any("not a whole number of tokens" in n for n in report["notes"]), report["notes"]
 
 
+@pytest.mark.parametrize("literal", ["1e20", "64.5", "1e+308", "1" + "0" * 30])
+@pytest.mark.parametrize("command", ["validate", "inspect"])
+def test_a_verifier_size_no_integer_holds_is_refused_when_read(work, tmp_path, literal, command):
+    """The verifier's sizes feed V001-V003 and inspect's counts: an unusable one is a usage
+    error naming the key, not a check silently skipped (validate said ok)."""
+    doc = json.loads((work["verifier"] / "config.json").read_text())
+    doc["hidden_size"] = "VALUE"
+    verifier = tmp_path / "verifier.json"
+    verifier.write_text(json.dumps(doc).replace('"VALUE"', literal))
+    run = run_limited(command, work["draft"], "--verifier", verifier)
+    clean(run)
+    assert run.returncode == 2 and "hidden_size is" in run.output, run.output
+
+
+@pytest.mark.parametrize("command", ["validate", "inspect"])
+def test_a_verifier_size_with_a_zero_fraction_is_the_integer(work, tmp_path, command):
+    doc = json.loads((work["verifier"] / "config.json").read_text())
+    doc["hidden_size"] = float(doc["hidden_size"] * 2)  # 128.0: the draft's is 64
+    verifier = tmp_path / "verifier.json"
+    verifier.write_text(json.dumps(doc))
+    run = run_limited(command, work["draft"], "--verifier", verifier)
+    clean(run)
+    if command == "validate":
+        assert run.returncode == 1 and "V001" in run.output, run.output
+    else:
+        assert run.returncode == 0, run.output
+
+
 # -- signals -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
 def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, sig):

@@ -17,8 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import UsageError
-from spec_format.jsonload import MAX_INT, json_int, load_json, parse_json_bytes, spelled
-from spec_format.numguard import MAX_EXACT_FLOAT_INT
+from spec_format.jsonload import (
+    MAX_EXACT_FLOAT_INT,
+    MAX_INT,
+    json_int,
+    load_json,
+    parse_json_bytes,
+    spelled,
+)
 from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024

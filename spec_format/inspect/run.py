@@ -21,8 +21,7 @@ from spec_format.inspect import economics
 from spec_format.inspect.draft_params import DraftParams, draft_params
 from spec_format.inspect.target_params import HARMLESS_ISSUES, TargetParams, target_params
 from spec_format.inspect.vocab_ceiling import Coverage, coverage, weigh
-from spec_format.jsonload import json_int, parse_json_bytes, spelled
-from spec_format.numguard import MAX_EXACT_FLOAT_INT
+from spec_format.jsonload import MAX_EXACT_FLOAT_INT, json_int, parse_json_bytes, spelled
 
 DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: The largest --gamma accepted (no drafter proposes more per step).

@@ -15,7 +15,6 @@ reports flags a release ignores).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -304,13 +303,12 @@ def disputes(
     # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
     # that agree on those share one answer
     names = (*contested, *writer.fields(model_type))
-    key = (
-        writer.id,
-        tuple(e.id for e in serving),
-        model_type,
-        tuple(_hashable(config.get(n, _UNSET)) for n in names),
-        layer_kinds(config),
-    )
+    budget = [_KEY_ITEMS]
+    try:
+        values = tuple(_hashable(config.get(n, _UNSET), budget) for n in names)
+    except _TooBig:  # a value of thousands of items: worked out, not kept
+        return list(_disputes(config, model_type, writer, contested))
+    key = (writer.id, tuple(e.id for e in serving), model_type, values, layer_kinds(config))
     if key in _DISPUTES:
         return list(_DISPUTES[key])
     if len(_DISPUTES) > 4096:
@@ -322,19 +320,31 @@ def disputes(
 _UNSET = object()
 _DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
 _SCALARS = (str, int, float, bool, type(None))
+#: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
+#: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
+_KEY_ITEMS = 512
 
 
-def _hashable(value: Any) -> Any:
+class _TooBig(Exception):
+    """The values a dispute depends on are too many to key a cache entry by."""
+
+
+def _hashable(value: Any, budget: list[int]) -> Any:
     """A JSON value as a cache-key part that tells equal-looking values of different types
     apart (``1``, ``1.0`` and ``true`` read differently): scalars with their type, arrays
-    and objects as tuples (a 0-item or deep value costs what repr() did, a scalar less)."""
+    and objects as tuples. Raises :class:`_TooBig` past ``budget[0]`` values in all."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
     kind = type(value)
     if kind in _SCALARS or value is _UNSET:
         return kind, value
+    if kind in (list, dict) and len(value) > budget[0]:
+        raise _TooBig
     if kind is list:
-        return list, tuple(_hashable(v) for v in value)
+        return list, tuple(_hashable(v, budget) for v in value)
     if kind is dict:
-        return dict, tuple((k, _hashable(v)) for k, v in value.items())
+        return dict, tuple((k, _hashable(v, budget)) for k, v in value.items())
     return kind, repr(value)
 
 
@@ -375,8 +385,7 @@ def reconcile(
     if isinstance(meant.value, bool) or meant.value is None:
         tried += [v for v in (True, False) if v is not meant.value]
     for value in tried:
-        trial = copy.deepcopy(config)
-        trial[name] = value
+        trial = {**config, name: value}  # the readers only read it: one key differs
         if all(_agrees(r, model_type, name, trial, meant) for r in releases):
             return Reconciliation(name, True, value)
     views = describe(v for r in releases if (v := view(r, model_type, name, config)) is not None)

@@ -21,7 +21,6 @@ assumed (R006) and not written, so ``validate`` keeps asking (see
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from spec_format import catalog, disputes, misspell, schemas, versions
 from spec_format.effective import AUX_KEY, default_aux_ids
 from spec_format.errors import MigrationRefused, UsageError
+from spec_format.jsoncopy import copy_json, same_json
 from spec_format.migration import eras
 from spec_format.migration.agree import (
     ReaderOptions,
@@ -62,7 +62,7 @@ class FixResult:
 
     @property
     def changed(self) -> bool:
-        return self.original != self.document
+        return not same_json(self.original, self.document)
 
     def __repr__(self) -> str:  # one line in a REPL; the documents are in .original/.document
         n, p = len(self.changes), len(self.problems)
@@ -83,14 +83,20 @@ class FixResult:
 
 
 def fix(
-    document: dict[str, Any] | str | os.PathLike[str], options: FixOptions | None = None
+    document: dict[str, Any] | str | os.PathLike[str],
+    options: FixOptions | None = None,
+    *,
+    share_input: bool = False,
 ) -> FixResult:
     """Write out the disputed defaults of a config: a parsed dict, or a ``config.json`` path
     or its directory. The input is never changed (neither the dict nor the file):
-    ``result.document`` is a new document, ``result.changes`` says what was written and why."""
+    ``result.document`` is a new document, ``result.changes`` says what was written and why.
+    ``share_input=True``: as for :func:`spec_format.migration.migrate` (the dict is not
+    copied; the result shares the parts no edit went into)."""
     options = options or FixOptions()
     if isinstance(document, dict):
-        document = copy.deepcopy(document)  # the caller's dict stays as it was
+        if not share_input:  # the result owes the caller's dict nothing
+            document = copy_json(document)
     else:
         from spec_format.documents import as_document
 

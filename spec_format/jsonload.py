@@ -39,6 +39,8 @@ MAX_DEPTH = 64  # real configs nest 4 levels deep
 BOM = b"\xef\xbb\xbf"
 #: the largest magnitude a JSON integer may have (int64; what C, Rust and Go readers hold)
 MAX_INT = 2**63 - 1
+#: the largest integer a double holds exactly (readers in JavaScript hold no more)
+MAX_EXACT_FLOAT_INT = 2**53
 #: longer integer literals are not converted at all (Python refuses more than 4300 digits)
 MAX_INT_DIGITS = 400
 #: at most this many problems of one kind per file; one more says how many were left out

@@ -15,8 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
-#: the largest integer a double holds exactly (readers in JavaScript hold no more)
-MAX_EXACT_FLOAT_INT = 2**53
+from spec_format.jsonload import MAX_EXACT_FLOAT_INT
 
 
 def is_format_integer(checker: Any, value: Any) -> bool:

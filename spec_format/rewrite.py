@@ -25,13 +25,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from spec_format import documents, fixing, migration, versions
 from spec_format.errors import InputError, InternalError, SpecfmtError, UsageError
 from spec_format.fixing import FixOptions, FixResult
+from spec_format.jsoncopy import same_json
 from spec_format.migration.output import dumps, unified_diff
 from spec_format.migration.runner import MigrateOptions, MigrationResult
 from spec_format.oserror import as_error
@@ -81,13 +83,20 @@ class Outcome:
     raw: bytes | None = None  # the input's bytes as read; None when unknown
     written_to: Path | None = None
     backup: Path | None = None
+    #: the parse of ``before`` (no duplicate keys) and the document ``after`` is the text of;
+    #: with both, :attr:`changed` compares them instead of parsing ``before`` again
+    documents: tuple[dict, dict] | None = field(default=None, repr=False, compare=False)
 
-    @property
+    @cached_property
     def changed(self) -> bool:
         """The content differs. Formatting alone (key order, indentation, the final newline)
         is not a change: ``--check`` passes, ``--in-place`` leaves the file alone, and the
         report says the formatting differs (:attr:`formatting_only`)."""
-        return self.before != self.after and _canonical(self.before) != self.after
+        if self.before == self.after:
+            return False
+        if self.documents is not None:
+            return not same_json(*self.documents)
+        return _canonical(self.before) != self.after
 
     @property
     def formatting_only(self) -> bool:
@@ -113,8 +122,17 @@ def _canonical(text: str) -> str | None:
         return None
 
 
-def prepare(path: Path, original_text: str, document: dict, raw: bytes | None = None) -> Outcome:
-    return Outcome(path=path, before=original_text, after=dumps(document), raw=raw)
+def prepare(
+    path: Path,
+    original_text: str,
+    document: dict,
+    raw: bytes | None = None,
+    original: dict | None = None,
+) -> Outcome:
+    """``original``: the parse of ``original_text`` when it has no duplicate keys (what
+    :func:`spec_format.documents.read_config` hands a rewrite)."""
+    pair = (original, document) if original is not None else None
+    return Outcome(path=path, before=original_text, after=dumps(document), raw=raw, documents=pair)
 
 
 def commit(outcome: Outcome, options: WriteOptions) -> Outcome:
@@ -155,15 +173,18 @@ def to_version(
 ) -> Rewritten:
     """``document`` in format ``line`` with the defaults readers disagree about written, as
     ``specfmt migrate --to LINE`` then ``specfmt fix`` would make it (``convert`` gives its
-    config this way). The caller checks ``migrated.target_errors`` before using the result."""
+    config this way). The caller checks ``migrated.target_errors`` before using the result.
+    ``document`` is handed over, not copied: the result shares the parts no edit went into."""
     migrated = None
     if versions.detect(document).line != line:
         options = MigrateOptions(to=line, allow_lossy=allow_lossy, verifier=verifier)
-        migrated = migration.migrate(document, options)
+        migrated = migration.migrate(document, options, share_input=True)
         if migrated.target_errors:
             return Rewritten(migrated.document, migrated, None)
         document = migrated.document
-    fixed = fixing.fix(document, FixOptions(format_version=line, verifier=verifier))
+    fixed = fixing.fix(
+        document, FixOptions(format_version=line, verifier=verifier), share_input=True
+    )
     return Rewritten(fixed.document, migrated, fixed)
 
 
@@ -218,7 +239,7 @@ def migrate_file(
 ) -> FileResult:
     """Read, migrate and write one config; raises :class:`SpecfmtError` when it cannot."""
     cfg = documents.read_config(path)
-    result = migration.migrate(cfg.data, options)
+    result = migration.migrate(cfg.data, options, share_input=True)
     if result.target_errors:
         detail = "\n".join(f"  {e}" for e in result.target_errors[:20])
         if result.is_bug:
@@ -232,7 +253,7 @@ def migrate_file(
             f"the migrated config fails {result.target} too; fix these first (`specfmt validate "
             f"{cfg.path}` explains each). Nothing was written.\n{detail}"
         )
-    outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw), write)
+    outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw, cfg.data), write)
     code = FINDINGS if write.check and outcome.changed else OK
     return FileResult(cfg.path, write, result, outcome, exit_code=code)
 
@@ -244,8 +265,8 @@ def fix_file(
     ``check``, exit 1 also when an error, or a named engine's disagreement, is left that no
     value removes."""
     cfg = documents.read_config(path)
-    result = fixing.fix(cfg.data, options)
-    outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw), write)
+    result = fixing.fix(cfg.data, options, share_input=True)
+    outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw, cfg.data), write)
     stuck = any(p.severity == "error" or p.lossy for p in result.problems)
     code = FINDINGS if write.check and (outcome.changed or stuck) else OK
     return FileResult(cfg.path, write, result, outcome, exit_code=code)

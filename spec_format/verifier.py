@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.errors import UsageError
-from spec_format.jsonload import json_int, load_json, parse_json_bytes
+from spec_format.jsonload import (
+    MAX_EXACT_FLOAT_INT,
+    MAX_INT,
+    json_int,
+    load_json,
+    parse_json_bytes,
+    spelled,
+)
 from spec_format.pathkind import DIRECTORY, MISSING, kind_of
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
@@ -39,15 +46,15 @@ class VerifierInfo:
 
     @property
     def hidden_size(self) -> int | None:
-        return json_int(self.config.get("hidden_size"))
+        return whole(self.config.get("hidden_size"))
 
     @property
     def num_hidden_layers(self) -> int | None:
-        return json_int(self.config.get("num_hidden_layers"))
+        return whole(self.config.get("num_hidden_layers"))
 
     @property
     def vocab_size(self) -> int | None:
-        return json_int(self.config.get("vocab_size"))
+        return whole(self.config.get("vocab_size"))
 
     @property
     def architectures(self) -> list[str] | None:
@@ -57,6 +64,34 @@ class VerifierInfo:
     def where(self, key: str) -> str:
         """``"text_config.hidden_size"`` or ``"hidden_size"``: for messages."""
         return self.sources.get(key, key)
+
+
+INF = float("inf")
+#: the sizes V001-V004 compare (read through :func:`whole`): a number there that is no whole
+#: count is refused when the verifier is read, not skipped by every check that needs it (the
+#: pairing reads its own keys, and words what it cannot use as findings)
+SIZES = ("hidden_size", "num_hidden_layers", "vocab_size")
+
+
+def whole(value: Any) -> int | None:
+    """``value`` as an int when it is a JSON integer, or a float with no fraction a double
+    holds exactly (``64.0``, as JSON Schema and transformers read it); else None."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_FLOAT_INT:
+        value = int(value)
+    return json_int(value)
+
+
+def _refuse_unusable_sizes(info: VerifierInfo) -> None:
+    for key in SIZES:
+        value = info.config.get(key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and whole(value) is None:
+            # the reader stands in infinity for a number past what a double holds
+            shown = "past what a double holds" if value in (INF, -INF) else spelled(value)[:40]
+            raise UsageError(
+                f"--verifier {info.path}: {info.where(key)} is {shown}, not a whole number up "
+                f"to {MAX_INT:,}; fix the verifier's config.json"
+            )
 
 
 #: Other spellings of the same setting in some model families.
@@ -163,7 +198,9 @@ def _verifier_of(loaded, path: str | os.PathLike[str]) -> VerifierInfo:
         raise UsageError(
             f"--verifier {path}: this is a speculators draft config; pass the target model's config"
         )
-    return verifier_view(doc, _name(path))
+    info = verifier_view(doc, _name(path))
+    _refuse_unusable_sizes(info)
+    return info
 
 
 def _name(path: str | os.PathLike[str]) -> Any:

@@ -21,7 +21,7 @@ from spec_format.inspect import economics
 from spec_format.inspect.draft_params import DraftParams, draft_params
 from spec_format.inspect.target_params import HARMLESS_ISSUES, TargetParams, target_params
 from spec_format.inspect.vocab_ceiling import Coverage, coverage, weigh
-from spec_format.jsonload import json_int
+from spec_format.jsonload import MAX_EXACT_FLOAT_INT, json_int, spelled
 
 DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: The largest --gamma accepted (no drafter proposes more per step).
@@ -216,13 +216,26 @@ def _draft_type(config: dict[str, Any], shown: str) -> catalog.TypeRecord:
     return rec
 
 
-def _speculative_tokens(config: dict[str, Any]) -> int | None:
-    """``proposal_methods[0].speculative_tokens``: what vLLM serves with."""
+_SPEC_TOKENS = "speculators_config.proposal_methods[0].speculative_tokens"
+
+
+def _speculative_tokens(config: dict[str, Any]) -> tuple[int | None, str]:
+    """``proposal_methods[0].speculative_tokens``: what vLLM serves with; None with the
+    reason when it is absent or no count of tokens (``1e20``, ``3.5``, ``0``, ``"3"``)."""
     spec = config.get("speculators_config")
     methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
     first = methods[0] if isinstance(methods, list) and methods else None
-    value = json_int(first.get("speculative_tokens")) if isinstance(first, dict) else None
-    return value if value is not None and value >= 1 else None
+    if not isinstance(first, dict) or "speculative_tokens" not in first:
+        return None, f"the config has no {_SPEC_TOKENS}"
+    raw = first["speculative_tokens"]
+    whole = isinstance(raw, float) and raw.is_integer() and abs(raw) <= MAX_EXACT_FLOAT_INT
+    value = json_int(int(raw) if whole else raw, low=1)  # 3.0 is 3, as the schema reads it
+    if value is None:
+        return None, (
+            f"{_SPEC_TOKENS} is {spelled(raw)[:60]}, not a whole number of tokens from 1 "
+            "(`specfmt validate` reports it)"
+        )
+    return value, ""
 
 
 # -- putting it together -------------------------------------------------------------------
@@ -264,14 +277,11 @@ def run_inspect(options: InspectOptions) -> InspectReport:
         )
 
     gammas: list[tuple[int, str]] = []
-    own = _speculative_tokens(config)
+    own, why = _speculative_tokens(config)
     if own is not None:
         gammas.append((own, "speculative_tokens"))
     else:
-        notes.append(
-            "the config has no speculators_config.proposal_methods[0].speculative_tokens; "
-            "economics only for --gamma"
-        )
+        notes.append(f"{why}; economics only for --gamma")
     for g in options.gammas:
         if all(g != existing for existing, _ in gammas):
             gammas.append((g, "--gamma"))

@@ -27,7 +27,7 @@ from typing import Any
 from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
 from spec_format.errors import UsageError
 from spec_format.jsonload import json_int, spelled
-from spec_format.verifier import VerifierInfo, load_verifier, parse_verifier
+from spec_format.verifier import VerifierInfo, load_verifier, parse_verifier, whole
 
 #: Checkpoint issues that leave every tensor's shape trustworthy.
 HARMLESS_ISSUES = frozenset({HEADER_PADDING, STRAY_SAFETENSORS})
@@ -237,7 +237,7 @@ def from_config(info: VerifierInfo, shown: str) -> TargetParams:
     family = families[model_type]
 
     def need(key: str) -> int:
-        number = json_int(info.get(key))
+        number = whole(info.get(key))  # 64.0 is 64, as the V rules read it
         if number is None or number < 0:
             raise UsageError(
                 f"--verifier {shown}: {info.where(key)} must be a non-negative integer to "

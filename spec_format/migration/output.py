@@ -4,14 +4,26 @@
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import re
 from typing import Any
 
+_ENCODER = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)
+
 
 def dumps(document: dict[str, Any]) -> str:
-    """JSON text the way ``save_pretrained`` writes it: sorted keys, indent 2, newline."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """JSON text the way ``save_pretrained`` writes it: sorted keys, indent 2, newline.
+
+    The text of ``json.dumps(..., indent=2, sort_keys=True, ensure_ascii=False)``, gathered
+    in a buffer as it is encoded: ``json.dumps`` with an indent first lists every piece (a
+    config of 1.4M integers: 5M strings, 6x the size of the text)."""
+    buffer = io.StringIO()
+    write = buffer.write
+    for chunk in _ENCODER.iterencode(document):
+        write(chunk)
+    write("\n")
+    return buffer.getvalue()
 
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")

@@ -9,7 +9,6 @@ never hidden.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,14 +180,19 @@ def get(doc: Any, ptr: str, default: Any = ABSENT) -> Any:
 
 
 class Editor:
-    """Edits a private copy of a document and records every edit as a :class:`Change`.
+    """Edits a document without changing it, and records every edit as a :class:`Change`.
 
     Steps use it so they stay pure (the input is never touched) and cannot forget to
-    record what they did.
+    record what they did. ``doc`` shares every part no edit went into with the input: read
+    it, never write into it (write through :meth:`set` and :meth:`remove`).
     """
 
     def __init__(self, document: dict[str, Any], step: str) -> None:
-        self.doc = copy_json(document)
+        # copy on write: the root is copied here, a nested object or array only when an
+        # edit goes into it (a step touching 3 keys of a config with 100k proposal methods
+        # copies 3 paths, not the methods); the input is never changed
+        self.doc = dict(document)
+        self._own: dict[int, Any] = {id(self.doc): self.doc}  # the containers copied here
         self.step = step
         self.changes: list[Change] = []
         self.problems: list[Problem] = []
@@ -206,15 +210,19 @@ class Editor:
 
     # writing
     def set(self, ptr: str, value: Any, why: str, *, lossy: bool = False) -> None:
+        current = self.get(ptr)
+        if current is not ABSENT and current == value and type(current) is type(value):
+            return  # before the path is copied: an edit that changes nothing copies nothing
         parent, key = self._parent(ptr, create=True)
         before = parent.get(key, ABSENT) if isinstance(parent, dict) else parent[int(key)]
-        if before is not ABSENT and before == value and type(before) is type(value):
-            return
+        # one copy, shared by the document and the record: an edit into it later copies it
+        # first (it is not the editor's own), so the record keeps the value written
+        value = copy_json(value)
         if isinstance(parent, dict):
-            parent[key] = copy.deepcopy(value)
+            parent[key] = value
         else:
-            parent[int(key)] = copy.deepcopy(value)
-        self.changes.append(Change(self.step, ptr, before, copy.deepcopy(value), why, lossy))
+            parent[int(key)] = value
+        self.changes.append(Change(self.step, ptr, before, value, why, lossy))
 
     def add_default(self, ptr: str, value: Any, why: str) -> None:
         """Write ``value`` only when the key is absent."""
@@ -222,6 +230,8 @@ class Editor:
             self.set(ptr, value, why)
 
     def remove(self, ptr: str, why: str, *, lossy: bool = False) -> None:
+        if self.get(ptr) is ABSENT:
+            return
         parent, key = self._parent(ptr, create=False)
         if not isinstance(parent, dict) or key not in parent:
             return
@@ -266,12 +276,24 @@ class Editor:
                 if part not in node:
                     if not create:
                         return {}, parts[-1]
-                    node[part] = {}
+                    node[part] = self._owned({})
                 elif not isinstance(node[part], (dict, list)):
                     raise ValueError(f"{ptr}: {part!r} is not an object; a step must check first")
+                node[part] = self._writable(node[part])
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node[int(part)] = self._writable(node[int(part)])
                 node = node[int(part)]
             else:
                 return {}, parts[-1]
         return node, parts[-1]
+
+    def _writable(self, node: dict | list) -> dict | list:
+        """``node`` itself when this editor made it, else its shallow copy (made once)."""
+        if id(node) in self._own:
+            return node
+        return self._owned(dict(node) if isinstance(node, dict) else list(node))
+
+    def _owned(self, node: dict | list) -> dict | list:
+        self._own[id(node)] = node  # held here, so no other object can take its id
+        return node

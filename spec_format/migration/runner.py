@@ -8,7 +8,6 @@ re-validating the result against the target version's schema.
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,6 +15,7 @@ from typing import Any
 
 from spec_format import catalog, disputes, versions
 from spec_format.errors import MigrationRefused
+from spec_format.jsoncopy import copy_json, same_json
 from spec_format.migration import eras
 from spec_format.migration.agree import (
     ReaderOptions,
@@ -70,9 +70,7 @@ class MigrationResult:
 
     @property
     def changed(self) -> bool:
-        from spec_format.migration.output import dumps
-
-        return dumps(self.original) != dumps(self.document)
+        return not same_json(self.original, self.document)
 
     def __repr__(self) -> str:  # one line in a REPL; the documents are in .original/.document
         return (
@@ -115,15 +113,23 @@ def resolve_target(to: str | None) -> tuple[str, str]:
 
 
 def migrate(
-    document: dict[str, Any] | str | os.PathLike[str], options: MigrateOptions | None = None
+    document: dict[str, Any] | str | os.PathLike[str],
+    options: MigrateOptions | None = None,
+    *,
+    share_input: bool = False,
 ) -> MigrationResult:
     """Migrate a config: a parsed dict, or a ``config.json`` path or its directory. The input
     is never changed (neither the dict nor the file): ``result.document`` is a new document,
     which the caller writes where it wants. Raises :class:`MigrationRefused` when it cannot be
-    done as asked; otherwise returns the result (check ``target_errors`` before writing it)."""
+    done as asked; otherwise returns the result (check ``target_errors`` before writing it).
+
+    ``share_input=True``: the caller hands its dict over (as the CLI does with what it
+    parsed) and it is not copied; ``result.document`` then shares every part no step edited
+    with it, so neither may be changed in place afterwards."""
     options = options or MigrateOptions()
     if isinstance(document, dict):
-        document = copy.deepcopy(document)  # the caller's dict stays as it was
+        if not share_input:  # the result owes the caller's dict nothing
+            document = copy_json(document)
     else:
         from spec_format.documents import as_document
 
@@ -144,7 +150,7 @@ def migrate(
         source_version=detection.parsed, verifier=options.verifier, target_release=release
     )
     result = MigrationResult(
-        original=document,  # never changed: every step edits its own copy
+        original=document,  # never changed: each step copies only what it writes
         document=document,
         detection=detection,
         target=target,
@@ -153,9 +159,9 @@ def migrate(
     )
 
     def take(out) -> dict[str, Any]:
-        """One step's changes and problems; only the newest copy of the document is kept
-        (each step edits its own copy: a config of 100k proposal methods is held twice,
-        not once per step)."""
+        """One step's changes and problems, and its document (which shares every part the
+        step did not write with the one before: a config of 100k proposal methods is held
+        once, whatever the number of steps)."""
         result.changes.extend(out.changes)
         result.problems.extend(out.problems)
         return out.document

@@ -329,6 +329,55 @@ def test_an_expert_count_no_integer_holds_is_not_counted_as_dense(work, tmp_path
     assert run.returncode == 2 and "num_experts" in run.output, run.output
 
 
+@pytest.mark.parametrize(
+    ("literal", "gamma"), [("1e20", None), ("3.5", None), ('"3"', None), ("0", None), ("3.0", 3)]
+)
+def test_inspect_reads_speculative_tokens_as_the_schema_does(work, tmp_path, literal, gamma):
+    """A float with no fraction is the integer it spells (as for the schema); anything else
+    is no count of tokens: said as such, not as a missing key, and the economics wait for
+    --gamma."""
+    draft = shutil.copytree(work["draft"], tmp_path / "draft")
+    doc = json.loads((draft / "config.json").read_text())
+    doc["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = "VALUE"
+    (draft / "config.json").write_text(json.dumps(doc).replace('"VALUE"', literal))
+    run = run_limited("inspect", draft, "--cost-ratio", "0.2", "-f", "json")
+    clean(run)
+    assert run.returncode == 0, run.output
+    report = json.loads(run.stdout)
+    got = [e["gamma"] for e in report["economics"] if e["source"] == "speculative_tokens"]
+    assert got == ([gamma] if gamma else []), report["economics"]
+    if gamma is None:
+        assert any("not a whole number of tokens" in n for n in report["notes"]), report["notes"]
+
+
+@pytest.mark.parametrize("literal", ["1e20", "64.5", "1e+308", "1" + "0" * 30])
+@pytest.mark.parametrize("command", ["validate", "inspect"])
+def test_a_verifier_size_no_integer_holds_is_refused_when_read(work, tmp_path, literal, command):
+    """The verifier's sizes feed V001-V003 and inspect's counts: an unusable one is a usage
+    error naming the key, not a check silently skipped (validate said ok)."""
+    doc = json.loads((work["verifier"] / "config.json").read_text())
+    doc["hidden_size"] = "VALUE"
+    verifier = tmp_path / "verifier.json"
+    verifier.write_text(json.dumps(doc).replace('"VALUE"', literal))
+    run = run_limited(command, work["draft"], "--verifier", verifier)
+    clean(run)
+    assert run.returncode == 2 and "hidden_size is" in run.output, run.output
+
+
+@pytest.mark.parametrize("command", ["validate", "inspect"])
+def test_a_verifier_size_with_a_zero_fraction_is_the_integer(work, tmp_path, command):
+    doc = json.loads((work["verifier"] / "config.json").read_text())
+    doc["hidden_size"] = float(doc["hidden_size"] * 2)  # 128.0: the draft's is 64
+    verifier = tmp_path / "verifier.json"
+    verifier.write_text(json.dumps(doc))
+    run = run_limited(command, work["draft"], "--verifier", verifier)
+    clean(run)
+    if command == "validate":
+        assert run.returncode == 1 and "V001" in run.output, run.output
+    else:
+        assert run.returncode == 0, run.output
+
+
 # -- signals -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
 def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, sig):
@@ -498,25 +547,25 @@ def test_migrate_dash_o_dash_writes_stdout(work, tmp_path):
     assert not (ROOT / "-").exists()
 
 
-# -- migrate and the misspelled-key check cost what validate costs --------------------------------
+# -- migrate, fix and the misspelled-key check cost what validate costs --------------------------
 def _hostile_big(path: Path, kind: str) -> Path:
     doc = tiny_config("eagle3")
-    if kind == "100k-unknown-keys":  # the misspelled-key check looks at every one
-        doc.update({f"unknown_key_{i}": i for i in range(100_000)})
+    if kind == "300k-unknown-keys":  # the misspelled-key check looks at every one
+        doc.update({f"unknown_key_{i}": i for i in range(300_000)})
     elif kind == "1.5m-bad-items":
         doc["eagle_aux_hidden_state_layer_ids"] = ["x"] * 1_500_000
-    elif kind == "300k-integers":
-        doc["eagle_aux_hidden_state_layer_ids"] = list(range(300_000))
-    else:  # 30k proposal methods
+    elif kind == "1.4m-aux-ids":
+        doc["eagle_aux_hidden_state_layer_ids"] = list(range(1_400_000))
+    else:  # 100k proposal methods
         methods = doc["speculators_config"]["proposal_methods"]
-        doc["speculators_config"]["proposal_methods"] = [dict(methods[0]) for _ in range(30_000)]
+        doc["speculators_config"]["proposal_methods"] = [dict(methods[0]) for _ in range(100_000)]
     path.mkdir(parents=True, exist_ok=True)
     (path / "config.json").write_text(json.dumps(doc, separators=(",", ":")))
     return path / "config.json"
 
 
 def _best_of(pairs: int, *commands: tuple) -> list[tuple[float, int]]:
-    """Each command ``pairs`` times, interleaved (a burst of load hits both alike): the
+    """Each command ``pairs`` times, interleaved (a burst of load hits each alike): the
     least CPU seconds of each (what it costs when nothing competes) and its peak resident
     memory (the kernel's count, the same under load). RLIMIT_CPU and RLIMIT_AS stay as a
     safety net: a run that goes past them fails."""
@@ -532,17 +581,20 @@ def _best_of(pairs: int, *commands: tuple) -> list[tuple[float, int]]:
     return best
 
 
-@pytest.mark.slow  # three interleaved pairs of runs on multi-megabyte configs: 15-35 s
+@pytest.mark.slow  # three interleaved triples of runs on 2-15 MB configs: 20-45 s each
 @pytest.mark.parametrize(
-    "kind", ["100k-unknown-keys", "1.5m-bad-items", "300k-integers", "30k-proposal-methods"]
+    "kind", ["300k-unknown-keys", "1.5m-bad-items", "1.4m-aux-ids", "100k-proposal-methods"]
 )
-def test_migrate_stays_within_twice_validates_cpu_and_memory(tmp_path, kind):
-    """validate and migrate on the same input, three interleaved pairs: migrate's least CPU
-    within twice validate's (+ 0.5 s of start-up rounding), its peak memory within twice."""
+def test_migrate_and_fix_stay_within_twice_validates_cpu_and_memory(tmp_path, kind):
+    """validate, migrate and fix on the same input, three interleaved triples: the least
+    CPU of migrate and of fix within twice validate's (+ 0.5 s of start-up rounding), their
+    peak memory within twice (each rewrite copies only the paths it writes)."""
     cfg = _hostile_big(tmp_path / kind, kind)
-    (cpu, rss), (migrate_cpu, migrate_rss) = _best_of(3, ("validate", cfg), ("migrate", cfg))
-    assert migrate_rss <= 2 * rss, (migrate_rss, rss)
-    assert migrate_cpu <= 2 * cpu + 0.5, (migrate_cpu, cpu)
+    commands = (("validate", cfg), ("migrate", cfg), ("fix", cfg))
+    (cpu, rss), *rewrites = _best_of(3, *commands)
+    for (command, _), (their_cpu, their_rss) in zip(commands[1:], rewrites, strict=True):
+        assert their_rss <= 2 * rss, (command, their_rss, rss)
+        assert their_cpu <= 2 * cpu + 0.5, (command, their_cpu, cpu)
 
 
 @pytest.mark.slow  # two interleaved pairs of 300k-key configs: ~30 s

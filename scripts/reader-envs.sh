@@ -45,9 +45,16 @@ recipe() {
 }
 
 # What importing a draft model module and vLLM's model loader adds (found by importing
-# llama_eagle3 and DefaultModelLoader on CPU), installed without dependencies.
+# llama_eagle3 and DefaultModelLoader on CPU), installed without dependencies; 0.10.x's
+# model loader also imports compressed_tensors (at the version its metadata pins; 0.11.0
+# imports frozendict)
 model_recipe() {
-  echo "pillow cloudpickle setproctitle blake3 pybase64 gguf py-cpuinfo einops tqdm uvloop prometheus_client xgrammar apache-tvm-ffi fastapi starlette opentelemetry-api partial_json_parser llguidance"
+  local common="pillow cloudpickle setproctitle blake3 pybase64 gguf py-cpuinfo einops tqdm uvloop prometheus_client xgrammar apache-tvm-ffi fastapi annotated-doc starlette opentelemetry-api partial_json_parser llguidance"
+  case "$1" in
+    0.10.1) echo "$common compressed-tensors==0.10.2" ;;
+    0.10.2) echo "$common compressed-tensors==0.11.0 frozendict" ;;
+    *) echo "$common" ;;
+  esac
 }
 
 log() { printf '[reader-envs] %s\n' "$*" >&2; }
@@ -98,21 +105,21 @@ from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 
 # the model layer of a built environment (one install per model recipe, shared)
 model_layer() {
   local rel="$1" target="$CACHE/envs/$1" t=$SECONDS mdeps
-  mdeps="$CACHE/mdeps/$(model_recipe | sha256sum | cut -c1-16)"
+  mdeps="$CACHE/mdeps/$(model_recipe "$rel" | sha256sum | cut -c1-16)"
   if [[ ! -f "$mdeps/.ok" ]]; then
     rm -rf "$mdeps"
     # shellcheck disable=SC2046  # the recipe is a word list on purpose
     if ! "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --no-deps \
-        --target "$mdeps" $(model_recipe) \
+        --target "$mdeps" $(model_recipe "$rel") \
         2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2); then
       log "$rel: cannot install the model layer; its weight-contract tests will skip"
       return
     fi
-    model_recipe >"$mdeps/.ok"
+    model_recipe "$rel" >"$mdeps/.ok"
     stamp "model layer $((SECONDS - t))s"
   fi
   ln -sfn "../../mdeps/${mdeps##*/}" "$target/mdeps"
-  model_recipe >"$target/.model-ok"
+  model_recipe "$rel" >"$target/.model-ok"
 }
 
 # wheels, dependencies (one install per recipe) and unpacking, one release after another;
@@ -178,7 +185,7 @@ wait
 for rel in "${releases[@]}"; do
   target="$CACHE/envs/$rel"
   [[ -f "$target/.ok" ]] || continue
-  [[ -f "$target/.model-ok" && "$(cat "$target/.model-ok")" == "$(model_recipe)" ]] ||
+  [[ -f "$target/.model-ok" && "$(cat "$target/.model-ok")" == "$(model_recipe "$rel")" ]] ||
     model_layer "$rel"
 done
 stamp "all (${releases[*]}) $((SECONDS - all_start))s"

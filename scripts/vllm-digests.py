@@ -165,11 +165,19 @@ def eagle3_weights(path: Path) -> dict | None:
     under which config flag, and how ``load_weights`` fails on a tensor it has not built
     (``params_dict[name]``: a KeyError; ``AutoWeightsLoader``: a ValueError)."""
     with zipfile.ZipFile(path) as wheel:
-        if EAGLE3 not in wheel.namelist():
+        names = wheel.namelist()
+        if EAGLE3 not in names:
             return None
         src = wheel.read(EAGLE3).decode()
-    if "num_aux_hidden_states" in src:
-        aux = "eagle_aux_hidden_state_layer_ids"  # len(ids) when set, else 3
+        conversion = "".join(
+            wheel.read(n).decode() for n in names if n.startswith(SPECULATORS) and n.endswith(".py")
+        )
+    if re.search(r'eagle_config\.get\(\s*"eagle_aux_hidden_state_layer_ids"', src):
+        # sized by config.num_aux_hidden_states, else by the ids of config.eagle_config, else
+        # 3: the speculators conversion writes the ids at the top level and neither of those,
+        # so every speculators draft gets 3 (executed on 0.22, 0.24, 0.25, 0.31 to 0.33)
+        written = re.search(r"eagle_config|num_aux_hidden_states", conversion)
+        aux = "eagle_aux_hidden_state_layer_ids" if written else 3
     elif re.search(r"target_hidden_size \* 3", src):
         aux = 3
     else:
@@ -185,11 +193,23 @@ def eagle3_weights(path: Path) -> dict | None:
         unknown = "ValueError: There is no module or parameter named ... (AutoWeightsLoader)"
     else:
         raise SystemExit(f"{path.name}: {EAGLE3}: load_weights not recognised; read it and extend")
+    # what load_weights skips without an error: t2d always; input_norm unless norm_before_fc
+    dropped = {}
+    if re.search(r'if "t2d" in name:\s*continue', src):
+        dropped["t2d"] = None
+    # (skip_substrs before 0.29; from 0.29 a WeightsMapper renaming it to None)
+    if re.search(
+        r"if not self\.model\.norm_before_fc:\s*(skip_substrs\.append\(\"input_norm\.\"\)"
+        r'|orig_to_new_substr\["input_norm\."\] = None)',
+        src,
+    ):
+        dropped["input_norm.weight"] = "norm_before_fc"
     return {
         "status": "read-not-executed",
         "from": EAGLE3,
         "fc_aux_layers": aux,
         "optional": builds,
+        "dropped": dropped,
         "unknown_tensor": unknown,
     }
 

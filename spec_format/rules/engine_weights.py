@@ -7,7 +7,8 @@ builds for each decoder family (``layer_norms``: Qwen3-style ``q_norm``/``k_norm
 the load fails on a tensor it has not built. An ``executed`` block is checked by building the
 release's drafter on CPU and loading test checkpoints (tests/readers/test_weight_contract.py);
 a ``read-not-executed`` one is read from the release's source by ``scripts/vllm-digests.py``
-and has no ``dropped``/``layer_norms`` facts, so those checks wait for execution.
+(its ``dropped`` are the skips ``load_weights`` states) and has no ``layer_norms`` facts, so
+that check waits for execution.
 
 The draft's tensors are the checkpoint's when weights are given, else the ones its config
 implies (the type's tensor contract). A release builds an optional module only when its model

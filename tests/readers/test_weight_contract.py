@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -84,40 +85,61 @@ def drafts(tmp_path_factory):
     return out
 
 
+def _probe(rid: str, drafts: dict) -> dict:
+    """What the release did with every draft (one probe process for all of them)."""
+    env = oracle.env_path(readers.release(*rid.split("==")))
+    stdin = "".join(
+        json.dumps({"draft": str(d), "verifier": str(v)}) + "\n" for _, d, v in drafts.values()
+    )
+    proc = subprocess.run(
+        [str(oracle.BASE_PYTHON), str(PROBE)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": f"{env / 'src'}:{env / 'deps'}:{env / 'mdeps'}",
+        },
+    )
+    assert proc.returncode == 0, f"weights probe for {rid} failed:\n{proc.stderr[-3000:]}"
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
+    return dict(zip(CASES, lines, strict=True))
+
+
+def _ready(rid: str) -> bool:
+    env = oracle.env_path(readers.release(*rid.split("==")))
+    return (env / ".model-ok").is_file() and oracle.BASE_PYTHON.exists()
+
+
 @pytest.fixture(scope="module")
-def answers(drafts):
-    """rid -> name -> what the release did (one probe process per release)."""
+def answers(drafts, request):
+    """rid -> name -> what the release did. The releases the session's selected tests ask
+    about (after -k) are probed up front, two at a time (most of a probe is importing vLLM,
+    one core each; the 2-core CI machine runs two at once)."""
+    selected = {
+        params["rid"]
+        for item in request.session.items
+        if "rid" in (params := getattr(getattr(item, "callspec", None), "params", {}))
+        and item.module is request.module
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {rid: pool.submit(_probe, rid, drafts) for rid in sorted(selected) if _ready(rid)}
     cache: dict[str, dict] = {}
 
     def get(rid: str) -> dict:
+        if not _ready(rid):
+            reason = (
+                f"no model layer for {rid} in {oracle.env_path(readers.release(*rid.split('==')))}"
+            )
+            reason += " (scripts/reader-envs.sh builds it)"
+            if os.environ.get("CI") == "true":
+                pytest.fail(reason)
+            pytest.skip(reason)
         if rid not in cache:
-            rel = readers.release(*rid.split("=="))
-            env = oracle.env_path(rel)
-            if not ((env / ".model-ok").is_file() and oracle.BASE_PYTHON.exists()):
-                reason = f"no model layer for {rid} in {env} (scripts/reader-envs.sh builds it)"
-                if os.environ.get("CI") == "true":
-                    pytest.fail(reason)
-                pytest.skip(reason)
-            stdin = "".join(
-                json.dumps({"draft": str(d), "verifier": str(v)}) + "\n"
-                for _, d, v in drafts.values()
-            )
-            proc = subprocess.run(
-                [str(oracle.BASE_PYTHON), str(PROBE)],
-                input=stdin,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                env={
-                    **os.environ,
-                    "PYTHONDONTWRITEBYTECODE": "1",
-                    "HF_HUB_OFFLINE": "1",
-                    "PYTHONPATH": f"{env / 'src'}:{env / 'deps'}:{env / 'mdeps'}",
-                },
-            )
-            assert proc.returncode == 0, f"weights probe for {rid} failed:\n{proc.stderr[-3000:]}"
-            lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
-            cache[rid] = dict(zip(CASES, lines, strict=True))
+            cache[rid] = futures[rid].result() if rid in futures else _probe(rid, drafts)
         return cache[rid]
 
     return get

@@ -58,6 +58,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
     from vllm.engine.arg_utils import EngineArgs
     from vllm.model_executor.model_loader import get_model_loader
     from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig
 
     try:
         from vllm.utils.torch_utils import set_default_torch_dtype
@@ -116,13 +117,26 @@ def _where(tensor: torch.Tensor, params: dict[str, torch.Tensor]) -> str | None:
     return None
 
 
+def _speculative(draft: str) -> dict | None:
+    """The speculative settings the release takes from a speculators draft. 0.10.x has no
+    ``maybe_override_with_speculators``: its ``EngineArgs.create_speculative_config`` reads
+    the draft with ``get_config`` and, for a ``SpeculatorsConfig``, takes the method and token
+    count from its attributes; the same three keys are built here from the same reading."""
+    if hasattr(vconfig, "maybe_override_with_speculators"):
+        return vconfig.maybe_override_with_speculators(
+            model=draft, tokenizer=None, trust_remote_code=False
+        )[2]
+    hf = vconfig.get_config(draft, trust_remote_code=False)
+    if not isinstance(hf, SpeculatorsConfig):
+        return None
+    return {"num_speculative_tokens": hf.num_lookahead_tokens, "model": draft, "method": hf.method}
+
+
 def load(request: dict) -> dict:
     out = {"stage": None, "error": None, "class": None}
     draft, verifier = request["draft"], request["verifier"]
     try:
-        _, _, spec = vconfig.maybe_override_with_speculators(
-            model=draft, tokenizer=None, trust_remote_code=False
-        )
+        spec = _speculative(draft)
         if spec is None:
             raise ValueError("not detected as a speculators checkpoint")
         args = EngineArgs(

@@ -19,7 +19,7 @@ def _invalid() -> list[Path]:
     """One name per failing case of a rule that is a whole config document validated alone
     (the regression configs from real reports): ``tests/rules/cases/<ID>/<case>``. The name
     is no file: :func:`load_case` reads the case from ``<ID>.json``, and ``.parent.name`` is
-    the rule, ``.stem`` the case."""
+    the rule, ``.name`` the case (names may hold dots: never ``.stem``)."""
     out = []
     for path in sorted(RULE_CASES.glob("*.json")):
         for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:

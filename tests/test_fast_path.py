@@ -32,7 +32,7 @@ def _configs():
     for p in VALID + RELEASES:
         yield p.stem, json.loads(p.read_text())
     for p in INVALID:
-        yield f"{p.parent.name}/{p.stem}", load_case(p)["config"]
+        yield f"{p.parent.name}/{p.name}", load_case(p)["config"]
 
 
 def _schema_valid(config, version) -> bool:

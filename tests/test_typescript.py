@@ -136,7 +136,7 @@ def _negatives() -> tuple[str, dict[str, tuple[int, int, set[int]]]]:
         for f in findings:
             pointer = f.pointer if f.pointer in lines else f.pointer.rsplit("/", 1)[0]
             expected.add(lines[pointer] + 1)  # tsc counts lines from 1
-        where[f"{path.parent.name}/{path.stem}"] = (start + 1, len(text), expected)
+        where[f"{path.parent.name}/{path.name}"] = (start + 1, len(text), expected)
     return "\n".join(text) + "\n", where
 
 

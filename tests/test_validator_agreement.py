@@ -43,7 +43,7 @@ def _cases(tmp_path):
         case = load_case(path)
         schema_layer = any(rule.startswith("S1") for rule in case["expect"])
         # every negative case is compared; only the schema-layer ones must fail in Ajv
-        target = tmp_path / path.parent.name / path.stem / "config.json"
+        target = tmp_path / path.parent.name / path.name / "config.json"
         target.parent.mkdir(parents=True)
         target.write_text(json.dumps(case["config"]), encoding="utf-8")
         expected = False if schema_layer else None

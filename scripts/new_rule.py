@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spec_format import catalog  # noqa: E402
+from spec_format.facts import catalog  # noqa: E402
 from spec_format.rules import registry  # noqa: E402
 from spec_format.rules.base import DOC_FOLDER, LAYER_PREFIX, Layer  # noqa: E402
 
@@ -144,8 +144,8 @@ def _add_class(layer: Layer, source: str) -> Path:
     package = re.search(r"^from spec_format import (.+)$", text, re.M)
     if package is None:
         text = text.replace(
-            "from spec_format.report import",
-            "from spec_format import catalog\nfrom spec_format.report import",
+            "from spec_format.base.report import",
+            "from spec_format import catalog\nfrom spec_format.base.report import",
             1,
         )
     elif "catalog" not in package.group(1).split(", "):

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from spec_format import catalog, readers
-from spec_format.contract import expected_tensors
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, readers
+from spec_format.facts.contract import expected_tensors
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.engines import named_engines
 

@@ -16,9 +16,9 @@ import copy
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from spec_format.contract import diff_tensors, expected_tensors
-from spec_format.contract.loader import ContractError
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts.contract import diff_tensors, expected_tensors
+from spec_format.facts.contract.loader import ContractError
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import contract_diff, expectations
 

@@ -1,6 +1,6 @@
 """The weights layer (W), shared part: the config against the tensor names, shapes and dtypes.
 
-Every W check compares the safetensors headers (read by :mod:`spec_format.checkpoint`, never
+Every W check compares the safetensors headers (read by :mod:`spec_format.parsers.checkpoint`, never
 the tensor bytes) with the type's tensor contract (``schema/tensors/<type>.json``). This
 module holds what the W rules share: the contract expanded for a config and its difference
 from the headers (computed once per context), the layer counting, the file a finding points
@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from spec_format import catalog
-from spec_format.contract import (
+from spec_format.base.report import Severity
+from spec_format.facts import catalog
+from spec_format.facts.contract import (
     UNKNOWN,
     ContractDiff,
     ContractError,
@@ -29,7 +30,6 @@ from spec_format.contract import (
     diff_tensors,
     expected_tensors,
 )
-from spec_format.report import Severity
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 CONTRACT_TYPES = tuple(available_types())

@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema"
-STEPS = ROOT / "spec_format" / "migration" / "steps"
+STEPS = ROOT / "spec_format" / "rewrites" / "migration" / "steps"
 VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 
 

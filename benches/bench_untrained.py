@@ -34,14 +34,14 @@ ROOT = HERE.parent.parent
 
 
 def d011(path: Path) -> list[str]:
-    from spec_format.validation import ValidateOptions, validate
+    from spec_format.engine.validation import ValidateOptions, validate
 
     report = validate([str(path)], ValidateOptions(scan_weights=True, select=frozenset({"D011"})))
     return [f.message for fr in report.files for f in fr.findings if f.rule == "D011"]
 
 
 def built_checkpoints(work: Path):
-    from spec_format import catalog
+    from spec_format.facts import catalog
     from spec_format.testing.builder import build_checkpoint, tiny_config
 
     for model_type in catalog.current_types():
@@ -93,7 +93,7 @@ def converted_checkpoints(work: Path):
 
 
 def scan_seconds(path: Path, rules: frozenset, repeat: int) -> float:
-    from spec_format.validation import ValidateOptions, validate
+    from spec_format.engine.validation import ValidateOptions, validate
 
     options = ValidateOptions(scan_weights=True, select=rules)
     validate([str(path)], options)  # warm the page cache and the contracts
@@ -107,8 +107,8 @@ def scan_seconds(path: Path, rules: frozenset, repeat: int) -> float:
 
 def bare_scan_seconds(path: Path, observe: bool, repeat: int) -> float:
     """The NaN/Inf scan of every tensor (``scan_tensor``) with and without the observers."""
-    from spec_format import weightstats
-    from spec_format.checkpoint import load_checkpoint
+    from spec_format.parsers import weightstats
+    from spec_format.parsers.checkpoint import load_checkpoint
     from spec_format.rules.vocab import SCAN_CHUNK_BYTES, scan_tensor
 
     buffer = bytearray(SCAN_CHUNK_BYTES)

@@ -96,7 +96,7 @@ def evict(path: Path) -> None:
 def child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool) -> dict:
     """One measurement, run in its own process; prints a JSON object."""
     t_import = time.perf_counter()
-    from spec_format.validation import ValidateOptions, validate
+    from spec_format.engine.validation import ValidateOptions, validate
 
     import_s = time.perf_counter() - t_import
     out: dict = {"mode": mode, "cold": cold, "import_s": import_s}
@@ -128,7 +128,7 @@ def child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool) -> dict:
     elif mode == "raw-read":
         # the scan's own I/O (same checkpoint reader, same 2 MiB buffer, same preadv calls)
         # without the bit test: the bandwidth ceiling of the scan on this machine
-        from spec_format.checkpoint import load_checkpoint
+        from spec_format.parsers.checkpoint import load_checkpoint
         from spec_format.rules.vocab import SCAN_CHUNK_BYTES
 
         buffer = bytearray(SCAN_CHUNK_BYTES)
@@ -356,7 +356,7 @@ def report(results: dict) -> str:
             f"| first `validate` call in a process (tiny checkpoint: loads schemas, contracts) | "
             f"{h['first_call_tiny_s'] * 1e3:.0f} ms | | | |"
         )
-        out.append(f"| importing `spec_format.validation` | {h['import_s'] * 1e3:.0f} ms | | | |")
+        out.append(f"| importing `spec_format.engine.validation` | {h['import_s'] * 1e3:.0f} ms | | | |")
         out.append(
             f"| `specfmt validate DIR -q` (CLI wall time: interpreter, imports, run) | "
             f"{med(run['cli_s']) * 1e3:.0f} ms | | | |"

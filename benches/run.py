@@ -266,7 +266,7 @@ def _module_version(name: str) -> str:
 _IN_PROCESS = r"""
 import json, sys, time
 paths = open(sys.argv[1]).read().split()
-from spec_format.validation import validate
+from spec_format.engine.validation import validate
 validate(paths[:100])  # warm-up: imports, per-(type, version) caches
 t = time.process_time()
 report = validate(paths)
@@ -381,7 +381,7 @@ _SCAN = r"""
 import json, sys, time
 from pathlib import Path
 import numpy  # imported by the first scan_tensor call: not part of the scan's time
-from spec_format.checkpoint import load_checkpoint
+from spec_format.parsers.checkpoint import load_checkpoint
 from spec_format.rules.vocab import SCAN_CHUNK_BYTES, scan_tensor
 ckpt = load_checkpoint(sys.argv[1])
 buffer = bytearray(SCAN_CHUNK_BYTES)

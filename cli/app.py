@@ -217,9 +217,9 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
+    from spec_format.base.oserror import StreamFailure
     from spec_format.cli.common import flush_stdout
     from spec_format.cli.plainhelp import run
-    from spec_format.oserror import StreamFailure
 
     try:  # --help and --version write outside any command's error handling
         try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from spec_format.errors import SpecfmtError
+from spec_format.base.errors import SpecfmtError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -82,7 +82,7 @@ def verifier_option(help: str):
     return typer.Option(None, "--verifier", help=help, metavar="PATH|hf://ORG/NAME")
 
 
-#: --config / --isolated, shared by validate, fix and migrate (see spec_format.settings)
+#: --config / --isolated, shared by validate, fix and migrate (see spec_format.engine.settings)
 def config_option():
     return typer.Option(
         None,
@@ -124,7 +124,7 @@ def use_color(stream: Any) -> bool:
 
 
 def progress_display(text_output: bool) -> Any:
-    """The display of :mod:`spec_format.progress` for this run: a transient rich bar on
+    """The display of :mod:`spec_format.base.progress` for this run: a transient rich bar on
     stderr when stderr is a terminal and the output is text; otherwise None (nothing shown
     in pipes, CI logs, or next to JSON/SARIF/GitHub output)."""
     try:
@@ -258,8 +258,8 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from spec_format.oserror import as_error
-        from spec_format.signals import Terminated, terminate_like_interrupt
+        from spec_format.base.oserror import as_error
+        from spec_format.base.signals import Terminated, terminate_like_interrupt
 
         try:
             try:
@@ -307,9 +307,9 @@ def stdout() -> Any:
 
 def flush_stdout() -> None:
     """Flush standard output; a failure (``> /dev/full``, a closed stdout) is a
-    :class:`~spec_format.oserror.StreamFailure` (exit 3), and the rest of the output is
+    :class:`~spec_format.base.oserror.StreamFailure` (exit 3), and the rest of the output is
     discarded so that the interpreter's own flush at exit does not fail again."""
-    from spec_format.oserror import stdout_failure
+    from spec_format.base.oserror import stdout_failure
 
     stream = sys.stdout
     if stream is None:
@@ -350,7 +350,7 @@ class PipeSafeStdout:
         self.failure: Exception | None = None
 
     def _failed(self, exc: OSError) -> Exception:
-        from spec_format.oserror import stdout_failure
+        from spec_format.base.oserror import stdout_failure
 
         _discard_fd(self._stream)
         self.failure = self.failure or stdout_failure(exc)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from spec_format.base.jsonout import dumps
 from spec_format.cli.common import (
     ExitCode,
     ReportFormat,
@@ -16,11 +17,10 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-from spec_format.jsonout import dumps
 
 
 def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
-    from spec_format.errors import UsageError
+    from spec_format.base.errors import UsageError
 
     if not values:
         return None
@@ -43,7 +43,7 @@ MAX_SHARD_BYTES = 10**18
 
 def _size(text: str | None) -> int | None:
     """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
-    from spec_format.errors import UsageError
+    from spec_format.base.errors import UsageError
 
     if text is None:
         return None
@@ -112,11 +112,11 @@ def convert_command(
     (nothing written); 2 usage error or a refused conversion (nothing written); 3 the source
     could not be read.
     """
-    from spec_format import catalog
     from spec_format.convert.plan import Request
     from spec_format.convert.run import convert, load_verifier_ref
     from spec_format.convert.write import parse_dtype
-    from spec_format.migration import resolve_target
+    from spec_format.facts import catalog
+    from spec_format.rewrites.migration import resolve_target
 
     line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
     request = Request(
@@ -146,8 +146,8 @@ def _at(config, pointer: str):
 
 
 def render_text(result, dry_run: bool) -> str:
-    from spec_format.catalog import record
-    from spec_format.migration.output import dumps
+    from spec_format.facts.catalog import record
+    from spec_format.rewrites.migration.output import dumps
 
     plan = result.plan
     model_type = plan.config.get("speculators_model_type")

@@ -28,7 +28,7 @@ from spec_format.cli.rewrite_common import (
 )
 
 if TYPE_CHECKING:
-    from spec_format import rewrite
+    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -71,10 +71,10 @@ def fix_command(
     change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format import rewrite
     from spec_format.cli.convert_cmd import _aux_ids
-    from spec_format.fixing import FixOptions
-    from spec_format.verifier import load_verifier
+    from spec_format.parsers.verifier import load_verifier
+    from spec_format.rewrites import rewrite
+    from spec_format.rewrites.fixing import FixOptions
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None

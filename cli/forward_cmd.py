@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from spec_format.base.jsonout import dumps
 from spec_format.cli.common import (
     ReportFormat,
     handle_errors,
@@ -18,7 +19,6 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-from spec_format.jsonout import dumps
 
 
 class Device(str, enum.Enum):
@@ -85,11 +85,11 @@ def forward_command(
     tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond
     the reference's limits, 3 an input could not be read or --dump could not be written.
     """
-    from spec_format import progress
+    from spec_format.base import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
     if verifier and verifier.startswith("hf://"):
-        from spec_format.errors import UsageError
+        from spec_format.base.errors import UsageError
 
         repo, _, rev = verifier.removeprefix("hf://").partition("@")
         revision = f" --revision {rev}" if rev else ""

@@ -20,7 +20,7 @@ def history_command(
     ),
 ) -> None:
     """List the known format versions and what each migration step changes."""
-    from spec_format import history
+    from spec_format.rewrites import history
 
     if report_format.value == "json":
         sys.stdout.write(json.dumps(history.history(), indent=2) + "\n")

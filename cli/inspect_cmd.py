@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from spec_format.base.errors import UsageError
+from spec_format.base.jsonout import dumps
 from spec_format.cli.common import (
     ReportFormat,
     handle_errors,
@@ -13,8 +15,6 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-from spec_format.errors import UsageError
-from spec_format.jsonout import dumps
 
 
 def _floats(values: list[str] | None) -> tuple[float, ...]:

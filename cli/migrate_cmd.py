@@ -28,7 +28,7 @@ from spec_format.cli.rewrite_common import (
 )
 
 if TYPE_CHECKING:
-    from spec_format import rewrite
+    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -68,9 +68,9 @@ def migrate_command(
     (the result fails the target schema although the input passed).
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format import rewrite
-    from spec_format.migration import MigrateOptions
-    from spec_format.verifier import load_verifier
+    from spec_format.parsers.verifier import load_verifier
+    from spec_format.rewrites import rewrite
+    from spec_format.rewrites.migration import MigrateOptions
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None

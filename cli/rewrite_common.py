@@ -1,6 +1,6 @@
 """Options and rendering shared by ``specfmt migrate`` and ``specfmt fix``; the pipeline
 itself (read, rewrite, write, batch, per-file errors) is the library's
-:mod:`spec_format.rewrite`."""
+:mod:`spec_format.rewrites.rewrite`."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from spec_format.base.jsonout import dumps
 from spec_format.cli.common import ExitCode, print_error, use_color
-from spec_format.jsonout import dumps
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
-    from spec_format import rewrite
-    from spec_format.migration.records import Change, Problem
+    from spec_format.rewrites import rewrite
+    from spec_format.rewrites.migration.records import Change, Problem
 
 
 def paths_argument():
@@ -49,7 +49,7 @@ def backup_option():
 def write_options(
     output: Path | None, in_place: bool, backup: bool, dry_run: bool, check: bool
 ) -> rewrite.WriteOptions:
-    from spec_format import rewrite
+    from spec_format.rewrites import rewrite
 
     if output is not None and str(output) == "-":  # `-o -`: standard output, as `-` reads stdin
         output = None
@@ -94,7 +94,7 @@ def render_text(
     if outcome.formatting_only:  # not a change: say so once, and what differs
         lines += fit(f"  {FORMATTING_ONLY}")
     if opts.dry_run and outcome.changed:
-        from spec_format.migration.output import colour_diff
+        from spec_format.rewrites.migration.output import colour_diff
 
         diff = outcome.diff()
         lines.append("")
@@ -119,9 +119,9 @@ def engines_by_input(
     paths: list[Path], flag: list[str] | None, config: Path | None, isolated: bool
 ) -> dict[str, tuple[str, ...]]:
     """The engines of each input: --engine, else ``engine`` of its configuration file
-    (spec_format.settings); an unknown engine is a usage error here, before any write."""
-    from spec_format import settings
-    from spec_format.disputes import parse_engines
+    (spec_format.engine.settings); an unknown engine is a usage error here, before any write."""
+    from spec_format.engine import settings
+    from spec_format.facts.disputes import parse_engines
 
     parse_engines(flag or ())
     return {
@@ -146,7 +146,7 @@ def run_files(
     writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
     list with one object per input.
     """
-    from spec_format import rewrite
+    from spec_format.rewrites import rewrite
 
     results = []
     would_change = failed = stuck = 0

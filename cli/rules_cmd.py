@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from spec_format.base.errors import UsageError
 from spec_format.cli.common import handle_errors, stdout
-from spec_format.errors import UsageError
 
 if TYPE_CHECKING:
     from spec_format.rules import registry
@@ -87,7 +87,7 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
-    from spec_format.notes import NOTES
+    from spec_format.base.notes import NOTES
 
     note = NOTES.get(rule_id.upper()) or next(
         (n for n in NOTES.values() if n.name == rule_id), None

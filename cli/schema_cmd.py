@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spec_format import catalog, export, versions
 from spec_format.cli.common import handle_errors, stdout
+from spec_format.facts import catalog, export, versions
 
 schema_app = typer.Typer(
     name="schema",
@@ -133,7 +133,7 @@ def vscode_command(
     name = export.root_name(version)
     if url is None:
         if strict:
-            from spec_format.export_strict import strict_file
+            from spec_format.facts.export_strict import strict_file
 
             chosen = strict_file(version)
         else:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import typer
 
-from spec_format import progress
+from spec_format.base import progress
+from spec_format.base.jsonout import dumps
+from spec_format.base.report import Report
 from spec_format.cli.common import (
     Color,
     config_option,
@@ -20,18 +22,16 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-from spec_format.jsonout import dumps
+from spec_format.engine.validation import ValidateOptions, Validation
 from spec_format.render import RENDERERS, render
-from spec_format.report import Report
 from spec_format.rules.base import Profile
-from spec_format.validation import ValidateOptions, Validation
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
 
 
 def _ids(values: list[str] | None, option: str) -> frozenset[str] | None:
     """None when the flag was not given (the configuration's value applies)."""
-    from spec_format.validation import rule_ids
+    from spec_format.engine.validation import rule_ids
 
     return None if values is None else rule_ids(values, option)
 
@@ -98,7 +98,7 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
-    from spec_format import settings
+    from spec_format.engine import settings
 
     select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")
     # every run is set up (its usage errors raised) before any input is checked or printed
@@ -142,8 +142,8 @@ def _streamed(runs: list, output_format: str, color: bool | None, verbosity: int
     """Text or JSON output, written as each input is checked; only the tally and the notes
     are kept, never a reported input. Returns the exit status. A JSON document stopped
     part-way (Ctrl-C, SIGTERM) is still closed, so it stays valid JSON."""
-    from spec_format import settings
-    from spec_format.report import Tally
+    from spec_format.base.report import Tally
+    from spec_format.engine import settings
 
     if output_format == "json":
         from spec_format.render.json_out import JsonStream as Stream
@@ -172,7 +172,7 @@ def _streamed(runs: list, output_format: str, color: bool | None, verbosity: int
 def render_statistics(report: Report, fmt: str, out) -> None:
     """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
 
-    from spec_format.errors import UsageError
+    from spec_format.base.errors import UsageError
 
     rows = report.statistics()
     if fmt == "json":

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "safet
 import safetensors  # noqa: E402
 from header_gen import generated, mutated  # noqa: E402
 
-from spec_format.safetensors import BytesSource, HeaderErrorKind, scan_header  # noqa: E402
+from spec_format.parsers.safetensors import BytesSource, HeaderErrorKind, scan_header  # noqa: E402
 
 
 def problem(blob: bytes) -> str | None:

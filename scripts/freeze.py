@@ -22,11 +22,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, export
+from spec_format.facts import catalog, export
 
 # the bundler's table of keywords that hold subschemas, so a property called "description"
 # is never taken for the annotation
-from spec_format.export import _SCHEMA_LIST, _SCHEMA_MAP, _SCHEMA_ONE
+from spec_format.facts.export import _SCHEMA_LIST, _SCHEMA_MAP, _SCHEMA_ONE
 
 ROOT = Path(__file__).resolve().parent.parent
 FROZEN = ROOT / "schema" / "frozen.json"

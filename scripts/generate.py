@@ -53,7 +53,7 @@ def models() -> dict[str, str]:
     committed export cannot leak in; the shared options are ``[tool.datamodel-codegen]`` in
     pyproject.toml, the per-version input, output and header come from the catalog.
     """
-    from spec_format import export
+    from spec_format.facts import export
 
     out: dict[str, str] = {}
     versions = list(_catalog()["versions"])
@@ -101,7 +101,7 @@ def models() -> dict[str, str]:
 def bundled_schemas() -> dict[str, str]:
     """Self-contained JSON Schemas (2020-12 and draft-07) per version, as `specfmt schema
     export` writes them."""
-    from spec_format import export
+    from spec_format.facts import export
 
     files = export.export_all(drafts=tuple(export.Draft))
     out = {f"generated/schemas/{f.path}": f.text for f in files}
@@ -114,7 +114,7 @@ def typescript() -> dict[str, str]:
     """TypeScript declarations per type and version (json-schema-to-typescript, Node.js)."""
     from gen_typescript import generate
 
-    from spec_format import export
+    from spec_format.facts import export
 
     # the roots keep oneOf + discriminator here: that is what becomes the tagged union
     files = export.export_all(codegen=True)
@@ -221,7 +221,7 @@ def _freeze(versions: list[str], record_defs: bool) -> int:
     """The explicit freezing commands (scripts/freeze.py); nothing else is regenerated."""
     import freeze
 
-    from spec_format.errors import UsageError
+    from spec_format.base.errors import UsageError
 
     if versions:
         try:

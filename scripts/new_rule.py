@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spec_format import catalog  # noqa: E402
+from spec_format.facts import catalog  # noqa: E402
 from spec_format.rules import registry  # noqa: E402
 from spec_format.rules.base import DOC_FOLDER, LAYER_PREFIX, Layer  # noqa: E402
 
@@ -141,16 +141,16 @@ def _add_class(layer: Layer, source: str) -> Path:
     names = sorted({*(n.strip() for n in base.group(1).split(",")), "Status"})
     text = text.replace(base.group(0), f"from spec_format.rules.base import {', '.join(names)}")
     # rules select types through the catalog (a family), never by a list of names
-    package = re.search(r"^from spec_format import (.+)$", text, re.M)
+    package = re.search(r"^from spec_format\.facts import (.+)$", text, re.M)
     if package is None:
         text = text.replace(
-            "from spec_format.report import",
-            "from spec_format import catalog\nfrom spec_format.report import",
+            "from spec_format.base.report import",
+            "from spec_format.facts import catalog\nfrom spec_format.base.report import",
             1,
         )
     elif "catalog" not in package.group(1).split(", "):
         names = sorted({*(n.strip() for n in package.group(1).split(",")), "catalog"})
-        text = text.replace(package.group(0), f"from spec_format import {', '.join(names)}")
+        text = text.replace(package.group(0), f"from spec_format.facts import {', '.join(names)}")
     path.write_text(text.rstrip("\n") + "\n" + source, encoding="utf-8")
     return path
 

@@ -7,8 +7,8 @@ Creates, from the latest version:
   version starts with exactly the latest one's meaning);
 * the catalog entry (``schema/catalog.json``: release ``X.Y.0``, the same types, and
   ``latest``);
-* an identity migration step ``spec_format/migration/steps/vA_B_to_vX_Y.py``, registered in
-  ``spec_format/migration/steps/__init__.py``;
+* an identity migration step ``spec_format/rewrites/migration/steps/vA_B_to_vX_Y.py``, registered in
+  ``spec_format/rewrites/migration/steps/__init__.py``;
 
 then regenerates models, exported schemas, TypeScript and docs (``scripts/generate.py``)
 and records the new version's digests in ``schema/frozen.json`` (re-run
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema"
-STEPS = ROOT / "spec_format" / "migration" / "steps"
+STEPS = ROOT / "spec_format" / "rewrites" / "migration" / "steps"
 VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 
 
@@ -78,7 +78,7 @@ Describe here what the {target} release changed, and make upgrade/downgrade do i
 
 from __future__ import annotations
 
-from spec_format.migration.records import Editor, StepOutput
+from spec_format.rewrites.migration.records import Editor, StepOutput
 
 SOURCE = "{source}"
 TARGET = "{target}"

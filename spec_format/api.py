@@ -21,19 +21,21 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spec_format import documents, rewrite, schemas
-from spec_format.errors import InputError, InternalError, SpecfmtError
-from spec_format.fixing import FixOptions
-from spec_format.migration.runner import MigrateOptions
-from spec_format.report import FileReport, Finding, Report, Severity
-from spec_format.rules.base import Layer, Profile
-from spec_format.rules.registry import RULES
-from spec_format.validation import (
+from spec_format.base.errors import InputError, InternalError, SpecfmtError
+from spec_format.base.report import FileReport, Finding, Report, Severity
+from spec_format.engine.validation import (
     ValidateOptions,
     check_config_file,
     validate,
     validate_config,
 )
+from spec_format.facts import schemas
+from spec_format.parsers import documents
+from spec_format.rewrites import rewrite
+from spec_format.rewrites.fixing import FixOptions
+from spec_format.rewrites.migration.runner import MigrateOptions
+from spec_format.rules.base import Layer, Profile
+from spec_format.rules.registry import RULES
 
 __all__ = [
     "ConfigInvalid",
@@ -110,7 +112,7 @@ def load_config(
     checked against its JSON Schema; cross-field, consumer and weight rules are not run
     (that is :func:`validate`'s job). Unknown keys are kept, as speculators keeps them.
 
-    Raises :class:`~spec_format.errors.InputError` when the file cannot be read or parsed, and
+    Raises :class:`~spec_format.base.errors.InputError` when the file cannot be read or parsed, and
     :class:`ConfigInvalid` (with the findings) when it does not match the schema.
 
     >>> config = load_config("examples/qwen3-8b-eagle3")
@@ -159,14 +161,14 @@ def migrate_files(
     paths: Paths, options: MigrateOptions | None = None, **write: Any
 ) -> list[FileResult]:
     """Migrate config files (``config.json`` paths or their directories) and write each where
-    the keywords of :class:`~spec_format.rewrite.WriteOptions` say: ``in_place=True``
+    the keywords of :class:`~spec_format.rewrites.rewrite.WriteOptions` say: ``in_place=True``
     (atomically; ``backup=True`` keeps ``NAME.bak``), ``output=PATH`` (one input), or nowhere
     (``check=True``, ``dry_run=True``, or no keyword: ``result.outcome.after`` holds the
     text). This is ``specfmt migrate``'s pipeline: the same writer, which never replaces a
     non-regular file and leaves no partial file, and one
-    :class:`~spec_format.rewrite.FileResult` per input, in order. An input that cannot be
+    :class:`~spec_format.rewrites.rewrite.FileResult` per input, in order. An input that cannot be
     read or migrated does not stop the others: its result holds the error and exit code.
-    Raises :class:`~spec_format.errors.UsageError` for keywords that exclude each other,
+    Raises :class:`~spec_format.base.errors.UsageError` for keywords that exclude each other,
     before anything is read.
 
     >>> results = migrate_files("examples/qwen3-8b-eagle3", check=True)

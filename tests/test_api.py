@@ -8,7 +8,8 @@ import re
 import pytest
 
 import spec_format
-from spec_format import api, export
+from spec_format import api
+from spec_format.facts import export
 from tests.common import EXAMPLES, ROOT
 
 
@@ -50,8 +51,8 @@ def test_public_names():
 
 
 def test_api_functions_are_the_library_functions():
-    from spec_format.migration import MigrationResult, migrate
-    from spec_format.validation import ValidateOptions, validate
+    from spec_format.engine.validation import ValidateOptions, validate
+    from spec_format.rewrites.migration import MigrationResult, migrate
 
     assert spec_format.validate is validate and spec_format.migrate is migrate
     assert ValidateOptions is spec_format.ValidateOptions
@@ -79,7 +80,7 @@ def test_load_config_returns_the_typed_model(example):
 
 
 def test_load_config_errors(tmp_path):
-    from spec_format.errors import InputError
+    from spec_format.base.errors import InputError
 
     with pytest.raises(InputError):
         spec_format.load_config(tmp_path / "missing.json")
@@ -119,7 +120,7 @@ def test_rule_ids_in_any_collection(ignore):
 
 
 def test_rule_ids_are_checked_when_the_options_are_made():
-    from spec_format.errors import UsageError
+    from spec_format.base.errors import UsageError
 
     with pytest.raises(UsageError, match=r"ignore: unknown rule id 'C999'"):
         spec_format.ValidateOptions(ignore=["C999"])
@@ -134,7 +135,7 @@ def test_rule_ids_are_checked_when_the_options_are_made():
 def test_migrate_and_fix_take_a_directory_a_file_or_a_dict():
     import json
 
-    from spec_format.errors import InputError, MigrationRefused
+    from spec_format.base.errors import InputError, MigrationRefused
 
     directory = ROOT / "examples" / "qwen3-8b-eagle3"
     data = json.loads((directory / "config.json").read_text(encoding="utf-8"))
@@ -152,12 +153,12 @@ def test_fix_is_public_and_lazy():
     import subprocess
     import sys
 
-    from spec_format.fixing import FixOptions, fix
+    from spec_format.rewrites.fixing import FixOptions, fix
 
     assert spec_format.fix is fix
     assert spec_format.FixOptions is FixOptions and "fix" in spec_format.__all__
     assert spec_format.fix(EXAMPLES[0]).to_dict() == fix(EXAMPLES[0]).to_dict()
-    code = "import sys, spec_format; print('spec_format.fixing' in sys.modules)"
+    code = "import sys, spec_format; print('spec_format.rewrites.fixing' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -208,7 +209,7 @@ def test_file_rewrites_are_the_commands_pipeline(tmp_path, cli):
     import shutil
     from pathlib import Path
 
-    from spec_format import rewrite
+    from spec_format.rewrites import rewrite
 
     inputs = []
     for example in EXAMPLES[:2]:

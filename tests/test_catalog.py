@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import catalog, schemas
-from spec_format.contract import available_types
+from spec_format.facts import catalog, schemas
+from spec_format.facts.contract import available_types
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = [*sorted((ROOT / "spec_format").rglob("*.py")), *sorted((ROOT / "cli").rglob("*.py"))]
@@ -41,7 +41,7 @@ def test_no_literal_list_of_model_types_outside_the_catalog():
     ]
     assert not found, (
         "lists of model types belong in schema/catalog.json; derive them with "
-        "spec_format.catalog (family(), with_feature(), types_where()):\n" + "\n".join(found)
+        "spec_format.facts.catalog (family(), with_feature(), types_where()):\n" + "\n".join(found)
     )
 
 

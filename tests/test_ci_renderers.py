@@ -9,11 +9,11 @@ import re
 import pytest
 from jsonschema import Draft4Validator
 
-from spec_format.links import rule_doc_url
+from spec_format.base.links import rule_doc_url
+from spec_format.base.report import FileReport, Finding, Report, Severity
 from spec_format.render import RENDERERS
 from spec_format.render.github import render_github
 from spec_format.render.sarif import render_sarif, sarif_log
-from spec_format.report import FileReport, Finding, Report, Severity
 from spec_format.rules import registry
 from tests.common import EXAMPLES, INVALID, ROOT, load_case
 
@@ -134,7 +134,7 @@ def test_sarif_document_matches_the_sarif_schema():
         assert rule["name"] == source.name
         assert rule["shortDescription"]["text"] == source.summary()
         assert rule["help"]["text"] == source.doc
-        # no helpUri while the docs are published nowhere (spec_format.links)
+        # no helpUri while the docs are published nowhere (spec_format.base.links)
         assert rule.get("helpUri") == rule_doc_url(source.id)
     levels = [(r["ruleId"], r["level"]) for r in run["results"]]
     assert levels == [("S101", "error"), ("C001", "warning"), ("C009", "note"), ("I006", "error")]

@@ -9,8 +9,8 @@ import sys
 import docgen as gen_docs
 import pytest
 
-from spec_format import catalog, schemas
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, schemas
 from spec_format.rules import registry
 from spec_format.rules.base import Layer, Rule
 from tests.common import ROOT
@@ -54,7 +54,7 @@ def test_rule_pages_carry_examples_and_reports(generated):
 
 
 def test_consumer_defaults_table_comes_from_the_reader_table(generated):
-    from spec_format import disputes, readers
+    from spec_format.facts import disputes, readers
 
     page = generated["docs/reference/consumer-defaults.md"]
     eagle3 = page[page.index("## eagle3") : page.index("## ", page.index("## eagle3") + 3)]
@@ -218,7 +218,7 @@ def test_every_nav_entry_has_an_explicit_title(generated):
 def test_dataflow_pictures_name_only_contract_tensors(generated):
     import re
 
-    from spec_format import contract
+    from spec_format.facts import contract
 
     for model_type in ("eagle3", "dflash"):
         svg = generated[f"docs/diagrams/{model_type}-dataflow.svg"]
@@ -244,7 +244,7 @@ def test_a_picture_naming_an_unknown_tensor_is_refused(monkeypatch):
 
 
 def test_timeline_and_layers_pictures_come_from_catalog_and_registry(generated):
-    from spec_format import catalog
+    from spec_format.facts import catalog
 
     timeline = generated["docs/diagrams/type-timeline.svg"]
     for t in catalog.known_types():

@@ -10,9 +10,9 @@ import json
 import pytest
 from conftest import ROOT
 
-from spec_format import disputes, readers
-from spec_format.fixing import FixOptions, fix
-from spec_format.unread import trained_flags_unread
+from spec_format.facts import disputes, readers
+from spec_format.facts.unread import trained_flags_unread
+from spec_format.rewrites.fixing import FixOptions, fix
 
 VLLM = "vllm==0.33.0"
 EXAMPLES = ROOT / "examples"

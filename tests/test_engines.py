@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from spec_format import catalog, disputes, readers, schemas
-from spec_format.fixing import FixOptions, fix
-from spec_format.migration import MigrateOptions, migrate
+from spec_format.facts import catalog, disputes, readers, schemas
+from spec_format.rewrites.fixing import FixOptions, fix
+from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.testing.builder import tiny_config
 from tests.common import ROOT
 
@@ -180,7 +180,7 @@ def test_trained_flag_notes_name_only_the_readers_the_draft_will_meet():
     """A current config is not told about releases that never read its format: without
     --engine only the assumed engines count (C016, a warning); a named engine counts,
     however old (C015, an error naming it and no other release)."""
-    from spec_format.validation import ValidateOptions, validate, validate_config
+    from spec_format.engine.validation import ValidateOptions, validate, validate_config
 
     examples = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
     found = [

@@ -1,4 +1,4 @@
-"""`specfmt schema export/show/vscode` and spec_format.export: self-contained, stable, faithful."""
+"""`specfmt schema export/show/vscode` and spec_format.facts.export: self-contained, stable, faithful."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from spec_format import catalog, export, schemas
+from spec_format.facts import catalog, export, schemas
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
 VERSIONS = list(catalog.versions())
@@ -314,6 +314,6 @@ def test_no_document_presents_the_ids_as_live_addresses():
         if "$id" not in para and "publish" not in para.lower()
     ]
     assert not loose, "\n".join(loose)
-    from spec_format.links import DOCS_URL
+    from spec_format.base.links import DOCS_URL
 
     assert DOCS_URL is None or "specfmt.dev" not in DOCS_URL

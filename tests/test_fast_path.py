@@ -1,7 +1,7 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
 Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs the
-compiled accept-only check (spec_format.schema_check via schemas.accepts); a config it
+compiled accept-only check (spec_format.facts.schema_check via schemas.accepts); a config it
 accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). That is only
 sound if the check is never more lenient than jsonschema; this file checks it on every
 fixture and on random mutations of the examples and of the release fixtures, at every format
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import catalog, schemas
-from spec_format.validation import ValidateOptions, validate_config
+from spec_format.engine.validation import ValidateOptions, validate_config
+from spec_format.facts import catalog, schemas
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
@@ -142,7 +142,7 @@ def test_the_check_compiles_only_what_it_can_check_soundly():
     """A keyword whose strict reading would not be sound (``not``, a oneOf whose branches
     two documents could both match) leaves a schema to the jsonschema walk; a discriminated
     oneOf is an anyOf; a float is never an integer here (jsonschema takes 1.0 for one)."""
-    from spec_format.schema_check import compile_schema
+    from spec_format.facts.schema_check import compile_schema
 
     def compiled(schema):
         return compile_schema(schema, "https://example.test/s.json", schemas._deref)

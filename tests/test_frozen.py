@@ -17,7 +17,7 @@ from urllib.parse import urldefrag, urljoin
 import freeze
 import pytest
 
-from spec_format import catalog, schemas
+from spec_format.facts import catalog, schemas
 from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"

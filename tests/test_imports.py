@@ -22,7 +22,7 @@ OTHER_COMMANDS = tuple(
     f"spec_format.cli.{m}_cmd"
     for m in ("convert", "fix", "forward", "history", "inspect", "migrate", "rules", "schema")
 )
-VALIDATION = ("spec_format.validation", "spec_format.rules.registry", "jsonschema", "pydantic")
+VALIDATION = ("spec_format.engine.validation", "spec_format.rules.registry", "jsonschema", "pydantic")
 
 
 def _imported(args: list[str]) -> tuple[int, set[str], str]:
@@ -54,7 +54,7 @@ def test_validate_of_a_passing_config_imports_no_other_command_and_no_jsonschema
     code, modules, output = _imported(["validate", str(EXAMPLES[0] / "config.json")])
     assert code == 0, output
     assert _loaded(modules, HEAVY + OTHER_COMMANDS) == []
-    assert "spec_format.schema_check" in modules  # the compiled check said yes
+    assert "spec_format.facts.schema_check" in modules  # the compiled check said yes
 
 
 def test_validate_of_a_config_imports_no_weights_reader_and_no_tensor_contract():
@@ -63,11 +63,11 @@ def test_validate_of_a_config_imports_no_weights_reader_and_no_tensor_contract()
     code, modules, output = _imported(["validate", str(EXAMPLES[0] / "config.json")])
     assert code == 0, output
     weights_only = (
-        "spec_format.safetensors",
-        "spec_format.header_reader",
-        "spec_format.contract.loader",
-        "spec_format.contract.expected",
-        "spec_format.contract.diff",
+        "spec_format.parsers.safetensors",
+        "spec_format.parsers.header_reader",
+        "spec_format.facts.contract.loader",
+        "spec_format.facts.contract.expected",
+        "spec_format.facts.contract.diff",
     )
     assert _loaded(modules, weights_only) == []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format.validation import validate
+from spec_format.engine.validation import validate
 
 GOOD = b'{"speculators_model_type": "eagle3"}'
 
@@ -80,7 +80,7 @@ def test_nan_literal_is_an_error_with_pointer(write_config):
 
 
 def test_huge_file_is_refused_without_reading_it(write_config, monkeypatch):
-    import spec_format.jsonload as jl
+    import spec_format.base.jsonload as jl
 
     monkeypatch.setattr(jl, "MAX_JSON_BYTES", 64)
     path = write_config(GOOD + b" " * 100)

@@ -17,11 +17,11 @@ from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spec_format import pairing
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.engine.validation import ValidateOptions, validate
+from spec_format.facts import pairing
+from spec_format.parsers.verifier import verifier_view
 from spec_format.rules import registry
-from spec_format.validation import ValidateOptions, validate
-from spec_format.verifier import verifier_view
 
 DATA = ROOT / "tests" / "data" / "verifiers"
 EXAMPLES = ROOT / "examples"
@@ -528,7 +528,7 @@ def test_pairing_readers_take_any_json(doc, name):
 def test_v014_engine_quantizes_the_draft(version, fires):
     """vLLM 0.11.0 is not in the reader table yet (--engine refuses it), so the rule is run
     on a context naming it, as the engine would once the table covers it."""
-    from spec_format.readers import Release
+    from spec_format.facts.readers import Release
     from spec_format.rules.base import Context
     from spec_format.rules.pairing import EngineQuantizesDraft
 

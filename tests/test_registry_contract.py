@@ -12,12 +12,12 @@ import pytest
 from docgen.checks import example_verdicts
 from typer.testing import CliRunner
 
-from spec_format import catalog, versions
 from spec_format.cli.app import app
-from spec_format.migration import MigrateOptions, migrate
+from spec_format.engine.validation import ValidateOptions, validate, validate_config
+from spec_format.facts import catalog, versions
+from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rules import registry
 from spec_format.rules.base import Layer, Rule, Status
-from spec_format.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, ROOT
 
 
@@ -183,7 +183,7 @@ def test_rewrite_rules_fire_from_migrate_and_fix_and_explain_them():
 
 
 def test_rewrite_problems_are_worded_by_their_rule():
-    from spec_format.migration.records import Problem
+    from spec_format.rewrites.migration.records import Problem
 
     p = Problem.of("R005", pointer="/k", key="eagle_aux_hidden_state_layer_ids", state="null")
     assert p.code == "aux-layer-ids-implicit" and p.severity == "info"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import json
 
+from spec_format.base.report import FileReport, Finding, Report, Severity
 from spec_format.render import RENDERERS, render
 from spec_format.render.text import render_text
-from spec_format.report import FileReport, Finding, Report, Severity
 
 
 def _report() -> Report:
@@ -202,7 +202,7 @@ def test_json_document_shape():
 def test_json_stream_writes_the_report_document_files_first():
     """The streamed document is Report.to_dict() with ``files`` first, laid out as
     json.dumps(indent=2) lays it out, for one input, several and none."""
-    from spec_format.jsonout import dumps
+    from spec_format.base.jsonout import dumps
 
     for report in (_report(), Report(), Report(files=_report().files[:1])):
         expected = report.to_dict()
@@ -213,8 +213,8 @@ def test_json_stream_writes_the_report_document_files_first():
 
 
 def test_json_stream_stopped_part_way_is_still_a_json_document():
+    from spec_format.base.report import Tally
     from spec_format.render.json_out import JsonStream
-    from spec_format.report import Tally
 
     out, tally = io.StringIO(), Tally()
     stream = JsonStream(out)

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from spec_format.report import Severity
+from spec_format.base.report import Severity
 from spec_format.rules import registry
 from spec_format.rules.base import DOC_SECTIONS, LAYER_PREFIX, Layer, Rule
 from tests.common import ROOT

@@ -69,7 +69,7 @@ def test_new_version_is_catalogued_and_latest(scaffolded):
     assert catalog["latest"] == "0.10"
     assert catalog["versions"]["0.10"]["types"] == catalog["versions"]["0.9"]["types"]
     assert (repo / "generated" / "models" / "v0_10.py").is_file()
-    assert (repo / "spec_format" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
+    assert (repo / "spec_format" / "rewrites" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
 
 
 def test_suite_passes_with_the_new_version(scaffolded):

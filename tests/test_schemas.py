@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from spec_format import catalog, schemas
+from spec_format.facts import catalog, schemas
 from tests.common import ROOT
 
 SCHEMA_DIR = ROOT / "schema"

@@ -258,7 +258,7 @@ def test_success_says_what_was_checked_from_the_report(tmp_path):
 
 
 def test_quiet_prints_findings_and_one_summary_line_and_every_note_has_an_id():
-    from spec_format.notes import NOTES
+    from spec_format.base.notes import NOTES
 
     loud = piped("validate", *EXAMPLES, "--format", "json")
     notes = json.loads(loud.stdout)["notes"]

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from spec_format.parsers.verifier import TEXT_CONFIG_KEYS, load_verifier
 from spec_format.testing.builder import DELETE, tiny_config
-from spec_format.verifier import TEXT_CONFIG_KEYS, load_verifier
 
 LAYERS = 28
 

@@ -25,8 +25,8 @@ from functools import cache
 import pytest
 from nodetools import require_node, run_node
 
-from spec_format import catalog, export
-from spec_format.validation import ValidateOptions, validate, validate_config
+from spec_format.engine.validation import ValidateOptions, validate, validate_config
+from spec_format.facts import catalog, export
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 SCRIPT = "tests/vscode/languageservice.mjs"
@@ -297,7 +297,7 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
     from typer.testing import CliRunner
 
     from spec_format.cli.app import app
-    from spec_format.export_strict import SUFFIX, strict_file
+    from spec_format.facts.export_strict import SUFFIX, strict_file
 
     require_node(
         "vscode-json-languageservice", "vscode-languageserver-textdocument", "jsonc-parser"
@@ -306,7 +306,7 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
     ran = CliRunner().invoke(app, ["schema", "vscode", "--strict", "--schema-dir", str(out)])
     assert ran.exit_code == 0, ran.output
     assert list(out.rglob(f"*{SUFFIX}")), "--strict writes the editor variant"
-    from spec_format import export as export_mod
+    from spec_format.facts import export as export_mod
 
     export_mod.write_export([strict_file(v) for v in catalog.versions()], out)
 
@@ -366,8 +366,8 @@ def test_strict_variant_closes_the_nested_objects_the_format_defines_completely(
     """A typo inside speculators_config, its verifier or a proposal method is C014 in specfmt
     and a warning listing that object's known keys in VS Code; an unknown key of
     transformer_layer_config (any transformers family's key is legal there) is neither."""
-    from spec_format import misspell
-    from spec_format.export_strict import CLOSED, strict_file
+    from spec_format.facts import misspell
+    from spec_format.facts.export_strict import CLOSED, strict_file
 
     require_node(
         "vscode-json-languageservice", "vscode-languageserver-textdocument", "jsonc-parser"

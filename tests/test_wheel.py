@@ -108,7 +108,7 @@ def test_installed_cli_runs_outside_the_source_tree(installed, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files"][0]["status"] == "ok"
     code = (
-        "import spec_format, spec_format.schemas as s; "
+        "import spec_format, spec_format.facts.schemas as s; "
         "assert 'site-packages' in spec_format.__file__; print(len(s._all_documents()))"
     )
     out = subprocess.run(

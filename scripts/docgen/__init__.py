@@ -44,7 +44,7 @@ from docgen.reference import (
 )
 from docgen.rules import rule_page, rules_index
 from docgen.schema_walk import Catalogue, DocsError
-from spec_format import catalog
+from spec_format.facts import catalog
 from spec_format.rules import registry
 
 __all__ = ["Catalogue", "DocsError", "check_cli_mentions", "check_rules", "generate"]

@@ -13,7 +13,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from docgen.schema_walk import Catalogue, version_known
-from spec_format import catalog
+from spec_format.facts import catalog
 from spec_format.rules import registry
 from spec_format.rules.base import Layer
 
@@ -187,10 +187,10 @@ def _rewrite_fires(document: dict, rule_id: str) -> bool:
     reports a problem of ``rule_id``."""
     import copy
 
-    from spec_format import catalog
-    from spec_format.errors import SpecfmtError
-    from spec_format.fixing import fix
-    from spec_format.migration import MigrateOptions, migrate
+    from spec_format.base.errors import SpecfmtError
+    from spec_format.facts import catalog
+    from spec_format.rewrites.fixing import fix
+    from spec_format.rewrites.migration import MigrateOptions, migrate
 
     runs = [
         lambda d, v=v: migrate(d, MigrateOptions(to=v, allow_lossy=True))
@@ -305,7 +305,7 @@ def example_verdicts(root: Path, rule) -> list[tuple[str, bool, bool]]:
     documents as written, fragments completed with an example config of the type (the
     n-th Example is paired with the n-th Use instead: keys only the latter has are taken
     out of the completed Example)."""
-    from spec_format.validation import ValidateOptions, validate_config
+    from spec_format.engine.validation import ValidateOptions, validate_config
 
     out: list[tuple[str, bool, bool]] = []
     if rule.layer not in _JUDGED_LAYERS:

@@ -90,7 +90,7 @@ def snippets(root: Path) -> dict[str, str]:
             ["fix", "--dry-run", "drafts/llama-eagle3"], Path(tmp), expect=(0,)
         )
     out["publish-table.md"] = _publish_table()
-    from spec_format import export
+    from spec_format.facts import export
 
     out["schemastore-entry.txt"] = f"```json\n{export.dumps(export.schemastore_entry())}```\n"
     return {f"generated/docs/snippets/{k}": v for k, v in out.items()}
@@ -98,7 +98,7 @@ def snippets(root: Path) -> dict[str, str]:
 
 def _publish_table() -> str:
     """Which committed files are to be served at which addresses (their $ids), per version."""
-    from spec_format import catalog, export, schemas
+    from spec_format.facts import catalog, export, schemas
 
     base = catalog.data()["base_uri"]
     by_folder: dict[str, list[str]] = {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from docgen.nav import type_title
 from docgen.schema_walk import DocsError, catalog_versions
-from spec_format import catalog, contract
+from spec_format.facts import catalog, contract
 from spec_format.rules import registry
 from spec_format.rules.base import LAYER_PREFIX, Layer
 

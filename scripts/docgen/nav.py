@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from docgen.schema_walk import Catalogue, DocsError, catalog_versions
-from spec_format import catalog
+from spec_format.facts import catalog
 from spec_format.rules import registry
 from spec_format.rules.base import LAYER_PREFIX, Layer
 

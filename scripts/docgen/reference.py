@@ -23,7 +23,7 @@ from docgen.schema_walk import (
     ranges,
     type_text,
 )
-from spec_format import catalog, export, schemas
+from spec_format.facts import catalog, export, schemas
 
 #: front matter for pages of wide tables: the table of contents would take the width the
 #: columns need (at 1280 px the tables then fit without scrolling)
@@ -373,7 +373,7 @@ def consumer_defaults(cat: Catalogue) -> str:
     """What every covered reader release reads for each field of each type, from the
     reader table (schema/readers/), which the ``readers`` test group checks against the
     executed releases."""
-    from spec_format import catalog, disputes
+    from spec_format.facts import catalog, disputes
 
     releases = disputes.covered()
     lines = [

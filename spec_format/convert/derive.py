@@ -13,8 +13,8 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from spec_format.checkpoint import TensorRecord
 from spec_format.convert.plan import ConvertRefused
+from spec_format.parsers.checkpoint import TensorRecord
 
 
 class Deriver(NamedTuple):

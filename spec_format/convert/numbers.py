@@ -1,7 +1,7 @@
 """Number guards for convert: a float where the format wants an integer stops the plan.
 
 A source config may say ``"head_dim": 16.5`` or ``"hidden_size": 1e+308``. The format's
-schema calls such a value the wrong type (S102, :mod:`spec_format.numguard`), and the tensor
+schema calls such a value the wrong type (S102, :mod:`spec_format.base.numguard`), and the tensor
 contract reads it as no value at all, falling back to a derived size (``hd = H / nH``); a
 plan built on that fallback would blame the tensors ("the source does not match its own
 config") or write a checkpoint that only the final validation refuses. So the planned
@@ -14,9 +14,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from spec_format import catalog, schemas
+from spec_format.base.numguard import is_format_integer
 from spec_format.convert.plan import ConvertRefused
-from spec_format.numguard import is_format_integer
+from spec_format.facts import catalog, schemas
 
 #: integer fields named in one refusal (the rest are counted)
 SHOWN = 3

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
-from spec_format.checkpoint import TensorRecord
-from spec_format.errors import UsageError
-from spec_format.verifier import VerifierInfo
+from spec_format.base.errors import UsageError
+from spec_format.parsers.checkpoint import TensorRecord
+from spec_format.parsers.verifier import VerifierInfo
 
 #: Where a config value came from (the report prints one per field).
 Origin = Literal["source", "verifier", "flag", "default", "derived"]

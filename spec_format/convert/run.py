@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, documents, rewrite
+from spec_format.base.errors import InputError, SpecfmtError, UsageError
 from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import (
     ConvertRefused,
@@ -33,9 +33,11 @@ from spec_format.convert.plan import (
     Source,
     TensorMove,
 )
-from spec_format.documents import CONFIG_NAME
-from spec_format.errors import InputError, SpecfmtError, UsageError
-from spec_format.migration.runner import describe_loss
+from spec_format.facts import catalog
+from spec_format.parsers import documents
+from spec_format.parsers.documents import CONFIG_NAME
+from spec_format.rewrites import rewrite
+from spec_format.rewrites.migration.runner import describe_loss
 
 #: a Hugging Face model id (ORG/NAME)
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -94,7 +96,7 @@ class ConvertResult:
 
 def load_source(path: str | os.PathLike[str]) -> Source:
     """The source checkpoint, header only; unreadable weights are an input error (exit 3)."""
-    from spec_format.checkpoint import load_checkpoint
+    from spec_format.parsers.checkpoint import load_checkpoint
 
     if os.fspath(path).startswith("hf://"):
         raise UsageError(
@@ -175,7 +177,7 @@ def convert(
         result.validation = _validate(tmp, target, request)
         write.publish(tmp, target, like)
     except OSError as exc:  # a full disk, a quota, EIO: said for DEST, not the temporary path
-        from spec_format.oserror import advice
+        from spec_format.base.oserror import advice
 
         write.remove_tree(tmp)
         raise write.WriteError(
@@ -191,8 +193,8 @@ def convert(
 
 def _validate(tmp: Path, dest: Path, request: Request):
     """Validate the temporary directory as ``validate --deep --verifier`` would DEST."""
-    from spec_format.report import Status
-    from spec_format.validation import Target, ValidateOptions, validate_target
+    from spec_format.base.report import Status
+    from spec_format.engine.validation import Target, ValidateOptions, validate_target
 
     try:
         import numpy  # noqa: F401
@@ -220,7 +222,7 @@ def _validate(tmp: Path, dest: Path, request: Request):
 # -- the config: target version and explicit defaults ------------------------------------------
 def _to_target(plan: Plan, request: Request) -> Plan:
     """The plan's config in the target format with the disputed defaults written: the
-    rewrite pipeline's :func:`spec_format.rewrite.to_version`, each change recorded."""
+    rewrite pipeline's :func:`spec_format.rewrites.rewrite.to_version`, each change recorded."""
     provenance = list(plan.provenance)
     notes = list(plan.notes)
     verifier = request.verifier.config if request.verifier is not None else None
@@ -275,8 +277,8 @@ def check_tensors(plan: Plan, source: Source, request: Request) -> Plan:
     """Refuse (or, with ``--allow-lossy``, drop and report) every planned tensor the output
     config's tensor contract does not expect; refuse wrong shapes, dtypes and missing
     required tensors. Returns the plan with lossy drops added."""
-    from spec_format.contract import expected_tensors, load_contract
     from spec_format.convert.write import output_tensors
+    from spec_format.facts.contract import expected_tensors, load_contract
 
     model_type = plan.config.get("speculators_model_type")
     expected = expected_tensors(plan.config)
@@ -345,11 +347,11 @@ def _unexpected(target: str, expected, model_type: str) -> str | None:
 
 def load_verifier_ref(ref: str):
     """``--verifier PATH|hf://ORG/NAME[@REV]`` -> :class:`VerifierInfo` (config only)."""
-    from spec_format.verifier import load_verifier, parse_verifier
+    from spec_format.parsers.verifier import load_verifier, parse_verifier
 
     if not ref.startswith("hf://"):
         return load_verifier(ref)
-    from spec_format.checkpoint import load_checkpoint
+    from spec_format.parsers.checkpoint import load_checkpoint
 
     with load_checkpoint(ref) as ckpt:
         data = ckpt.read_config()

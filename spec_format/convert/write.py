@@ -29,12 +29,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from spec_format.checkpoint import TensorRecord
+from spec_format.base.errors import InputError, UsageError
 from spec_format.convert.plan import ConvertRefused, Plan
-from spec_format.errors import InputError, UsageError
-from spec_format.migration.output import dumps
-from spec_format.outfile import fsync_dir
-from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
+from spec_format.parsers.checkpoint import TensorRecord
+from spec_format.parsers.outfile import fsync_dir
+from spec_format.parsers.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
+from spec_format.rewrites.migration.output import dumps
 
 #: save_pretrained's default max_shard_size per transformers major (decimal units, as
 #: huggingface_hub parses "5GB" / "50GB")
@@ -186,7 +186,7 @@ def temp_dir_for(dest: Path) -> Path:
     those a killed conversion to the same DEST left behind are removed first."""
     parent = dest.parent
     if not parent.is_dir():  # create the missing parents, as -o of migrate and fix does
-        from spec_format.outfile import make_parents
+        from spec_format.parsers.outfile import make_parents
 
         make_parents(dest)
     _remove_stale(parent, dest.name)
@@ -207,7 +207,7 @@ def _remove_stale(parent: Path, name: str) -> None:
     import re
     import time
 
-    from spec_format.outfile import in_use
+    from spec_format.parsers.outfile import in_use
 
     pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
     with contextlib.suppress(OSError), os.scandir(parent) as entries:

@@ -2,7 +2,7 @@
 reference forward needs.
 
 No torch here. :func:`read_config` runs validate's own reader and config checks
-(:func:`spec_format.validation.check_config_file`: the bounded strict JSON loader, format
+(:func:`spec_format.engine.validation.check_config_file`: the bounded strict JSON loader, format
 version detection, the JSON Schema and the config rules): a config with errors is refused
 with validate's findings, so the forward never interprets a config validate rejects.
 
@@ -10,7 +10,7 @@ with validate's findings, so the forward never interprets a config validate reje
 tensor contract (H, V, D, A, Ht, L, I, nH, nKV, hd, B). Where a field is absent:
 
 * a top-level field takes the ``default`` of the schema of the detected format version
-  (:func:`spec_format.effective.schema_default`); a field that version does not have takes
+  (:func:`spec_format.facts.effective.schema_default`); a field that version does not have takes
   the default of the later version that introduced it (the feature's "off" value);
 * a ``transformer_layer_config`` field takes the default of the transformers config class
   speculators builds (:data:`LAYER_CLASS_DEFAULTS`); which class that is when
@@ -28,12 +28,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, disputes, readers, schemas
-from spec_format.effective import schema_default
-from spec_format.errors import InputError
+from spec_format.base.errors import InputError
+from spec_format.base.jsonload import json_int
+from spec_format.base.report import Report, Severity
+from spec_format.facts import catalog, disputes, readers, schemas
+from spec_format.facts.effective import schema_default
 from spec_format.forward.errors import CheckpointError, UnsupportedError
-from spec_format.jsonload import json_int
-from spec_format.report import Report, Severity
 
 #: speculators_model_type -> "module:Class" of its reference model in spec_format.forward
 #: (the catalog's ``forward`` field)
@@ -179,7 +179,7 @@ def read_config(checkpoint: Path) -> CheckedConfig:
     :class:`CheckpointError` (exit 1) carrying validate's findings when the config has
     errors, :class:`UnsupportedError` for a type without a reference forward.
     """
-    from spec_format.validation import check_config_file
+    from spec_format.engine.validation import check_config_file
 
     try:
         path = checkpoint / "config.json" if checkpoint.is_dir() else checkpoint
@@ -610,7 +610,7 @@ def _check_algorithm_fields(
 def _reader_notes(model_type: str, config: dict[str, Any], version: str, notes: list[str]) -> None:
     """What the reader table says the engines read differently from the writer (the forward
     follows the writer), and the flags they ignore."""
-    from spec_format import disputes
+    from spec_format.facts import disputes
 
     writer = disputes.writer_of(version)
     if writer is None:

@@ -16,11 +16,11 @@ from pathlib import Path
 import torch
 from safetensors.torch import save
 
-from spec_format.errors import InputError
+from spec_format.base.errors import InputError
 from spec_format.forward.draft import DraftOutput
 from spec_format.forward.inputs import open_regular
 from spec_format.forward.result import Comparison
-from spec_format.outfile import write_output
+from spec_format.parsers.outfile import write_output
 
 # (logits, chosen verifier ids, chosen draft ids) of the step-0 rows and of the chain
 _GROUPS = (

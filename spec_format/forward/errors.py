@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spec_format.errors import SpecfmtError
+from spec_format.base.errors import SpecfmtError
 
 
 class UnsupportedError(SpecfmtError):

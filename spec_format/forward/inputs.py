@@ -26,8 +26,8 @@ from typing import Any
 import torch
 from safetensors import safe_open
 
-from spec_format import catalog
-from spec_format.errors import InputError, UsageError
+from spec_format.base.errors import InputError, UsageError
+from spec_format.facts import catalog
 from spec_format.forward.config import DraftSpec
 
 

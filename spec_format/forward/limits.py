@@ -15,8 +15,8 @@ model is built (``loader.check_weights``). What no weight bounds is bounded here
 
 from __future__ import annotations
 
-from spec_format import catalog
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
+from spec_format.facts import catalog
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.errors import UnsupportedError
 

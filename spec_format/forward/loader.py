@@ -1,9 +1,9 @@
 """Strict loading of a draft checkpoint into its reference model.
 
 1. :func:`check_weights`: the checkpoint's headers are read by
-   :func:`spec_format.checkpoint.load_checkpoint` (one file or shards with an index; no
+   :func:`spec_format.parsers.checkpoint.load_checkpoint` (one file or shards with an index; no
    tensor bytes) and compared with the tensor contract evaluated on the config the forward
-   uses (:mod:`spec_format.contract`, ``DraftSpec.effective``); any difference is a
+   uses (:mod:`spec_format.facts.contract`, ``DraftSpec.effective``); any difference is a
    :class:`CheckpointError` carrying the contract diff: every missing, unexpected,
    misshapen or mistyped tensor. The contract must evaluate completely (every loop
    expanded, every dimension known), so every size that shapes a tensor is bounded by
@@ -31,15 +31,15 @@ from typing import Any
 import torch
 from safetensors import safe_open
 
-from spec_format import progress
-from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
-from spec_format.contract import ExpectedSet, diff_tensors, evaluate, expected_tensors
-from spec_format.errors import InputError, InternalError
+from spec_format.base import progress
+from spec_format.base.errors import InputError, InternalError
+from spec_format.facts.contract import ExpectedSet, diff_tensors, evaluate, expected_tensors
 from spec_format.forward import limits
 from spec_format.forward.config import DraftSpec
 from spec_format.forward.draft import DraftModel
 from spec_format.forward.errors import CheckpointError
-from spec_format.verifier import load_verifier
+from spec_format.parsers.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
+from spec_format.parsers.verifier import load_verifier
 
 #: Contract roles of the tensors a checkpoint may leave out because they are the verifier's.
 VERIFIER_ROLES = ("embed", "lm_head")

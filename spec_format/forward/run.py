@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spec_format import catalog
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
+from spec_format.facts import catalog
 from spec_format.forward import limits
 from spec_format.forward.config import FORWARD_CLASSES, DraftSpec, read_config, resolve
 from spec_format.forward.result import (
@@ -171,7 +171,7 @@ def _stats(torch: Any, logits: torch.Tensor) -> LogitStats:
 def run_forward(opts: ForwardOptions) -> ForwardResult:
     """Load ``opts.checkpoint`` strictly, run its reference forward, return the result.
 
-    Raises :class:`~spec_format.errors.UsageError` (bad option), ``InputError`` (a file that
+    Raises :class:`~spec_format.base.errors.UsageError` (bad option), ``InputError`` (a file that
     cannot be read), :class:`~spec_format.forward.errors.CheckpointError` (the checkpoint
     cannot run: missing/unexpected/misshapen tensor, NaN, a verifier that does not fit) or
     :class:`~spec_format.forward.errors.UnsupportedError` (a feature without a port).

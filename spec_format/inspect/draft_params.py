@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format.checkpoint import Checkpoint
-from spec_format.contract import ExpectedSet, roles
+from spec_format.facts.contract import ExpectedSet, roles
+from spec_format.parsers.checkpoint import Checkpoint
 
 #: Group of tensors the contract does not know (counted as compute: the seed's definition
 #: excludes only the embedding copy and the vocabulary maps).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
 from spec_format.inspect import economics
 from spec_format.inspect.run import InspectReport
 

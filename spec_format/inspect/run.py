@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog, documents
-from spec_format.checkpoint import CONFIG_NAME, Checkpoint, load_checkpoint
-from spec_format.contract import expected_tensors, has_contract
-from spec_format.errors import InputError, UsageError
+from spec_format.base.errors import InputError, UsageError
+from spec_format.base.jsonload import MAX_EXACT_FLOAT_INT, json_int, spelled
+from spec_format.facts import catalog
+from spec_format.facts.contract import expected_tensors, has_contract
 from spec_format.inspect import economics
 from spec_format.inspect.draft_params import DraftParams, draft_params
 from spec_format.inspect.target_params import HARMLESS_ISSUES, TargetParams, target_params
 from spec_format.inspect.vocab_ceiling import Coverage, coverage, weigh
-from spec_format.jsonload import MAX_EXACT_FLOAT_INT, json_int, spelled
+from spec_format.parsers import documents
+from spec_format.parsers.checkpoint import CONFIG_NAME, Checkpoint, load_checkpoint
 
 DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: The largest --gamma accepted (no drafter proposes more per step).

@@ -24,10 +24,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spec_format.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
-from spec_format.errors import UsageError
-from spec_format.jsonload import json_int, spelled
-from spec_format.verifier import VerifierInfo, load_verifier, parse_verifier, whole
+from spec_format.base.errors import UsageError
+from spec_format.base.jsonload import json_int, spelled
+from spec_format.parsers.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
+from spec_format.parsers.verifier import VerifierInfo, load_verifier, parse_verifier, whole
 
 #: Checkpoint issues that leave every tensor's shape trustworthy.
 HARMLESS_ISSUES = frozenset({HEADER_PADDING, STRAY_SAFETENSORS})

@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from spec_format.errors import InputError, UsageError
+from spec_format.base.errors import InputError, UsageError
 
 #: A token-count file larger than this is not one: a {token_id: count} JSON map of a
 #: million-token vocabulary is ~20 MB, its .npy 8 MB (read by the bounded reader).
@@ -37,7 +37,7 @@ def _numpy():
 
 def load_token_counts(path: Path, vocab_size: int):
     """The counts as a float64 vector of length ``vocab_size`` (missing ids count 0)."""
-    from spec_format.bounded import ReadRefused, read_file
+    from spec_format.base.bounded import ReadRefused, read_file
 
     np = _numpy()
     try:  # a FIFO, device or directory is refused, and nothing past the cap is read

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_format.checkpoint import Checkpoint
-from spec_format.contract import ExpectedSet
-from spec_format.errors import InputError
-from spec_format.safetensors import NUMPY_DTYPES, HeaderError
+from spec_format.base.errors import InputError
+from spec_format.facts.contract import ExpectedSet
+from spec_format.parsers.checkpoint import Checkpoint
+from spec_format.parsers.safetensors import NUMPY_DTYPES, HeaderError
 
 #: ``t2d`` is never read past this size (a 16M-token vocabulary stored as int64).
 MAX_T2D_BYTES = 128 * 1024 * 1024

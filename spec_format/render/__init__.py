@@ -1,4 +1,4 @@
-"""Renderers: turn a :class:`~spec_format.report.Report` into text for people or machines.
+"""Renderers: turn a :class:`~spec_format.base.report.Report` into text for people or machines.
 
 One registry, ``RENDERERS``, supplies the ``--format`` choices. Each renderer is a plain
 function ``(report, stream, *, color, verbosity) -> None`` so it can be tested on a
@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
-from spec_format.report import Report
+from spec_format.base.report import Report
 
 Renderer = Callable[..., None]
 

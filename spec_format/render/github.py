@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from spec_format.base.report import Finding, Report, Severity
 from spec_format.render.paths import display_path
-from spec_format.report import Finding, Report, Severity
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

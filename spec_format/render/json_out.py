@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from spec_format.jsonout import dumps
-from spec_format.report import FileReport, Report, Tally
+from spec_format.base.jsonout import dumps
+from spec_format.base.report import FileReport, Report, Tally
 
 
 def render_json(

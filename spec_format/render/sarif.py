@@ -2,7 +2,7 @@
 
 One run; ``tool.driver.rules`` describes every rule that produced a result, built from the
 rule registry (summary, "What it checks", the whole explanation as help, and the rule's doc
-page as ``helpUri`` once the docs are published: see spec_format.links), sorted by id so the
+page as ``helpUri`` once the docs are published: see spec_format.base.links), sorted by id so the
 output is stable. Each finding is a result with the
 rule's effective level (profiles change severities), the message, and the file position when
 known. Columns count Unicode code points, which the run declares in ``columnKind``.
@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from spec_format import __version__
-from spec_format.jsonout import dump
-from spec_format.links import DOCS_URL, rule_doc_url
+from spec_format.base.jsonout import dump
+from spec_format.base.links import DOCS_URL, rule_doc_url
+from spec_format.base.report import Finding, Report, Severity
 from spec_format.render.paths import display_path
-from spec_format.report import Finding, Report, Severity
 from spec_format.rules import registry
 from spec_format.rules.base import Rule
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import TextIO
 
-from spec_format.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
+from spec_format.base.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
 
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]

@@ -5,7 +5,7 @@ and format versions it applies to, a check, a one-line docstring and its page te
 sections, ``spec_format/rules/docs/ID.md``, which become its documentation page
 (``specfmt explain ID``, ``docs/rules/ID.md``). Rules do not know
 about profiles or output formats: they yield :class:`Hit` objects and the engine turns
-them into :class:`~spec_format.report.Finding` objects.
+them into :class:`~spec_format.base.report.Finding` objects.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from spec_format.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
-from spec_format.wording import fill
+from spec_format.base.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
+from spec_format.base.wording import fill
 
 #: Sections every rule page text must have, in this order (extra sections may follow).
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Use instead")
@@ -106,10 +106,10 @@ class Context:
     model_type: str
     format_version: str
     speculators_version: str | None = None
-    checkpoint: Any = None  # spec_format.checkpoint.Checkpoint, when weights exist
+    checkpoint: Any = None  # spec_format.parsers.checkpoint.Checkpoint, when weights exist
     verifier: dict[str, Any] | None = None  # the verifier's text config
     verifier_path: Path | None = None
-    detection: Any = None  # spec_format.versions.Detection of the config, computed once
+    detection: Any = None  # spec_format.facts.versions.Detection of the config, computed once
     options: dict[str, Any] = field(default_factory=dict)
 
     # -- small helpers shared by many rules ---------------------------------------------

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, disputes, misspell, readers, versions
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, disputes, misspell, readers, versions
 from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
 
 

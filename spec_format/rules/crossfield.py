@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import catalog, writers
-from spec_format.effective import effective
-from spec_format.jsonload import json_int
-from spec_format.report import Severity
+from spec_format.base.jsonload import json_int
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, writers
+from spec_format.facts.effective import effective
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 

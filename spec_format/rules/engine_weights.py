@@ -25,8 +25,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
-from spec_format import catalog, contract, readers
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, contract, readers
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.engines import named_engines
 

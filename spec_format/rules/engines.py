@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from spec_format import catalog, disputes, schemas, unread, writers
-from spec_format.effective import default_aux_ids
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, disputes, schemas, unread, writers
+from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
 

@@ -1,10 +1,10 @@
 """Safetensors container rules (H): the header and the file layout of a checkpoint.
 
-These findings come from :func:`spec_format.checkpoint.load_checkpoint` (which reads only
+These findings come from :func:`spec_format.parsers.checkpoint.load_checkpoint` (which reads only
 the headers), not from ``check``: the reader names the rule and the parameters of the
 message, the classes carry the ids, severities, message templates and documentation, and
 :func:`header_findings` turns the loader's issues into findings. The kind of every
-:class:`~spec_format.safetensors.HeaderError` is the ``name`` of one of these rules.
+:class:`~spec_format.parsers.safetensors.HeaderError` is the ``name`` of one of these rules.
 
 Exit codes: header problems are errors (exit 1) as long as the config could be checked; an
 input is unreadable (exit 3) only when nothing at all could be read.
@@ -12,8 +12,8 @@ input is unreadable (exit 3) only when nothing at all could be read.
 
 from __future__ import annotations
 
-from spec_format.header_messages import TEMPLATES
-from spec_format.report import Finding, Severity, cap_per_rule
+from spec_format.base.report import Finding, Severity, cap_per_rule
+from spec_format.facts.header_messages import TEMPLATES
 from spec_format.rules.base import Layer, Profile, Rule
 
 

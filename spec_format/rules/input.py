@@ -1,15 +1,15 @@
 """Input rules (I): the file exists, is readable, is JSON, and is a speculators config.
 
-The engine and :mod:`spec_format.jsonload` emit these findings while reading inputs (the
+The engine and :mod:`spec_format.base.jsonload` emit these findings while reading inputs (the
 rule and the parameters of its message); the classes carry the ids, severities and
-documentation, and take their message templates from :mod:`spec_format.input_messages`,
+documentation, and take their message templates from :mod:`spec_format.base.input_messages`,
 where the readers find them too.
 """
 
 from __future__ import annotations
 
-from spec_format.input_messages import TEMPLATES
-from spec_format.report import Severity
+from spec_format.base.input_messages import TEMPLATES
+from spec_format.base.report import Severity
 from spec_format.rules.base import Layer, Rule
 
 

@@ -1,7 +1,7 @@
 """Pairing rules (V008-V013): facts of the verifier that silently cost acceptance.
 
 The draft loads and serves with each of them; only the acceptance rate shows the damage.
-Facts are read by :mod:`spec_format.pairing` (both transformers spellings, the model type's
+Facts are read by :mod:`spec_format.facts.pairing` (both transformers spellings, the model type's
 defaults, the quantization block).
 """
 
@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from spec_format import catalog, pairing
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, pairing
+from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.verifier import (
     _VerifierRule,
     draft_model_type,
     verifier_info,
 )
-from spec_format.verifier import VerifierInfo
 
 _HALF = ("bfloat16", "float16")
 
@@ -215,8 +215,8 @@ class NamedVerifierDiffers(_VerifierRule):
 def _local_config(named: str, info: VerifierInfo) -> VerifierInfo | None:
     """The named verifier's config when ``name_or_path`` is a local folder or config.json
     (and not the file given with --verifier)."""
-    from spec_format.errors import SpecfmtError
-    from spec_format.verifier import load_verifier
+    from spec_format.base.errors import SpecfmtError
+    from spec_format.parsers.verifier import load_verifier
 
     if named.startswith("hf://") or "\0" in named:
         return None

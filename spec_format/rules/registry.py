@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import NamedTuple
 
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
 from spec_format.rules import (
     consumers,
     crossfield,
@@ -289,7 +289,7 @@ def expand(selectors: Iterable[str], option: str = "--select") -> frozenset[str]
     """Rule selectors -> the rule ids they name, like ruff's: an id (``C001``; a removed
     id follows its redirect), a prefix (``C`` every consumer rule, ``C00`` C001-C009) or
     ``ALL``. Anything that names no rule is a usage error with the closest ids."""
-    from spec_format.notes import NOTES  # run notes (N001...) are selected like rules
+    from spec_format.base.notes import NOTES  # run notes (N001...) are selected like rules
 
     out: set[str] = set()
     for raw in selectors:

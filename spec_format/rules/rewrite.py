@@ -8,7 +8,7 @@ M007, M008), so ``specfmt explain`` shows the same page for both.
 
 from __future__ import annotations
 
-from spec_format.report import Severity
+from spec_format.base.report import Severity
 from spec_format.rules.base import Layer, Rule
 
 

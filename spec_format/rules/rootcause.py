@@ -16,8 +16,8 @@ import copy
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from spec_format import contract
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import contract
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import contract_diff, expectations
 

@@ -12,9 +12,9 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from spec_format import schemas
-from spec_format.jsonload import pointer_from_parts, spelled
-from spec_format.report import MAX_FINDINGS_PER_RULE, Severity
+from spec_format.base.jsonload import pointer_from_parts, spelled
+from spec_format.base.report import MAX_FINDINGS_PER_RULE, Severity
+from spec_format.facts import schemas
 from spec_format.rules.base import Hit, Layer, Rule
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def schema_findings(
 
     jsonschema is the reference and produces every message. With ``fast_path`` (the
     default of every validation), a config that the compiled validator accepts
-    (:func:`spec_format.schemas.accepts`, jsonschema-rs) is valid without the jsonschema
+    (:func:`spec_format.facts.schemas.accepts`, jsonschema-rs) is valid without the jsonschema
     walk, and jsonschema is not even imported; tests/test_fast_path.py checks on every
     fixture and on generated mutations that the two never disagree in that direction. The
     findings are the same either way.

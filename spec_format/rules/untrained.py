@@ -1,7 +1,7 @@
 """Untrained weights (D011): tensors that are present, correctly shaped and never trained.
 
 Read in the ``--scan-weights`` pass (the NaN/Inf scan, D010, hands every chunk to
-:mod:`spec_format.weightstats`); when D010 does not run, this rule streams the tensors
+:mod:`spec_format.parsers.weightstats`); when D010 does not run, this rule streams the tensors
 itself, once. Only exact facts are reported, so a trained tensor never matches: every
 value of a tensor the same (all zeros, a norm weight at its initial 1.0), or two tensors
 byte for byte the same. The initializer's statistics (mean 0, std = ``initializer_range``)
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from spec_format import weightstats
-from spec_format.header_errors import HeaderError
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.parsers import weightstats
+from spec_format.parsers.header_errors import HeaderError
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.vocab import _IEEE, _NAN_ONLY, SCAN_CHUNK_BYTES, scan_tensor
 from spec_format.rules.weights import expectations, tensor_hit

@@ -2,7 +2,7 @@
 
 They run when ``specfmt validate --verifier PATH`` names the verifier (a ``config.json`` or
 its directory; multimodal configs are read through their text config, see
-:mod:`spec_format.verifier`). Without ``--verifier`` the run notes once which of them were
+:mod:`spec_format.parsers.verifier`). Without ``--verifier`` the run notes once which of them were
 skipped.
 """
 
@@ -12,11 +12,11 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import catalog, pairing
-from spec_format.jsonload import json_int, json_number, json_strings
-from spec_format.report import Severity
+from spec_format.base.jsonload import json_int, json_number, json_strings
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, pairing
+from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules.base import Context, Hit, Layer, Rule
-from spec_format.verifier import VerifierInfo
 
 
 def verifier_info(ctx: Context) -> VerifierInfo:

@@ -1,8 +1,8 @@
 """Version rules (M): which release wrote a config, and what that release got wrong.
 
-Detection itself lives in :mod:`spec_format.versions`; the writer-specific knowledge (builds
+Detection itself lives in :mod:`spec_format.facts.versions`; the writer-specific knowledge (builds
 whose values mean something else, weights a config cannot repair) in
-:mod:`spec_format.writers`. These rules only turn both into findings, so ``validate``,
+:mod:`spec_format.facts.writers`. These rules only turn both into findings, so ``validate``,
 ``migrate`` and ``fix`` never disagree about a file.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import catalog, versions, writers
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, versions, writers
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
 

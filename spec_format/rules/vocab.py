@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spec_format import progress, weightstats
-from spec_format.header_errors import HeaderError
-from spec_format.report import Severity
+from spec_format.base import progress
+from spec_format.base.report import Severity
+from spec_format.facts.safetensors_dtypes import NUMPY_DTYPES
+from spec_format.parsers import weightstats
+from spec_format.parsers.header_errors import HeaderError
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.weights import VOCAB_MAP_TYPES, expectations, tensor_hit
-from spec_format.safetensors_dtypes import NUMPY_DTYPES
 
 #: ``--deep`` never reads a vocabulary map larger than this (a 16M-token vocabulary).
 MAX_MAP_BYTES = 128 * 1024 * 1024

@@ -1,6 +1,6 @@
 """The weights layer (W), shared part: the config against the tensor names, shapes and dtypes.
 
-Every W check compares the safetensors headers (read by :mod:`spec_format.checkpoint`, never
+Every W check compares the safetensors headers (read by :mod:`spec_format.parsers.checkpoint`, never
 the tensor bytes) with the type's tensor contract (``schema/tensors/<type>.json``). This
 module holds what the W rules share: the contract expanded for a config and its difference
 from the headers (computed once per context), the layer counting, the file a finding points
@@ -20,12 +20,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
-from spec_format import catalog, contract
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog, contract
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
 if TYPE_CHECKING:
-    from spec_format.contract import ContractDiff, ExpectedSet
+    from spec_format.facts.contract import ContractDiff, ExpectedSet
 
 CONTRACT_TYPES = tuple(contract.available_types())
 #: types that may reduce the draft vocabulary and then carry t2d/d2t

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_format import catalog
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import TensorNameRule, expectations
 

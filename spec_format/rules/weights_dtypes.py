@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from spec_format.report import Severity
+from spec_format.base.report import Severity
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import (
     WeightsRule,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from spec_format import catalog
+from spec_format.facts import catalog
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import (
     WeightsRule,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from spec_format import catalog
+from spec_format.facts import catalog
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import (
     WeightsRule,

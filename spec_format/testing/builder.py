@@ -27,11 +27,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog
-from spec_format.contract import expected_tensors
-from spec_format.contract.symbols import get_path
 from spec_format.convert.write import canonical_header
-from spec_format.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
+from spec_format.facts import catalog
+from spec_format.facts.contract import expected_tensors
+from spec_format.facts.contract.symbols import get_path
+from spec_format.parsers.safetensors import DTYPE_BITS, INDEX_NAME, SINGLE_NAME
 
 #: Float dtype of config ``torch_dtype``/``dtype`` values.
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
@@ -200,7 +200,7 @@ def to_bytes(array: Any, dtype: str) -> bytes:
         out = rounded.astype("<u2")
         out[nan] = 0x7FC0
         return out.tobytes()
-    from spec_format.safetensors import NUMPY_DTYPES
+    from spec_format.parsers.safetensors import NUMPY_DTYPES
 
     numpy_dtype = NUMPY_DTYPES.get(dtype)
     if numpy_dtype is None:

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spec_format import catalog
 from spec_format.convert.plan import Plan, Request
 from spec_format.convert.run import load_source, make_plan
-from spec_format.verifier import verifier_view
+from spec_format.facts import catalog
+from spec_format.parsers.verifier import verifier_view
 
 
 def request(

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from spec_format.checkpoint import load_checkpoint
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
+from spec_format.parsers.checkpoint import load_checkpoint
 from tests.convert.conftest import tree
 
 AUX = "1,4,5"

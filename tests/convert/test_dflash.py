@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from spec_format import catalog
 from spec_format.convert.plan import ConvertRefused
 from spec_format.convert.sources import kinds
 from spec_format.convert.sources.zlab_dflash import ZLAB_KEYS
+from spec_format.facts import catalog
 from spec_format.testing import safeailab
 from spec_format.testing.builder import build_checkpoint, qwen3_8b_config, tiny_config
 from spec_format.testing.sources import (

@@ -23,9 +23,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from spec_format.checkpoint import load_checkpoint
 from spec_format.convert.plan import Request
 from spec_format.convert.run import convert, load_verifier_ref
+from spec_format.parsers.checkpoint import load_checkpoint
 from spec_format.testing.sources import (
     build_dense_verifier,
     build_mtp_source,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format.checkpoint import load_checkpoint
+from spec_format.parsers.checkpoint import load_checkpoint
 from spec_format.testing import builder, safeailab
 from tests.interop.test_releases import (
     CACHE,

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from spec_format.checkpoint import load_checkpoint
 from spec_format.convert import write
 from spec_format.convert.plan import ConvertRefused, Plan, TensorMove
+from spec_format.parsers.checkpoint import load_checkpoint
 from spec_format.testing.builder import TensorData, write_safetensors
 
 

@@ -13,8 +13,8 @@ from forward_helpers import build, tiny_config
 from safetensors.torch import load_file, save_file
 from typer.testing import CliRunner
 
-from spec_format import catalog
 from spec_format.cli.app import app
+from spec_format.facts import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 

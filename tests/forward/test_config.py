@@ -11,9 +11,9 @@ import pytest
 from forward_helpers import build, tiny_config
 from typer.testing import CliRunner
 
-from spec_format import catalog, schemas
+from spec_format.base.errors import InputError
 from spec_format.cli.app import app
-from spec_format.errors import InputError
+from spec_format.facts import catalog, schemas
 from spec_format.forward import CheckpointError, ForwardOptions, UnsupportedError, run_forward
 from spec_format.forward.config import (
     FORWARD_CLASSES,
@@ -22,7 +22,7 @@ from spec_format.forward.config import (
     read_config,
     resolve,
 )
-from spec_format.migration import MigrateOptions, migrate
+from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.testing.builder import DELETE
 
 

@@ -10,7 +10,7 @@ import torch
 from forward_helpers import build, tiny_config
 from safetensors.torch import save_file
 
-from spec_format.errors import InputError, UsageError
+from spec_format.base.errors import InputError, UsageError
 from spec_format.forward import CheckpointError, ForwardOptions, UnsupportedError, run_forward
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from forward_helpers import build, inputs, load, tiny_config
 
-from spec_format import catalog
+from spec_format.facts import catalog
 
 SLIDING_DFLASH = {
     "transformer_layer_config.layer_types": ["sliding_attention", "sliding_attention"],

@@ -33,7 +33,7 @@ CALLS = (
 
 def _arm(limit: int) -> None:
     """Make the ``limit``-th writer system call kill this process (only inside the writer)."""
-    from spec_format import outfile
+    from spec_format.parsers import outfile
 
     state = {"inside": False, "count": 0}
     for name in CALLS:
@@ -57,7 +57,7 @@ def _arm(limit: int) -> None:
             state["inside"] = False
 
     outfile.write_output = write_output
-    import spec_format.rewrite as rewrite
+    import spec_format.rewrites.rewrite as rewrite
 
     rewrite.write_output = write_output
 

@@ -215,8 +215,8 @@ def test_ten_thousand_unexpected_tensors_take_seconds_not_minutes(tmp_path):
 def test_an_internal_error_in_one_input_is_its_finding_and_the_rest_is_reported(
     ckpt, tmp_path, monkeypatch
 ):
+    from spec_format.engine.validation import validate
     from spec_format.rules import crossfield
-    from spec_format.validation import validate
 
     other = shutil.copytree(ckpt, tmp_path / "other")
     target = next(
@@ -243,7 +243,7 @@ def test_an_internal_error_in_one_input_is_its_finding_and_the_rest_is_reported(
 
 
 def test_migrate_in_place_goes_on_after_an_input_that_crashes(tmp_path, monkeypatch, cli):
-    from spec_format import migration
+    from spec_format.rewrites import migration
 
     paths = []
     for name in ("a", "b", "c"):

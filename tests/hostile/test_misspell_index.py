@@ -1,4 +1,4 @@
-"""The misspelled-key check's cheap prefilter (spec_format.misspell._index) never drops a
+"""The misspelled-key check's cheap prefilter (spec_format.facts.misspell._index) never drops a
 key the full distance would match: generated near-misses of every declared key (one or two
 edits, swaps included) and random keys get the answer of a brute-force reference."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 
-from spec_format import catalog, misspell
+from spec_format.facts import catalog, misspell
 
 
 def reference(key: str, declared: frozenset[str], ever: frozenset[str]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The one output writer (spec_format.outfile.write_output) behind -o, --in-place and
+"""The one output writer (spec_format.parsers.outfile.write_output) behind -o, --in-place and
 --backup: atomic, keeps owner/mode/xattrs, writes devices and FIFOs through, never
 overwrites a backup, cleans up after killed runs."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import outfile
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
+from spec_format.parsers import outfile
 from tests.hostile.limits import ROOT, run_limited
 
 EXAMPLE = ROOT / "examples" / "qwen3-8b-eagle3" / "config.json"

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import documents
-from spec_format.errors import SpecfmtError
-from spec_format.fixing import FixOptions, fix
-from spec_format.migration import MigrateOptions, migrate
-from spec_format.migration.output import dumps
-from spec_format.validation import ValidateOptions, validate
+from spec_format.base.errors import SpecfmtError
+from spec_format.engine.validation import ValidateOptions, validate
+from spec_format.parsers import documents
+from spec_format.rewrites.fixing import FixOptions, fix
+from spec_format.rewrites.migration import MigrateOptions, migrate
+from spec_format.rewrites.migration.output import dumps
 from tests.hostile.config_gen import config_text, verifier_text
 from tests.safetensors.header_gen import generated, mutated
 

@@ -13,8 +13,8 @@ import random
 import pytest
 from hypothesis import given
 
-from spec_format.errors import SpecfmtError
-from spec_format.jsonout import dumps
+from spec_format.base.errors import SpecfmtError
+from spec_format.base.jsonout import dumps
 from spec_format.testing import builder, safeailab
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
@@ -85,9 +85,9 @@ def expect_documented(exc: SpecfmtError, seed: int) -> None:
 @many(600)
 @given(SEEDS)
 def test_hostile_convert_sources_plan_or_refuse(made, base):
-    from spec_format import catalog
     from spec_format.convert.plan import Request
     from spec_format.convert.run import ConvertResult, load_source, load_verifier_ref, make_plan
+    from spec_format.facts import catalog
 
     request = Request(
         verifier=load_verifier_ref(str(made["verifier"])),
@@ -185,7 +185,7 @@ def toml_text(seed: int, pyproject: bool) -> str:
 @many(300)
 @given(SEEDS)
 def test_hostile_configuration_files_are_usage_errors(tmp_path_factory, base):
-    from spec_format import settings
+    from spec_format.engine import settings
 
     root = tmp_path_factory.mktemp("toml")
     for seed in seeds(base):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format import catalog
-from spec_format.contract import ContractError, expected_tensors, load_contract, roles
-from spec_format.contract import loader as contract_loader
+from spec_format.facts import catalog
+from spec_format.facts.contract import ContractError, expected_tensors, load_contract, roles
+from spec_format.facts.contract import loader as contract_loader
 from spec_format.inspect.run import InspectOptions, run_inspect
 from spec_format.testing.builder import build_checkpoint, tiny_config
 

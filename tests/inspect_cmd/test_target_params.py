@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from spec_format.errors import UsageError
+from spec_format.base.errors import UsageError
 from spec_format.inspect.target_params import target_params
 from spec_format.testing.builder import build_checkpoint, build_verifier, tiny_config
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import pairing
+from spec_format.facts import pairing
 
 pytestmark = pytest.mark.interop
 

@@ -28,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from spec_format import catalog, disputes, versions
-from spec_format.errors import MigrationRefused
-from spec_format.migration import MigrateOptions, migrate
+from spec_format.base.errors import MigrationRefused
+from spec_format.engine.validation import ValidateOptions, validate_config
+from spec_format.facts import catalog, disputes, versions
+from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rules.base import Profile
-from spec_format.validation import ValidateOptions, validate_config
 from tests.migrate.conftest import fixture_id, load, release_fixtures
 
 pytestmark = pytest.mark.interop

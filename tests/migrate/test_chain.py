@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format import catalog
-from spec_format.errors import UsageError
-from spec_format.migration.chain import Chain, ChainError, Step
-from spec_format.migration.records import StepOutput
-from spec_format.migration.runner import chain
+from spec_format.base.errors import UsageError
+from spec_format.facts import catalog
+from spec_format.rewrites.migration.chain import Chain, ChainError, Step
+from spec_format.rewrites.migration.records import StepOutput
+from spec_format.rewrites.migration.runner import chain
 
 
 def fake(source: str, target: str) -> Step:

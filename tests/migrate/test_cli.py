@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from spec_format import catalog
 from spec_format.cli.app import app
-from spec_format.migration import output
+from spec_format.facts import catalog
+from spec_format.rewrites.migration import output
 from tests.migrate.conftest import FIXTURES
 
 #: migrate's default target and the release it stamps
@@ -179,7 +179,7 @@ def test_validate_reports_declared_and_inferred(tmp_path):
 
 # -- --in-place safety: the original survives every failure -----------------------------------
 def test_disk_full_leaves_the_original_intact(cfg, monkeypatch):
-    from spec_format import outfile
+    from spec_format.parsers import outfile
 
     original = cfg.read_bytes()
 
@@ -195,7 +195,7 @@ def test_disk_full_leaves_the_original_intact(cfg, monkeypatch):
 
 
 def test_failed_validation_writes_nothing(cfg, monkeypatch):
-    from spec_format.migration import runner
+    from spec_format.rewrites.migration import runner
 
     original = cfg.read_bytes()
     monkeypatch.setattr(

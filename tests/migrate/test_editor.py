@@ -7,11 +7,11 @@ import copy
 
 import pytest
 
-from spec_format.fixing import fix
-from spec_format.jsoncopy import same_json
-from spec_format.migration import migrate
-from spec_format.migration.records import ABSENT, Editor
-from spec_format.rewrite import Outcome
+from spec_format.base.jsoncopy import same_json
+from spec_format.rewrites.fixing import fix
+from spec_format.rewrites.migration import migrate
+from spec_format.rewrites.migration.records import ABSENT, Editor
+from spec_format.rewrites.rewrite import Outcome
 from spec_format.testing.builder import tiny_config
 
 

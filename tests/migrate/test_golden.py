@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from spec_format.errors import MigrationRefused
-from spec_format.migration import MigrateOptions, migrate
-from spec_format.migration.output import dumps
+from spec_format.base.errors import MigrationRefused
+from spec_format.rewrites.migration import MigrateOptions, migrate
+from spec_format.rewrites.migration.output import dumps
 from tests.migrate.conftest import FIXTURES, GOLDEN, load
 
 UPDATE = bool(os.environ.get("SPECFMT_UPDATE_GOLDEN"))

@@ -7,10 +7,10 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import catalog, versions
-from spec_format.errors import MigrationRefused
-from spec_format.jsoncopy import same_json
-from spec_format.migration import MigrateOptions, migrate
+from spec_format.base.errors import MigrationRefused
+from spec_format.base.jsoncopy import same_json
+from spec_format.facts import catalog, versions
+from spec_format.rewrites.migration import MigrateOptions, migrate
 from tests.migrate.conftest import load, release_fixtures
 
 FIXTURES = [load(p) for p in release_fixtures()]

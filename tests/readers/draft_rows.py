@@ -18,7 +18,7 @@ import importlib.util
 import json
 import sys
 
-from spec_format import readers
+from spec_format.facts import readers
 from tests.readers import oracle
 from tests.readers.test_reader_table import VERIFIERS, _layer_type, _mixed_layers, _without
 

@@ -15,7 +15,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from spec_format import readers
+from spec_format.facts import readers
 
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_CACHE = Path(os.environ.get("SPECFMT_READER_CACHE", ROOT / ".cache" / "vllm"))

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from spec_format import readers
+from spec_format.facts import readers
 from tests.readers import oracle
 
 pytestmark = pytest.mark.readers

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import disputes, readers
-from spec_format.fixing import FixOptions, fix
-from spec_format.report import Severity
-from spec_format.validation import ValidateOptions, validate_config
+from spec_format.base.report import Severity
+from spec_format.engine.validation import ValidateOptions, validate_config
+from spec_format.facts import disputes, readers
+from spec_format.rewrites.fixing import FixOptions, fix
 from tests.readers import oracle
 
 pytestmark = pytest.mark.readers

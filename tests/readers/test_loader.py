@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from spec_format import readers
+from spec_format.facts import readers
 from tests.common import ROOT
 
 TABLE = readers.table_dir()

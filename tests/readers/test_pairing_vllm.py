@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import pairing
-from spec_format.verifier import verifier_view
+from spec_format.facts import pairing
+from spec_format.parsers.verifier import verifier_view
 
 from .oracle import BASE_PYTHON, VLLM_CACHE
 

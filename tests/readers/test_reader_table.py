@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from spec_format import readers
+from spec_format.facts import readers
 from tests.readers import oracle
 
 pytestmark = pytest.mark.readers

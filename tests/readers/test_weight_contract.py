@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from spec_format import readers
+from spec_format.facts import readers
 from spec_format.rules.engine_weights import predict
 from spec_format.testing.builder import build_checkpoint, tiny_config
 from tests.readers import oracle

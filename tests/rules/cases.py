@@ -27,11 +27,12 @@ from typing import Any
 import numpy as np
 
 from spec_format import FixOptions, MigrateOptions, ValidateOptions, fix, migrate, validate
-from spec_format.errors import SpecfmtError
-from spec_format.readers import Release
+from spec_format.base.errors import SpecfmtError
+from spec_format.facts.readers import Release
+from spec_format.parsers.safetensors import read_header
+from spec_format.parsers.verifier import verifier_view
 from spec_format.rules import registry
 from spec_format.rules.base import Context
-from spec_format.safetensors import read_header
 from spec_format.testing.builder import (
     TensorData,
     build_checkpoint,
@@ -39,7 +40,6 @@ from spec_format.testing.builder import (
     tiny_verifier,
     write_safetensors,
 )
-from spec_format.verifier import verifier_view
 from tests.common import ROOT
 
 HERE = Path(__file__).resolve().parent

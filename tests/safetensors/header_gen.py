@@ -12,7 +12,7 @@ import struct
 
 import safetensors
 
-from spec_format.safetensors import DTYPE_BITS
+from spec_format.parsers.safetensors import DTYPE_BITS
 
 DTYPES = [*DTYPE_BITS, "bf16", "F128", "", "I4"]
 NAME_CHARS = "ab.0_\u00e9\U0001f600"

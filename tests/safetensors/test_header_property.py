@@ -12,9 +12,9 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spec_format.parsers.safetensors import BytesSource, HeaderErrorKind, HeaderScan, scan_header
 from spec_format.rules.base import Layer
 from spec_format.rules.registry import by_name
-from spec_format.safetensors import BytesSource, HeaderErrorKind, HeaderScan, scan_header
 from tests.safetensors.header_gen import generated, library_accepts, mutated
 
 SEEDS = st.integers(0, 2**63)

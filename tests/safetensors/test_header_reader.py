@@ -13,9 +13,7 @@ import struct
 import pytest
 import safetensors
 
-from spec_format.rules.base import Layer
-from spec_format.rules.registry import by_name
-from spec_format.safetensors import (
+from spec_format.parsers.safetensors import (
     DTYPE_BITS,
     MAX_HEADER_SIZE,
     BytesSource,
@@ -25,6 +23,8 @@ from spec_format.safetensors import (
     read_header,
     scan_header,
 )
+from spec_format.rules.base import Layer
+from spec_format.rules.registry import by_name
 from spec_format.testing.builder import TensorData, write_safetensors
 from tests.safetensors.header_gen import library_accepts
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.testing.builder import build_checkpoint, tiny_config
-from spec_format.validation import ValidateOptions, validate
 
 
 def findings(report, prefix: str = ""):

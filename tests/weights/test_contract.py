@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from spec_format import catalog
-from spec_format.contract import (
+from spec_format.facts import catalog
+from spec_format.facts.contract import (
     UNKNOWN,
     ExpressionError,
     available_types,
@@ -20,7 +20,7 @@ from spec_format.contract import (
     expected_tensors,
     load_contract,
 )
-from spec_format.safetensors import read_header
+from spec_format.parsers.safetensors import read_header
 from spec_format.testing.builder import build_checkpoint, tiny_config, to_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +181,7 @@ def test_diff_reports_each_kind_of_difference():
 
 
 def test_diff_accepts_torch_style_dtypes():
-    from spec_format.contract import torch_dtype_name
+    from spec_format.facts.contract import torch_dtype_name
 
     assert torch_dtype_name("torch.bfloat16") == "BF16" and torch_dtype_name("bool") == "BOOL"
 

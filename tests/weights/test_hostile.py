@@ -9,9 +9,9 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format import catalog
+from spec_format.engine.validation import ValidateOptions, validate
+from spec_format.facts import catalog
 from spec_format.testing.builder import build_checkpoint, tiny_config
-from spec_format.validation import ValidateOptions, validate
 
 TYPES = list(catalog.current_types())
 JUNK = [None, -1, 0, 10**12, "64", [], {}, True, 3.5, [2, "x"], [10**9, -5]]

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("huggingface_hub")
 
-from spec_format.checkpoint import load_checkpoint, parse_hf_url  # noqa: E402
-from spec_format.errors import UsageError  # noqa: E402
+from spec_format.base.errors import UsageError  # noqa: E402
+from spec_format.parsers.checkpoint import load_checkpoint, parse_hf_url  # noqa: E402
 from spec_format.testing.builder import build_checkpoint, tiny_config  # noqa: E402
 from tests.weights.conftest import check, rule_ids  # noqa: E402
 from tests.weights.fake_hub import FakeHub, running  # noqa: E402

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from spec_format import catalog
-from spec_format.report import Severity
+from spec_format.base.report import Severity
+from spec_format.facts import catalog
 from spec_format.testing.builder import build_checkpoint, tiny_config, tiny_verifier
 from tests.weights.conftest import check, findings, rule_ids
 

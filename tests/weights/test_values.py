@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spec_format import checkpoint
-from spec_format.checkpoint import load_checkpoint
+from spec_format.parsers import checkpoint
+from spec_format.parsers.checkpoint import load_checkpoint
+from spec_format.parsers.safetensors import FileSource
 from spec_format.rules.vocab import _IEEE, _NAN_ONLY, _clean_test, _nonzero_mask, scan_tensor
-from spec_format.safetensors import FileSource
 from spec_format.testing.builder import TensorData, to_bytes, write_safetensors
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from spec_format.errors import UsageError
-from spec_format.verifier import load_verifier
+from spec_format.base.errors import UsageError
+from spec_format.parsers.verifier import load_verifier
 
 
 def write(tmp_path, doc, name="config.json"):

@@ -10,9 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spec_format import catalog, schemas
-from spec_format.checkpoint import TensorRecord
-from spec_format.contract import ExpectedTensor
 from spec_format.convert.plan import (
     ConvertRefused,
     Origin,
@@ -24,7 +21,10 @@ from spec_format.convert.plan import (
 )
 from spec_format.convert.run import verifier_name
 from spec_format.convert.write import TORCH_NAMES
-from spec_format.migration.records import pointer
+from spec_format.facts import catalog, schemas
+from spec_format.facts.contract import ExpectedTensor
+from spec_format.parsers.checkpoint import TensorRecord
+from spec_format.rewrites.migration.records import pointer
 
 #: top-level keys a source kind sets itself; the schema defaults fill in the rest
 _NOT_DEFAULTED = frozenset({"dtype", "torch_dtype", "auto_map", "transformers_version"})

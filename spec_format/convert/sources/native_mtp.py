@@ -15,8 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from spec_format import catalog
-from spec_format.contract import expected_tensors
+from spec_format.base.jsonload import json_int
 from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source, TensorMove
 from spec_format.convert.sources._shared import (
@@ -26,8 +25,9 @@ from spec_format.convert.sources._shared import (
     hidden_size_agrees,
     target_line,
 )
-from spec_format.jsonload import json_int
-from spec_format.validation import third_party_kind
+from spec_format.engine.validation import third_party_kind
+from spec_format.facts import catalog
+from spec_format.facts.contract import expected_tensors
 
 NAME = "native-mtp"
 DESCRIPTION = "native MTP layers of a verifier checkpoint (mtp.*, e.g. Qwen3-Next, Qwen3.5) -> mtp"

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spec_format import catalog
 from spec_format.convert.plan import ConvertRefused, Plan, Provenance, Request, Source, TensorMove
+from spec_format.facts import catalog
 
 MODEL_TYPE = "eagle3"
 PREFIX = "midlayer."
@@ -53,7 +53,7 @@ class SafeAILabEagle3:
     def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
         if "speculators_model_type" in config or "dflash_config" in config:
             return False
-        from spec_format.validation import third_party_kind
+        from spec_format.engine.validation import third_party_kind
 
         return third_party_kind(config) == self.name or any(
             n.startswith(PREFIX) for n in tensor_names
@@ -320,7 +320,7 @@ class _Planner:
             self._last = ("flag", "--aux-layer-ids")
             return flag
         if found is None:
-            from spec_format.effective import reader_default_aux_ids
+            from spec_format.facts.effective import reader_default_aux_ids
 
             layers = self.req.verifier.num_hidden_layers if self.req.verifier else None
             guess = reader_default_aux_ids(layers)

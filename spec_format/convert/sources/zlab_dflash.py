@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spec_format import catalog
-from spec_format.contract import expected_tensors
+from spec_format.base.jsonload import json_int
 from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import ConvertRefused, Plan, Request, Source
 from spec_format.convert.sources._shared import (
@@ -26,8 +25,9 @@ from spec_format.convert.sources._shared import (
     hidden_size_agrees,
     target_line,
 )
-from spec_format.jsonload import json_int
-from spec_format.validation import third_party_kind
+from spec_format.engine.validation import third_party_kind
+from spec_format.facts import catalog
+from spec_format.facts.contract import expected_tensors
 
 NAME = "zlab-dflash"
 DESCRIPTION = "z-lab DFlash drafts (dflash_config, DFlashDraftModel) -> dflash"

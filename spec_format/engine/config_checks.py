@@ -1,0 +1,164 @@
+"""The checks of one parsed config: the reading problems, the type dispatch, the JSON
+Schema of its type and version, then the config-only rule layers (cross-field, consumer,
+version), run through the rule list worked out once per (type, version, selection)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from spec_format.base.jsonload import Loaded
+from spec_format.base.report import FileReport, Finding
+from spec_format.engine.dispatch import dispatch, format_version
+from spec_format.engine.input_paths import CONFIG_NAME
+from spec_format.engine.validate_options import ValidateOptions, filtered
+from spec_format.facts import catalog
+from spec_format.parsers import documents
+from spec_format.parsers.verifier import VerifierInfo
+from spec_format.rules import input as input_rules
+from spec_format.rules import schema as schema_rules
+from spec_format.rules.base import Context, Layer, Rule, bounded, run_rule
+from spec_format.rules.registry import checks_for
+
+#: rule layers that look at the config alone, in the order they run
+CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
+
+
+@cache
+def engines_of(texts: tuple[str, ...]) -> tuple:
+    from spec_format.facts import disputes
+
+    return disputes.parse_engines(texts)
+
+
+def validate_config(
+    config: dict[str, Any], options: ValidateOptions | None = None, *, name: str = CONFIG_NAME
+) -> FileReport:
+    """Validate an already-parsed config dict (no file involved)."""
+    options = options or ValidateOptions()
+    loaded = Loaded(path=Path(name), data=config)
+    report = FileReport(path=name)
+    check_config(loaded, report, options)
+    report.findings = filtered(report.findings, options)
+    return report
+
+
+def check_config_file(
+    path: Path, options: ValidateOptions | None = None
+) -> tuple[FileReport, Context | None]:
+    """The config-only part of :func:`validate` for one ``config.json`` (the findings
+    ``specfmt validate PATH`` reports), and the context (parsed config, detected format
+    version, type) when the file could be read and dispatched. ``specfmt forward`` reads
+    its input through this."""
+    options = options or ValidateOptions()
+    report = FileReport(path=str(path))
+    ctx = check_loaded(documents.load(path), path, report, options)
+    report.findings = filtered(report.findings, options)
+    return report, ctx
+
+
+def check_loaded(
+    loaded: Loaded,
+    config_path: Path | None,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
+) -> Context | None:
+    """The findings of reading the file, then (when it could be read) of the config."""
+    for problem in loaded.problems:  # jsonload caps each kind itself
+        report.findings.append(
+            input_rules.BY_PROBLEM_KIND[problem.kind].finding(
+                problem.message,
+                config_path,
+                profile=options.profile,
+                pointer=problem.pointer,
+                line=problem.line,
+                column=problem.column,
+            )
+        )
+    if not loaded.ok:
+        report.unreadable = True
+        return None
+    return check_config(loaded, report, options, verifier)
+
+
+def check_config(
+    loaded: Loaded,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
+) -> Context | None:
+    """Dispatch, schema and config-only rule layers; returns the context for later layers."""
+    config = loaded.data
+    file = str(loaded.path)
+    version, source, detection = format_version(config, options)
+    report.format_version, report.version_source = version, source
+    dispatched = dispatch(config, version, file, options)
+    if isinstance(dispatched, Finding):
+        report.findings.append(dispatched)
+        declared = config.get("speculators_model_type")
+        report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
+        report.positions = loaded.positions()
+        return None
+    model_type = dispatched
+    report.model_type = model_type
+    findings: list[Finding] = []
+    retired = catalog.retired_types().get(model_type)
+    if retired is not None and source != "requested":
+        findings.append(
+            schema_rules.RetiredModelType.emit(
+                file,
+                profile=options.profile,
+                pointer="/speculators_model_type",
+                variant="checked",
+                type=model_type,
+                retired=retired,
+                version=version,
+            )
+        )
+    for rule, hit in schema_rules.schema_findings(
+        config, version, model_type, fast_path=options.fast_path is not False
+    ):
+        findings.append(
+            rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
+        )
+    ctx = Context(
+        config=config,
+        config_path=loaded.path,
+        model_type=model_type,
+        format_version=version,
+        detection=detection,
+        speculators_version=config.get("speculators_version")
+        if isinstance(config.get("speculators_version"), str)
+        else None,
+        options={"engines": engines_of(tuple(options.engines))},
+    )
+    if verifier is not None:  # config rules name the concrete values it implies in hints
+        ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
+        ctx.options["verifier_info"] = verifier
+        ctx.options["verifier_given"] = options.verifier
+    rules, running = _config_rules(model_type, version, options.select, options.ignore)
+    ctx.options["running"] = running  # a symptom defers to its cause
+    for rule in rules:
+        findings.extend(run_rule(rule, ctx, options.profile))
+    report.findings.extend(findings)
+    report.positions = loaded.positions()
+    return ctx
+
+
+@cache
+def _config_rules(
+    model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
+) -> tuple[tuple[type[Rule], ...], frozenset[str]]:
+    """The config-layer rules that apply to one type and version, in layer order, and
+    their ids (worked out once per type, version and selection, not per config)."""
+    rules = tuple(
+        rule
+        for layer in CONFIG_LAYERS
+        for rule in checks_for(layer)
+        if (not select or rule.id in select)
+        and rule.id not in ignore
+        and rule.applies(model_type, version)
+    )
+    return rules, frozenset(r.id for r in rules)

@@ -1,0 +1,163 @@
+"""What to validate: the paths a user gives (config files, checkpoint directories,
+``.safetensors`` files, ``hf://`` names, ``-``) turned into :class:`Target` s, with
+``--recursive``'s walk for draft configs; a path that names nothing to check becomes its
+file report (I-rule finding) here, so one bad path never stops the others."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from spec_format.base.errors import UsageError
+from spec_format.base.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
+from spec_format.base.report import FileReport
+from spec_format.engine.validate_options import ValidateOptions
+from spec_format.rules import input as input_rules
+
+CONFIG_NAME = "config.json"
+
+
+@dataclass
+class Target:
+    """One thing to validate: a config file, and the checkpoint directory when one was given."""
+
+    shown: str  # the path as the user wrote it (or as found by --recursive)
+    config_path: Path | None
+    checkpoint_dir: Path | None
+    remote: str | None = None  # hf://ORG/NAME[@REV]: config and headers fetched remotely
+    weights_file: Path | None = None  # a bare .safetensors file: header audit only
+    stdin: bool = False  # "-": the config is read from standard input
+
+
+def expand(
+    paths: Iterable[str | os.PathLike], options: ValidateOptions
+) -> Iterator[Target | FileReport]:
+    from spec_format.parsers import stdin
+
+    read_stdin = False
+    for raw in paths:
+        shown = os.fspath(raw)
+        if stdin.is_stdin(shown):
+            if read_stdin:
+                raise UsageError("- (standard input) was given twice; it can be read once")
+            read_stdin = True
+            yield Target(stdin.NAME, Path(stdin.NAME), None, stdin=True)
+            continue
+        if shown.startswith("hf://"):
+            yield Target(shown, None, None, remote=shown)
+            continue
+        path = Path(shown)
+        kind = kind_of(path)
+        if kind == MISSING:
+            report = FileReport(path=shown, unreadable=True)
+            report.findings.append(
+                input_rules.PathNotFound.emit(
+                    shown, profile=options.profile, variant="path", path=shown
+                )
+            )
+            yield report
+        elif kind == DIRECTORY:
+            if options.recursive:
+                found, unreadable = _walk_configs(path)
+                if not found and not unreadable:
+                    yield _no_config(shown, options, recursive=True)
+                yield from (_unreadable(d, why, options) for d, why in unreadable)
+                for config_path in found:
+                    yield Target(str(config_path.parent), config_path, config_path.parent)
+            elif kind_of(path / CONFIG_NAME) != MISSING:  # load_json says what it is
+                yield Target(shown, path / CONFIG_NAME, path)
+            else:
+                yield _no_config(shown, options, recursive=False)
+        elif path.suffix == ".safetensors":
+            yield Target(shown, None, None, weights_file=path)
+        else:
+            yield Target(shown, path, None)
+
+
+def _walk_configs(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every config.json below ``root`` that looks like a draft (not a plain model config),
+    sorted, and the directories that could not be listed (with the reason)."""
+    found: list[Path] = []
+    unreadable: list[tuple[str, str]] = []
+
+    def onerror(exc: OSError) -> None:
+        unreadable.append((str(exc.filename or root), exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if CONFIG_NAME in filenames or CONFIG_NAME in dirnames:
+            candidate = Path(dirpath) / CONFIG_NAME
+            if _looks_like_draft(candidate):
+                found.append(candidate)
+    return sorted(found), unreadable
+
+
+def _looks_like_draft(path: Path) -> bool:
+    """Cheap pre-filter for --recursive: a plain model config (a verifier) is skipped; a
+    config.json that cannot be told apart (unreadable, empty, not JSON, not a regular
+    file) is kept, so that the real read reports it instead of hiding it."""
+    if kind_of(path) != REGULAR:
+        return True  # a FIFO, directory, dangling link: the real read describes it
+    try:
+        with path.open("rb") as f:
+            head = f.read(1 << 20)
+            complete = not f.read(1)
+    except OSError:
+        return True
+    if any(s in head for s in (b"speculators", b"Eagle3", b"dflash_config", b"eagle_config")):
+        return True
+    if not complete:
+        return False  # over 1 MiB without a draft marker: not a draft config
+    try:
+        return not isinstance(json.loads(head), dict)
+    except (ValueError, RecursionError):
+        return True  # empty or corrupt: report it
+
+
+def _unreadable(directory: str, why: str, options: ValidateOptions) -> FileReport:
+    report = FileReport(path=directory, unreadable=True)
+    report.findings.append(
+        input_rules.FileUnreadable.emit(
+            directory,
+            profile=options.profile,
+            variant="directory-unlistable",
+            path=directory,
+            reason=why,
+        )
+    )
+    return report
+
+
+def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> FileReport:
+    report = FileReport(path=shown, unreadable=True)
+    report.findings.append(
+        input_rules.NoConfigInDirectory.emit(
+            shown,
+            profile=options.profile,
+            variant="recursive" if recursive else "directory",
+            path=shown,
+            hint=_no_config_hint(Path(shown), recursive),
+        )
+    )
+    return report
+
+
+def _no_config_hint(path: Path, recursive: bool) -> str:
+    """What to do instead, from what the directory holds: --recursive only when a draft
+    config.json is below it, the files by name when it holds loose .json files."""
+    loose = sorted(p.name for p in path.glob("*.json") if p.is_file())
+    if loose:
+        files = (
+            f"`specfmt validate {path / '*.json'}`"
+            if len(loose) > 1
+            else (f"`specfmt validate {path / loose[0]}`")
+        )
+        return f"{'; ' if recursive else ''}pass its .json files by name: {files}"
+    if recursive:
+        return ""
+    if _walk_configs(path)[0]:
+        return "use --recursive to check the draft checkpoints below it"
+    return "pass the checkpoint directory itself"

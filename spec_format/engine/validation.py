@@ -1,0 +1,239 @@
+"""The validation engine behind ``specfmt validate`` and ``spec_format.validate``.
+
+For each input: find the config (a ``config.json`` path, or a checkpoint directory that
+holds one), read it strictly, dispatch on ``speculators_model_type``, validate against the
+type's JSON Schema for the format version, then run the rule layers in order. One input
+that cannot be read never stops the others.
+
+The parts, each in its own module: :mod:`~spec_format.engine.validate_options` (what was asked),
+:mod:`~spec_format.engine.input_paths` (paths to targets), :mod:`~spec_format.engine.dispatch` (version
+and type), :mod:`~spec_format.engine.config_checks` (schema and config rules) and
+:mod:`~spec_format.engine.weight_checks` (headers, weights, vocabulary, verifier). This module runs
+them over every input and keeps the names callers import from it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from spec_format.base import notes
+from spec_format.base.errors import InputError, UsageError
+from spec_format.base.report import FileReport, Report
+from spec_format.engine.config_checks import (
+    CONFIG_LAYERS,
+    check_config_file,
+    check_loaded,
+    engines_of,
+    validate_config,
+)
+from spec_format.engine.dispatch import third_party_kind
+from spec_format.engine.input_paths import CONFIG_NAME, Target, expand
+from spec_format.engine.validate_options import ValidateOptions, filtered, rule_ids, selected
+from spec_format.engine.weight_checks import (
+    WEIGHT_LAYERS,
+    audit_safetensors_file,
+    check_weights,
+    load_remote,
+)
+from spec_format.parsers import documents, stdin
+from spec_format.parsers.verifier import VerifierInfo, load_verifier
+from spec_format.rules import input as input_rules
+from spec_format.rules.base import Layer
+from spec_format.rules.registry import by_layer
+
+__all__ = [
+    "CONFIG_LAYERS",
+    "CONFIG_NAME",
+    "WEIGHT_LAYERS",
+    "Target",
+    "ValidateOptions",
+    "Validation",
+    "check_config_file",
+    "rule_ids",
+    "third_party_kind",
+    "validate",
+    "validate_config",
+    "validate_target",
+]
+
+
+def validate(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], options: ValidateOptions | None = None
+) -> Report:
+    """Validate one path or every path of an iterable (config.json files, checkpoint
+    directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
+    into one report."""
+    run = Validation(paths, options)
+    report = Report(files=list(run))
+    report.notes = run.notes()
+    return report
+
+
+class Validation:
+    """One run of :func:`validate`, streamed: iterating it checks each input in turn and
+    yields its file report, so a caller that reports and drops each one keeps nothing of a
+    passing file (``specfmt validate`` with text output). Everything that can be a usage
+    error (the inputs, the verifier, the engines) is checked when it is made, before any
+    input; :meth:`notes` are the run-level remarks once it has been iterated."""
+
+    def __init__(
+        self,
+        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        options: ValidateOptions | None = None,
+    ) -> None:
+        options = options or ValidateOptions()
+        if options.deep or options.scan_weights:
+            _require_numpy(options)
+        if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+            paths = [paths]
+        self.options = options
+        # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
+        self.verifier = load_verifier(options.verifier) if options.verifier else None
+        self.engines = engines_of(tuple(options.engines))  # an unknown engine: usage error too
+        self.targets = list(expand(paths, options))
+        self._typed = False  # some input had a model type
+        self._absent: list[str] = []  # checkpoints without weights
+
+    def __iter__(self) -> Iterator[FileReport]:
+        for target in self.targets:
+            if isinstance(target, FileReport):
+                report = target
+            else:
+                report = _isolated(target, self.options, self.verifier)
+            self._typed = self._typed or bool(report.model_type)
+            if report.weights_absent and not report.weights_required:
+                self._absent.append(report.path)
+            yield report
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.verifier is None and self._typed:
+            note = _verifier_note(self.options)
+            if note:
+                out.append(note)
+        if not self.engines and self._typed:
+            out.append(_engines_note())
+        if self._absent:
+            out.append(_no_weights_note(self._absent))
+        select, ignore = self.options.select, self.options.ignore
+        return [n for n in out if notes.selected(n.split(" ", 1)[0], select, ignore)]
+
+
+def _no_weights_note(paths: list[str]) -> str:
+    if len(paths) == 1:
+        who, what = f"{paths[0]} has no weights", "its config"
+    else:
+        who, what = f"{len(paths)} checkpoints have no weights", "their configs"
+    return notes.text(
+        "N003", f"{who}: only {what} checked, not the safetensors header, tensors or values"
+    )
+
+
+def _require_numpy(options: ValidateOptions) -> None:
+    """--deep and --scan-weights read tensor values with numpy (the deep extra)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        flags = " and ".join(
+            f
+            for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+            if on
+        )
+        raise UsageError(
+            f"{flags} needs numpy, which is not installed: pip install 'specfmt[deep]' (or "
+            "drop the option to check configs, headers and the tensor contract alone)"
+        ) from None
+
+
+def _isolated(
+    target: Target, options: ValidateOptions, verifier: VerifierInfo | None
+) -> FileReport:
+    """validate_target, with a bug in any check turned into an I012 finding of this input
+    (exit 70) so that the other inputs are still checked and reported."""
+    try:
+        return validate_target(target, options, verifier)
+    except UsageError:
+        raise
+    except Exception as exc:
+        if os.environ.get("SPECFMT_DEBUG"):
+            raise
+        report = FileReport(path=target.shown, internal_error=True)
+        report.findings.append(
+            input_rules.InternalError.finding(
+                f"checking this input hit a bug in specfmt ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); the other inputs were checked. Rerun with SPECFMT_DEBUG=1 "
+                "for the traceback and report it with the input",
+                target.shown,
+                profile=options.profile,
+            )
+        )
+        return report
+
+
+def _engines_note() -> str:
+    from spec_format.facts import disputes
+
+    assumed = ", ".join(e.id for e in disputes.assumed_engines())
+    return notes.text(
+        "N002",
+        f"no --engine given: reader checks assumed {assumed} and each file's own speculators "
+        "release; pass --engine NAME==VERSION",
+    )
+
+
+def _verifier_note(options: ValidateOptions) -> str | None:
+    ids = [r.id for r in by_layer(Layer.VERIFIER) if selected(r, options)]
+    if not ids:  # --select / --ignore left no verifier rule: nothing was skipped
+        return None
+    return notes.text(
+        "N001",
+        f"no --verifier given: skipped the checks against the target model "
+        f"({notes.id_ranges(ids)}: hidden size, vocabulary, aux layer range, attention, rope "
+        "and positional range, architectures, quantization, dtype, rotation, the named "
+        "verifier); pass --verifier PATH",
+    )
+
+
+def validate_target(
+    target: Target, options: ValidateOptions, verifier: VerifierInfo | None = None
+) -> FileReport:
+    report = FileReport(path=target.shown)
+    if target.weights_file is not None:
+        return audit_safetensors_file(target, options)
+    checkpoint = None
+    if target.remote is not None:
+        checkpoint, loaded = load_remote(target, report, options)
+        if loaded is None:
+            return report
+    else:
+        assert target.config_path is not None
+        loaded = documents.load(stdin.DASH if target.stdin else target.config_path)
+    ctx = check_loaded(loaded, target.config_path, report, options, verifier)
+    if ctx is None and report.unreadable:
+        if checkpoint is not None:
+            checkpoint.close()
+        return report
+    if checkpoint is None and target.checkpoint_dir is not None:
+        from spec_format.parsers.checkpoint import load_checkpoint
+
+        try:
+            checkpoint = load_checkpoint(target.checkpoint_dir)
+        except InputError as exc:  # the directory cannot be listed: its weights go unchecked
+            report.findings.append(
+                input_rules.FileUnreadable.finding(
+                    str(exc), str(target.checkpoint_dir), profile=options.profile
+                )
+            )
+    check_weights(ctx, checkpoint, verifier, target, report, options)
+    report.findings = filtered(report.findings, options)
+    _drop_unused_positions(report)
+    return report
+
+
+def _drop_unused_positions(report: FileReport) -> None:
+    """A report keeps its file's text only while a finding may need a line number."""
+    if report.positions is not None and not any(
+        f.pointer is not None and f.line is None for f in report.findings
+    ):
+        report.positions = None

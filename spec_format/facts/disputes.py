@@ -1,0 +1,427 @@
+"""Where readers disagree about a config, and which value would make them agree.
+
+Every fact comes from the reader table (:mod:`spec_format.facts.readers`, ``schema/readers/``);
+this module only compares readings. The *writer* is the speculators release of the file's
+format version: its reading is what the author meant. The other readers are the engines the
+draft is served or trained with (``--engine``), or, when none is named, the newest release
+of each engine the table covers (see :func:`assumed_engines`).
+
+Readings are compared by *meaning*: the value itself, except for a field with a ``scope``
+(DFlash causality, applied to sliding-window layers by speculators and to every layer by
+vLLM), whose meaning is the outcome per draft layer. A release that never reads a field, or
+refuses its value, has no say in a comparison (the refusal rules report refusals; C015/C016
+reports flags a release ignores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any, NamedTuple
+
+from spec_format.base.errors import UsageError
+from spec_format.facts import readers
+
+WRITER = "speculators"
+
+
+# -- which readers ------------------------------------------------------------------------
+def parse_engine(text: str) -> readers.Release:
+    """``--engine NAME==VERSION`` -> the table's release; a usage error lists what is covered."""
+    name, sep, version = text.strip().partition("==")
+    name = name.strip().lower()
+    engines = sorted({r.split("==")[0] for r in readers.releases()})
+    if not sep and name in engines:  # a bare name: its newest covered release
+        return readers.newest(name)
+    if not sep or not name or not version:
+        raise UsageError(
+            f"--engine {text!r}: write NAME==VERSION or NAME, covered: "
+            + "; ".join(readers.covered_range(e) for e in engines)
+        )
+    try:
+        return readers.release(name, version.strip())
+    except KeyError:
+        covered = [readers.covered_range(e) for e in ([name] if name in engines else engines)]
+        raise UsageError(
+            f"--engine {text}: the reader table does not cover that release; covered: "
+            f"{'; '.join(covered)} (schema/readers/README.md says how to add one)"
+        ) from None
+
+
+def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
+    out: dict[str, readers.Release] = {}
+    for text in texts or ():
+        for part in str(text).split(","):
+            if part.strip():
+                release = parse_engine(part)
+                out[release.id] = release
+    return tuple(out.values())
+
+
+@cache
+def writer_of(line: str) -> readers.Release | None:
+    """The speculators release that writes (and reads back) format ``line``."""
+    found = [r for r in readers.releases() if r.startswith(f"{WRITER}==")]
+    matching = [r for r in found if ".".join(r.split("==")[1].split(".")[:2]) == line]
+    if not matching:
+        return None
+    name, version = matching[-1].split("==")
+    return readers.release(name, version)
+
+
+@cache
+def covered() -> tuple[readers.Release, ...]:
+    """One release per file of the reader table (a group's members read alike)."""
+    return tuple(readers.release(*rid.split("==")) for rid in readers.representatives())
+
+
+@cache
+def assumed_engines() -> tuple[readers.Release, ...]:
+    """The newest release of each engine the table covers (every reader but the writer)."""
+    newest: dict[str, str] = {}
+    for rid in readers.releases():  # sorted by name, then version
+        name, version = rid.split("==")
+        if name != WRITER:
+            newest[name] = version
+    return tuple(readers.release(n, v) for n, v in newest.items())
+
+
+def absent_readings(
+    model_type: str, name: str, releases: Sequence[readers.Release] | None = None
+) -> str:
+    """``"vllm==0.33.0 reads true when absent"``: what the engines (default: the newest
+    covered release of each) read when field ``name`` is absent; empty when no row says."""
+    views = [
+        v
+        for r in (assumed_engines() if releases is None else releases)
+        if r.serves(model_type) and _counts(v := view(r, model_type, name, {}))
+    ]
+    return describe(views, " when absent")  # type: ignore[arg-type]
+
+
+def absent_layer_class(model_type: str, releases: Sequence[readers.Release] | None = None) -> str:
+    """``"vllm==0.33.0 builds llama"``: the layer class the engines (default: the newest covered
+    release of each) build when ``transformer_layer_config.model_type`` is absent; empty when
+    the table does not say."""
+    groups: dict[str, list[str]] = {}
+    for r in assumed_engines() if releases is None else releases:
+        layer = r.data.get("models", {}).get(model_type, {}).get("layer_model_type") or {}
+        if r.serves(model_type) and "absent" in layer:
+            groups.setdefault(layer["absent"], []).append(r.id)
+    return "; ".join(
+        f"{', '.join(_runs(who))} build{'s' if len(who) == 1 else ''} {value}"
+        for value, who in groups.items()
+    )
+
+
+# -- meanings -----------------------------------------------------------------------------
+class View(NamedTuple):
+    """One reader's reading of one field."""
+
+    reader: str  # "vllm==0.33.0"
+    value: Any  # what the reader acts on, in the field's own terms
+    how: str  # "given", "absent", "null", "empty", "ignored", "rejected"
+    meaning: Any
+
+
+def describe(views: Iterable[View], suffix: str = "") -> str:
+    """``"a==1 reads true; b==2, b==3 read false"``: readers grouped by what they read."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in views:
+        said = "ignores it" if v.how == "ignored" else f"reads {show(v.value)}{suffix}"
+        if isinstance(v.meaning, tuple):
+            said += f" ({_per_layer(v.meaning)})"
+        groups.setdefault((v.how == "ignored", said), []).append(v.reader)
+    parts = []
+    for (_, said), who in groups.items():
+        if len(who) > 1:
+            said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
+        parts.append(f"{', '.join(_runs(who))} {said}")
+    return "; ".join(parts)
+
+
+def _runs(who: list[str]) -> list[str]:
+    """Runs of three or more consecutive table files of one reader as ``a to b``: the vLLM
+    groups from 0.10.1 to 0.33.0 would otherwise be listed one by one."""
+    order = {r.id: i for i, r in enumerate(covered())}
+    out: list[str] = []
+    run: list[str] = []
+    for rid in [*who, ""]:
+        if run and rid in order and order[rid] == order.get(run[-1], -2) + 1:
+            run.append(rid)
+            continue
+        if len(run) >= 3:
+            out.append(f"{run[0]} to {run[-1]} ({len(run)} release groups)")
+        else:
+            out += run
+        run = [rid] if rid in order else ([] if not rid else [rid])
+    return out
+
+
+def _per_layer(meaning: tuple[str, ...]) -> str:
+    """``"causal attention in every layer"``, ``"causal in layers 0, 1 of 3"``..."""
+    kinds = set(meaning)
+    if len(kinds) == 1:
+        return f"{meaning[0]} attention in every layer"
+    causal = [str(i) for i, m in enumerate(meaning) if m == "causal"]
+    return (
+        f"causal attention in layers {', '.join(causal)} of {len(meaning)}, bidirectional elsewhere"
+    )
+
+
+def show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null (unset)"
+    return str(value)
+
+
+def layer_kinds(config: dict[str, Any]) -> tuple[str, ...]:
+    """``"sliding"`` or ``"full"`` for each draft layer."""
+    tlc = config.get("transformer_layer_config")
+    tlc = tlc if isinstance(tlc, dict) else {}
+    types = tlc.get("layer_types")
+    if isinstance(types, list) and types:
+        return tuple("sliding" if t == "sliding_attention" else "full" for t in types[:4096])
+    n = tlc.get("num_hidden_layers")
+    n = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 else 1
+    sliding = tlc.get("use_sliding_window") is True and tlc.get("sliding_window") is not None
+    return ("sliding" if sliding else "full",) * n
+
+
+def meaning(scope: str | None, value: Any, config: dict[str, Any]) -> Any:
+    """What a value does: itself, or for a causality switch the attention of each layer
+    (layers outside the switch's scope attend over the whole block)."""
+    if scope is None:
+        return value
+    on = "bidirectional" if value else "causal"
+    kinds = layer_kinds(config)
+    if scope == "all-layers":
+        return tuple(on for _ in kinds)
+    if scope == "sliding-layers":
+        return tuple(on if k == "sliding" else "bidirectional" for k in kinds)
+    raise ValueError(f"reader table: unknown scope {scope!r}")
+
+
+def view(
+    release: readers.Release, model_type: str, name: str, config: dict[str, Any]
+) -> View | None:
+    """``release``'s reading of field ``name`` (``None``: the table has no row for it)."""
+    row = release.row(model_type, name)
+    if row is None:
+        return None
+    reading = release.reading(model_type, name, config)
+    acted = None if reading.how in ("ignored", "rejected") else reading.value
+    return View(release.id, reading.value, reading.how, meaning(row.get("scope"), acted, config))
+
+
+def _counts(got: View | None) -> bool:
+    """Whether a reading takes part in a comparison: a release that never reads the field,
+    or refuses the value (the refusal rules report that), has no say in it."""
+    return got is not None and got.how not in ("rejected", "ignored")
+
+
+_IGNORED: dict[tuple[str, tuple[str, ...]], dict[str, list[str]]] = {}
+
+
+def ignored_fields(model_type: str, releases: Sequence[readers.Release]) -> dict[str, list[str]]:
+    """field -> the releases (of ``releases``) that serve the type but never read it."""
+    key = (model_type, tuple(r.id for r in releases))
+    if key not in _IGNORED:
+        out: dict[str, list[str]] = {}
+        for r in releases:
+            if r.serves(model_type):
+                for name, row in r.fields(model_type).items():
+                    if row.get("ignored"):
+                        out.setdefault(name, []).append(r.id)
+        _IGNORED[key] = out
+    return _IGNORED[key]
+
+
+# -- disputes -----------------------------------------------------------------------------
+class Dispute(NamedTuple):
+    field: str
+    meant: View  # the writer's reading
+    others: tuple[View, ...]  # readers whose meaning differs
+
+    @property
+    def pointer(self) -> str:
+        return f"/{self.field}"
+
+    def describe(self) -> str:
+        return describe((self.meant, *self.others))
+
+    @property
+    def same_value(self) -> bool:
+        """Every reader reads the same value but acts on it differently (a scoped switch
+        such as DFlash causality, which releases apply to different layers)."""
+        return all(v.value == self.meant.value for v in self.others)
+
+    def headline(self, state: str) -> str:
+        """``"F is S and readers act differently on it"``, or, when they read the same value,
+        that they apply it differently: a disagreement is never claimed between equal values."""
+        if self.same_value:
+            return (
+                f"{self.field} is {state}: every reader reads {show(self.meant.value)} but "
+                "they apply it to different layers"
+            )
+        return f"{self.field} is {state} and readers act differently on it"
+
+
+_CASES = ("absent", "null", "empty", "given_rejects", "ignored", "scope")
+_CONTESTED: dict[tuple[str, str, str], tuple[str, ...]] = {}
+
+
+def _contested(writer: readers.Release, engine: readers.Release, model_type: str):
+    """Fields whose rows differ between the two releases in some case: only those can ever
+    be read differently (rows equal in every case read every config the same)."""
+    key = (writer.id, engine.id, model_type)
+    if key not in _CONTESTED:
+        mine, theirs = writer.fields(model_type), engine.fields(model_type)
+        _CONTESTED[key] = tuple(
+            name
+            for name, row in mine.items()
+            if name in theirs and any(row.get(c) != theirs[name].get(c) for c in _CASES)
+        )
+    return _CONTESTED[key]
+
+
+def disputes(
+    config: dict[str, Any],
+    model_type: str,
+    writer: readers.Release,
+    engines: Sequence[readers.Release],
+) -> list[Dispute]:
+    """Fields on which an engine that serves the type means something else than the writer."""
+    serving = [e for e in engines if e.serves(model_type)]
+    contested: dict[str, list[readers.Release]] = {}
+    for e in serving:
+        for name in _contested(writer, e, model_type):
+            contested.setdefault(name, []).append(e)
+    # the readings depend only on the fields the rows name (a refusal may name another
+    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
+    # that agree on those share one answer
+    names = (*contested, *writer.fields(model_type))
+    budget = [_KEY_ITEMS]
+    try:
+        values = tuple(_hashable(config.get(n, _UNSET), budget) for n in names)
+    except _TooBig:  # a value of thousands of items: worked out, not kept
+        return list(_disputes(config, model_type, writer, contested))
+    key = (writer.id, tuple(e.id for e in serving), model_type, values, layer_kinds(config))
+    if key in _DISPUTES:
+        return list(_DISPUTES[key])
+    if len(_DISPUTES) > 4096:
+        _DISPUTES.clear()
+    _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
+    return list(found)
+
+
+_UNSET = object()
+_DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
+_SCALARS = (str, int, float, bool, type(None))
+#: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
+#: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
+_KEY_ITEMS = 512
+
+
+class _TooBig(Exception):
+    """The values a dispute depends on are too many to key a cache entry by."""
+
+
+def _hashable(value: Any, budget: list[int]) -> Any:
+    """A JSON value as a cache-key part that tells equal-looking values of different types
+    apart (``1``, ``1.0`` and ``true`` read differently): scalars with their type, arrays
+    and objects as tuples. Raises :class:`_TooBig` past ``budget[0]`` values in all."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
+    kind = type(value)
+    if kind in _SCALARS or value is _UNSET:
+        return kind, value
+    if kind in (list, dict) and len(value) > budget[0]:
+        raise _TooBig
+    if kind is list:
+        return list, tuple(_hashable(v, budget) for v in value)
+    if kind is dict:
+        return dict, tuple((k, _hashable(v, budget)) for k, v in value.items())
+    return kind, repr(value)
+
+
+def _disputes(config, model_type, writer, contested) -> tuple[Dispute, ...]:
+    out = []
+    for name, others in contested.items():
+        meant = view(writer, model_type, name, config)
+        if not _counts(meant):
+            continue
+        # an engine that never reads the field is C015/C016's (for flags) or no dispute: no
+        # value of the field changes what it does
+        differ = [
+            got
+            for e in others
+            if _counts(got := view(e, model_type, name, config)) and got.meaning != meant.meaning
+        ]
+        if differ:
+            out.append(Dispute(name, meant, tuple(differ)))
+    return tuple(out)
+
+
+class Reconciliation(NamedTuple):
+    field: str
+    ok: bool
+    value: Any = None  # what to write, when ok
+    why: str = ""
+
+
+def reconcile(
+    config: dict[str, Any],
+    model_type: str,
+    name: str,
+    meant: View,
+    releases: Sequence[readers.Release],
+) -> Reconciliation:
+    """A value of ``name`` under which every release in ``releases`` means ``meant``."""
+    tried = [meant.value]
+    if isinstance(meant.value, bool) or meant.value is None:
+        tried += [v for v in (True, False) if v is not meant.value]
+    for value in tried:
+        trial = {**config, name: value}  # the readers only read it: one key differs
+        if all(_agrees(r, model_type, name, trial, meant) for r in releases):
+            return Reconciliation(name, True, value)
+    views = describe(v for r in releases if (v := view(r, model_type, name, config)) is not None)
+    return Reconciliation(
+        name,
+        False,
+        why=f"no value of {name} makes every reader act as {meant.reader} does ({views})",
+    )
+
+
+def _agrees(release, model_type, name, config, meant: View) -> bool:
+    got = view(release, model_type, name, config)
+    return not _counts(got) or got.meaning == meant.meaning
+
+
+class Refusal(NamedTuple):
+    engine: readers.Release
+    pointer: str
+    message: str  # the engine's own words
+    kind: str  # "type", "verifier", "top-level" or "other"
+
+
+def _kind(release: readers.Release, pointer: str) -> str:
+    if pointer == "/speculators_model_type":
+        return "type"
+    if pointer == release.data.get("verifier", {}).get("pointer"):
+        return "verifier"
+    if pointer.count("/") == 1 and pointer[1:] in release.data.get("top_level", {}):
+        return "top-level"
+    return "other"
+
+
+def rejections(config: dict[str, Any], engines: Sequence[readers.Release]) -> list[Refusal]:
+    """Everything the engines refuse in ``config``, with each engine's own message."""
+    return [
+        Refusal(e, pointer, message, _kind(e, pointer))
+        for e in engines
+        for pointer, message in e.rejections(config)
+    ]

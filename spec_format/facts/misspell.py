@@ -1,0 +1,228 @@
+"""Misspelled keys: an unknown key one or two typing slips away from a key that readers read.
+
+Every object of a config allows keys its schema does not declare (Hugging Face configs carry
+arbitrary keys, and speculators drops unknown nested ones), so ``norm_befor_residual: true``
+is valid JSON Schema, and the reader silently uses its default for ``norm_before_residual``.
+A key is *misspelled* when it is declared by no schema of any version or type at that place
+(a key of another version, ``torch_dtype`` beside ``dtype``, is not a typo) and is close to
+a key the schema of the config's own version and type declares there: the same letters
+apart from case and ``_``/``-``, or at most one edit (two for keys of 12 or more
+characters; an edit is an insertion, deletion, substitution or swap of neighbours). In
+``transformer_layer_config``, where every transformers key is legal, only near-misses of the
+keys the readers read (the schema's properties) count, never other unknown keys.
+
+The C014 rule reports them; ``fix`` and ``migrate`` rename a misspelled key to the known one
+(keeping its value) when that key is absent and the match is unique, and so never write a
+default for a field whose misspelling is present.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from typing import Any, NamedTuple
+
+from spec_format.facts import catalog, schemas
+
+#: the objects checked: pointer of the object -> schema path parts (``*``: every list item)
+OBJECTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ()),
+    ("/speculators_config", ("speculators_config",)),
+    ("/speculators_config/verifier", ("speculators_config", "verifier")),
+    ("/speculators_config/proposal_methods/*", ("speculators_config", "proposal_methods", "0")),
+    ("/transformer_layer_config", ("transformer_layer_config",)),
+)
+
+
+class Misspelling(NamedTuple):
+    parent: str  # JSON pointer of the object ("" for the top level)
+    key: str  # the key as written
+    known: tuple[str, ...]  # the declared keys it is close to, closest first
+    present: bool  # the (single) known key is present too: nothing to rename
+
+    @property
+    def pointer(self) -> str:
+        return f"{self.parent}/{_escape(self.key)}"
+
+    @property
+    def target(self) -> str | None:
+        """The pointer to rename to: one known key, absent from the object; else None."""
+        if len(self.known) != 1 or self.present:
+            return None
+        return f"{self.parent}/{_escape(self.known[0])}"
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
+    """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
+    out: list[Misspelling] = []
+    for pointer, parts, declared in _checked_objects(line, model_type):
+        for where, obj in _objects(config, pointer):
+            for key in obj:
+                if not isinstance(key, str) or key in declared:
+                    continue
+                close = _close(key, declared)
+                if close and key in _ever_declared(parts, pointer == ""):
+                    close = ()  # declared by another version or type: never a typo
+                if close:
+                    present = len(close) == 1 and close[0] in obj
+                    out.append(Misspelling(where, key, close, present))
+    return out
+
+
+@lru_cache(maxsize=256)  # per (line, type): what every config of the pair is checked against
+def _checked_objects(
+    line: str, model_type: str
+) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]:
+    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys."""
+    entry = catalog.versions().get(line)
+    if entry is None or model_type not in entry.types:
+        return ()
+    found = ((p, parts, _declared(line, model_type, parts)) for p, parts in OBJECTS)
+    return tuple(item for item in found if item[2])
+
+
+def _objects(config: dict[str, Any], pointer: str):
+    if pointer == "":
+        yield "", config
+        return
+    parts = pointer.strip("/").split("/")
+    nodes: list[tuple[str, Any]] = [("", config)]
+    for part in parts:
+        nxt = []
+        for where, node in nodes:
+            if part == "*" and isinstance(node, list):
+                nxt += [(f"{where}/{i}", item) for i, item in enumerate(node)]
+            elif isinstance(node, dict) and part in node:
+                nxt.append((f"{where}/{part}", node[part]))
+        nodes = nxt
+    yield from ((w, n) for w, n in nodes if isinstance(n, dict))
+
+
+def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
+    """The properties the schema declares at ``parts``, with those of every branch of a
+    ``oneOf``/``anyOf``/``allOf`` there (proposal methods are one per proposal type)."""
+    return schemas.declared_names(line, model_type, parts)
+
+
+@cache
+def _ever_declared(parts: tuple[str, ...], top: bool) -> frozenset[str]:
+    """Keys some schema of any version and type declares at ``parts`` (and, at the top
+    level, the serialization noise C009 reports): never a typo."""
+    names: set[str] = set(catalog.noise_keys()) if top else set()
+    for line, entry in catalog.versions().items():
+        for model_type in entry.types:
+            names |= _declared(line, model_type, parts)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1 << 16)  # bounded: hostile inputs bring any number of distinct keys
+def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
+    """The declared keys ``key`` is a slip away from, closest first (cached: unknown keys
+    such as transformers' own recur in every config). The caller drops the match when some
+    other version or type declares ``key`` (asked only then: that reads every schema)."""
+    if len(key) > 64:
+        return ()
+    folded, near = _index(declared)
+    same = folded.get(_fold(key), ())
+    scored = [(0, known) for known in same]
+    lower = key.lower()
+    for known, low, limit, pieces in near.get(len(key), ()):
+        if known in same:
+            continue
+        if not pieces.search(lower):  # no piece intact: too far apart
+            continue
+        d = _distance(lower, low, limit)
+        if d <= limit:
+            scored.append((d, known))
+    return nearest(scored)
+
+
+def nearest(scored: list[tuple[int, str]]) -> tuple[str, ...]:
+    """The keys of the smallest distance among (distance, key) pairs, sorted."""
+    if not scored:
+        return ()
+    best = min(d for d, _ in scored)
+    return tuple(sorted(k for d, k in scored if d == best))
+
+
+@cache
+def _index(declared: frozenset[str]):
+    """The declared keys by folded spelling, and those near-misses may reach (4 or more
+    characters) with their edit limit and ``2 * limit + 1`` pieces, listed under every key
+    length within that limit (a key is compared only with the known keys of its length).
+
+    The pieces are a cheap necessary test before the distance: each edit (a swap of
+    neighbours included) breaks at most two pieces of the known key, so a key within
+    ``limit`` edits holds at least one piece unbroken. Unknown keys of a hostile config
+    (300,000 of them) are mostly refused by it, in C, without the quadratic distance."""
+    folded: dict[str, tuple[str, ...]] = {}
+    near: dict[int, list] = {}  # by the key lengths within each known key's edit limit
+    for known in sorted(declared):
+        folded[_fold(known)] = (*folded.get(_fold(known), ()), known)
+        if len(known) < 4:
+            continue
+        limit = 2 if len(known) >= 12 else 1
+        low = known.lower()
+        pieces = re.compile("|".join(map(re.escape, _pieces(low, 2 * limit + 1))))
+        entry = (known, low, limit, pieces)  # the pieces as one pattern: one search in C
+        for length in range(len(known) - limit, len(known) + limit + 1):
+            near.setdefault(length, []).append(entry)
+    return folded, {length: tuple(entries) for length, entries in near.items()}
+
+
+def _pieces(text: str, count: int) -> tuple[str, ...]:
+    """``text`` cut into ``count`` contiguous pieces of near-equal length."""
+    bounds = [len(text) * i // count for i in range(count + 1)]
+    return tuple(text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a)
+
+
+def _fold(key: str) -> str:
+    return key.lower().replace("_", "").replace("-", "")
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Optimal string alignment distance (edits and swaps of neighbours), or limit + 1
+    once it exceeds ``limit``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+#: the step name of the renames in the reports of ``fix`` and ``migrate``
+STEP = "spelling"
+
+
+def rename(ed, line: str) -> None:
+    """Rename each misspelled key of the editor's document to its known key (keeping the
+    value) where that key is absent and the match unique; report the others (C014)."""
+    model_type = ed.model_type
+    if not isinstance(model_type, str):
+        return
+    for m in find(ed.doc, model_type, line):
+        if m.target is None:
+            if m.present:
+                why = f"{m.key} is a misspelling of {m.known[0]}, which is there too: remove it"
+            else:
+                why = (
+                    f"{m.key} is a misspelling of {' or '.join(m.known)}: rename it to the one "
+                    "meant (no default is written for them meanwhile)"
+                )
+            ed.problem("C014", why, pointer=m.pointer, severity="warning")
+            continue
+        value = ed.get(m.pointer)
+        ed.remove(m.pointer, f"a misspelling of {m.known[0]} (C014), which readers read")
+        ed.set(m.target, value, f"renamed from {m.key}, keeping its value")

@@ -1,0 +1,293 @@
+"""The reader table: what each released reader (speculators, vLLM) makes of a config.
+
+One JSON file per reader release in ``schema/readers/`` (format: ``schema/readers/README.md``,
+``reader.schema.json``); every row is checked against the executed release by the
+``readers`` test group. Loaded lazily with the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any, NamedTuple
+
+from spec_format.base import package_data
+
+HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
+# a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
+# not starting or ending with "-" or ".", 96 characters at most
+_HUB_NAME = r"(?!.*(--|\.\.))[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
+_HUB_ID = re.compile(rf"^(?:{_HUB_NAME}/)?{_HUB_NAME}$")
+_MISSING = object()
+
+
+class Reading(NamedTuple):
+    """What a reader behaves as if the field held (in the config field's own terms)."""
+
+    value: Any
+    how: str  # one of HOWS: which case of the row decided the value
+
+
+class Release(NamedTuple):
+    name: str
+    version: str
+    data: dict
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    @property
+    def representative(self) -> str:
+        """The version whose table file this release shares (its reader source digests the
+        same: ``members``, checked by scripts/vllm-digests.py); the executed one."""
+        return self.data["version"]
+
+    @property
+    def members(self) -> list[str]:
+        """Every release this release's table file covers (itself when it lists none)."""
+        return sorted(self.data.get("members") or [self.data["version"]], key=_vkey)
+
+    def serves(self, model_type: str) -> bool:
+        types = self.data["types"]
+        return model_type in types["accepted"] and model_type not in types.get("fails", {})
+
+    def fields(self, model_type: str) -> dict[str, dict]:
+        return self.data.get("models", {}).get(model_type, {}).get("fields", {})
+
+    def row(self, model_type: str, name: str) -> dict | None:
+        return self.fields(model_type).get(name)
+
+    def reading(self, model_type: str, name: str, config: dict) -> Reading:
+        """The value this release reads for ``name`` of ``config`` (a top-level key)."""
+        row = self.row(model_type, name)
+        if row is None or row.get("ignored"):
+            return Reading(None, "ignored")
+        value = config.get(name, _MISSING)
+        case = _case(value)
+        rule = row.get(case) if case != "given" else None
+        if case == "empty" and rule is None:
+            case, rule = "given", None
+        if rule is None:  # given (or a case the row leaves to the given rule)
+            for entry in row.get("given_rejects", []):
+                if _match(entry["when"], value, config):
+                    return Reading(None, "rejected")
+            return Reading(value if value is not _MISSING else None, "given")
+        if "rejects" in rule:
+            return Reading(None, "rejected")
+        return Reading(rule["reads"], case)
+
+    def verifier_form(self, value: Any) -> str:
+        return verifier_form(value)
+
+    def rejections(self, config: dict) -> list[tuple[str, str]]:
+        """(JSON pointer, the reader's message) for everything this release refuses."""
+        out: list[tuple[str, str]] = []
+        for key, entry in self.data.get("top_level", {}).items():
+            if key in config and config[key] not in entry.get("except", []):
+                out.append((f"/{key}", entry["message"]))
+        for pointer, message in self.data.get("requires", {}).items():
+            if _lookup(config, pointer) is _MISSING:
+                out.append((pointer, message))
+        model_type = config.get("speculators_model_type")
+        if not self.serves(model_type):
+            types = self.data["types"]
+            out.append(
+                (
+                    "/speculators_model_type",
+                    types.get("fails", {}).get(model_type, types["message"]),
+                )
+            )
+            return out
+        verifier = self.data.get("verifier")
+        if verifier:
+            value = _lookup(config, verifier["pointer"])
+            if value is not _MISSING and verifier_form(value) in verifier["rejects"]:
+                out.append((verifier["pointer"], verifier["message"]))
+        model = self.data.get("models", {}).get(model_type, {})
+        for pointer, message in model.get("requires", {}).items():
+            if _lookup(config, pointer) is _MISSING:
+                out.append((pointer, message))
+        for name, row in model.get("fields", {}).items():
+            value = config.get(name, _MISSING)
+            rule = row.get(_case(value)) or {}
+            if "rejects" in rule:
+                out.append((f"/{name}", rule["rejects"]))
+            for entry in row.get("given_rejects", []):
+                if value is not _MISSING and _match(entry["when"], value, config):
+                    out.append((f"/{name}", entry["message"]))
+        layer = model.get("layer_model_type")
+        if layer:
+            value = _lookup(config, "/transformer_layer_config/model_type")
+            value = layer["absent"] if value is _MISSING else value
+            if value not in layer["accepts"]:
+                out.append(
+                    ("/transformer_layer_config/model_type", layer["message"].format(value=value))
+                )
+        return out
+
+
+def verifier_form(value: Any) -> str:
+    """Classify a verifier ``name_or_path`` as the table's ``verifier.rejects`` names it."""
+    if value is None:
+        return "null"
+    if not isinstance(value, str):
+        return "non-string"
+    if "://" in value:
+        return "url"
+    if value.startswith("/"):
+        return "absolute-path"
+    if value.startswith(("./", "../", "~")) or value in (".", ".."):
+        return "relative-path"
+    if len(value) > 96 or not _HUB_ID.match(value):
+        return "malformed-id"
+    return "hub-id"
+
+
+def _case(value: Any) -> str:
+    if value is _MISSING:
+        return "absent"
+    if value is None:
+        return "null"
+    if value == [] and isinstance(value, list):
+        return "empty"
+    return "given"
+
+
+def _match(when: dict, value: Any, config: dict) -> bool:
+    """A ``given_rejects`` condition: the value (``in`` / ``not_in``) and other fields (``with``)."""
+    if "in" in when and value not in when["in"]:
+        return False
+    if "not_in" in when and value in when["not_in"]:
+        return False
+    return all(config.get(k, _MISSING) == v for k, v in when.get("with", {}).items())
+
+
+def _lookup(doc: Any, pointer: str) -> Any:
+    node = doc
+    for part in pointer.strip("/").split("/"):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return _MISSING
+    return node
+
+
+def table_dir():
+    """The folder of reader files (``schema/readers``; in a wheel ``spec_format.schema``)."""
+    return package_data.schema_folder().joinpath("readers")
+
+
+@cache
+def _load() -> dict[str, Release]:
+    """Every covered release: each file's own release and the member releases it lists."""
+    out = {}
+    files = [p for p in table_dir().iterdir() if p.name.endswith(".json") and "-" in p.name]
+    for path in sorted(files, key=lambda p: p.name):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for version in data.get("members") or [data["version"]]:
+            rel = Release(data["reader"], version, data)
+            out[rel.id] = rel
+    return out
+
+
+def _vkey(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def _key(rid: str) -> tuple:
+    name, version = rid.split("==")
+    return (name, _vkey(version))
+
+
+def releases() -> list[str]:
+    """Every covered reader release, as ``name==version``, sorted by name then version."""
+    return sorted(_load(), key=_key)
+
+
+def representatives() -> list[str]:
+    """One release per table file (the executed one of its group), sorted like releases()."""
+    return [r for r in releases() if _load()[r].version == _load()[r].representative]
+
+
+def newest(name: str) -> Release:
+    """The newest covered release of a reader (``--engine vllm`` without a version)."""
+    found = [r for r in releases() if r.startswith(f"{name}==")]
+    if not found:
+        raise KeyError(f"no reader table for {name}")
+    return _load()[found[-1]]
+
+
+def covered_range(name: str) -> str:
+    """``"vllm==0.10.1 to vllm==0.33.0 (38 releases: ...)"``: what an unknown version is told."""
+    found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]
+    if not found:
+        return "none"
+    every = ", ".join(found)
+    return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
+
+
+def aux_count(value: Any) -> int:
+    """How many aux hidden states a list of aux layer ids taps (3, the default, when unset)."""
+    return len(value) if isinstance(value, list) and value else 3
+
+
+def fc_aux_layers(release: Release, weights: dict, model_type: str, config: dict) -> int:
+    """How many aux hidden states ``release`` sizes a draft's ``fc`` for, from its
+    ``models.<type>.weights`` block ``weights``: a fixed count, or the key whose reading
+    (the ids the release's reader passes on) it takes the length of."""
+    sized = weights["fc_aux_layers"]
+    if isinstance(sized, str):
+        reading = release.reading(model_type, sized, config)
+        sized = aux_count(reading.value if reading.how != "ignored" else None)
+    return sized
+
+
+def fc_mismatch(model_type: str, config: dict, count: int) -> tuple[str, list[int]]:
+    """The covered vLLM releases (as :func:`spans`) that serve ``model_type`` but size the
+    draft's ``fc`` of ``config`` for another number of aux hidden states than ``count``,
+    and the numbers they size it for."""
+    sizes: set[int] = set()
+
+    def other(release: Release) -> bool:
+        weights = release.data.get("models", {}).get(model_type, {}).get("weights")
+        if not release.serves(model_type) or weights is None:
+            return False
+        sized = fc_aux_layers(release, weights, model_type, config)
+        if sized != count:
+            sizes.add(sized)
+        return sized != count
+
+    found = spans("vllm", other)
+    return found, sorted(sizes)
+
+
+def spans(name: str, test) -> str:
+    """The covered releases of reader ``name`` for which ``test(release)`` holds, as runs of
+    consecutive covered releases (``"0.20.0 to 0.26.0, 0.31.0"``; ``""`` when none): what
+    a message says instead of restating the table in prose."""
+    runs: list[list[str]] = []
+    extend = False
+    for rid in releases():
+        rel = _load()[rid]
+        if rel.name != name:
+            continue
+        holds = bool(test(rel))
+        if holds and extend:
+            runs[-1].append(rel.version)
+        elif holds:
+            runs.append([rel.version])
+        extend = holds
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs)
+
+
+def release(name: str, version: str) -> Release:
+    try:
+        return _load()[f"{name}=={version}"]
+    except KeyError:
+        raise KeyError(
+            f"no reader table for {name}=={version} (covered: {covered_range(name)})"
+        ) from None

@@ -1,0 +1,260 @@
+"""Bundled JSON Schemas: the catalog, lookup by (format version, type), and validators.
+
+Schemas are read from the package (``spec_format.schema``, the repository's
+``schema/`` folder) with :mod:`importlib.resources`, so an installed wheel works from any
+directory. Every file has an absolute ``$id``; references between files are resolved
+against the bundled files only: nothing is fetched. jsonschema and referencing are imported
+only when a validator is built (to explain a config that failed, or by callers that ask for
+one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from spec_format.base import package_data
+from spec_format.base.errors import UsageError
+from spec_format.facts import catalog
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
+SCHEMA_SUFFIX = ".schema.json"
+
+
+def _schema_root():
+    return package_data.schema_folder()
+
+
+def schema_uri(version: str, name: str) -> str:
+    return f"{catalog.data()['base_uri']}{version}/{name}"
+
+
+@cache
+def _all_documents() -> dict[str, dict[str, Any]]:
+    """Every bundled schema document keyed by its ``$id``."""
+    docs: dict[str, dict[str, Any]] = {}
+
+    def walk(folder, prefix: str) -> None:
+        for item in folder.iterdir():
+            if item.is_dir():
+                walk(item, f"{prefix}{item.name}/")
+            elif item.name.endswith(SCHEMA_SUFFIX):
+                doc = _load(f"{prefix}{item.name}")
+                docs[doc["$id"]] = doc
+
+    walk(_schema_root(), "")
+    return docs
+
+
+@cache
+def _load(relative: str) -> dict[str, Any]:
+    """One bundled document by its path below the schema folder (read once)."""
+    return json.loads(_schema_root().joinpath(*relative.split("/")).read_text(encoding="utf-8"))
+
+
+def _document(uri: str) -> dict[str, Any] | None:
+    """The bundled document whose ``$id`` is ``uri``: read alone when the URI names its
+    file (every bundled one does), else found among all of them."""
+    base = catalog.data()["base_uri"]
+    if uri.startswith(base) and uri.endswith(SCHEMA_SUFFIX) and ".." not in uri:
+        try:
+            doc = _load(uri[len(base) :])
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict) and doc.get("$id") == uri:
+            return doc
+    return _all_documents().get(uri)
+
+
+@cache
+def registry() -> Registry:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    resources_ = [
+        (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
+        for uri, doc in _all_documents().items()
+    ]
+    return Registry().with_resources(resources_)
+
+
+def load_schema(version: str, name: str) -> dict[str, Any]:
+    """The raw document of ``<version>/<name>`` (``name`` with or without the suffix)."""
+    if not name.endswith(SCHEMA_SUFFIX):
+        name += SCHEMA_SUFFIX
+    doc = _document(schema_uri(version, name))
+    if doc is None:
+        raise UsageError(f"no bundled schema {version}/{name}")
+    return doc
+
+
+def type_schema(version: str, model_type: str) -> dict[str, Any]:
+    entry = catalog.version_entry(version)
+    if model_type not in entry.types:
+        raise UsageError(
+            f"format version {version} has no type {model_type!r}; "
+            f"it knows {', '.join(entry.types)}"
+        )
+    return load_schema(version, model_type)
+
+
+@cache
+def validator(version: str, model_type: str) -> Draft202012Validator:
+    """A compiled validator for one type of one version (cached for the process).
+
+    It validates an inlined copy of the schema (:func:`inlined`), which spares the registry
+    lookups that otherwise dominate validation time. Messages and paths are the same.
+    """
+    from spec_format.base.numguard import IntegerValidator  # jsonschema: only to explain
+
+    return IntegerValidator(inlined(version, model_type), registry=registry())
+
+
+@cache
+def inlined(version: str, model_type: str) -> dict[str, Any]:
+    """The type's schema with every ``$ref`` replaced by its target (the schemas have no
+    recursive references; sibling keywords of a ``$ref`` are merged over its target).
+    Cached: callers must not mutate it."""
+    schema = type_schema(version, model_type)
+    return _inline(schema, schema["$id"])
+
+
+def _inline(node: Any, base: str) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target, target_base = _deref(node, base)
+            return _inline(target, target_base)
+        return {
+            k: _inline(v, base) if k not in ("const", "enum", "default", "examples") else v
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_inline(v, base) for v in node]
+    return node
+
+
+@cache
+def _compiled(version: str, model_type: str):
+    """The accept-only compiled check of the type's schema (None: not compilable)."""
+    from spec_format.facts.schema_check import compile_schema
+
+    schema = type_schema(version, model_type)
+    return compile_schema(schema, schema["$id"], _deref)
+
+
+def accepts(version: str, model_type: str, config: Any) -> bool:
+    """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
+    against the type's schema.
+
+    Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
+    reference and words every finding. tests/test_fast_path.py checks that it never accepts
+    what jsonschema rejects, on every fixture and on generated mutations.
+    """
+    compiled = _compiled(version, model_type)
+    if compiled is None:
+        return False
+    try:
+        return compiled(config)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
+
+
+@cache
+def model_class(version: str, model_type: str):
+    """The generated pydantic model of one type (imports spec_format.models lazily)."""
+    import importlib
+
+    module = importlib.import_module(f"spec_format.models.v{version.replace('.', '_')}")
+    return getattr(module, type_schema(version, model_type)["title"])
+
+
+def accepts_strictly(version: str, model_type: str, config: dict[str, Any]) -> bool:
+    """True when the generated model accepts ``config`` in strict mode."""
+    from pydantic import ValidationError
+
+    try:
+        model_class(version, model_type).model_validate(config, strict=True)
+    except ValidationError:
+        return False
+    return True
+
+
+@cache
+def root_validator(version: str) -> Draft202012Validator:
+    from spec_format.base.numguard import IntegerValidator
+
+    entry = catalog.version_entry(version)
+    return IntegerValidator(load_schema(version, entry.root), registry=registry())
+
+
+@cache
+def resolve(version: str, model_type: str, pointer_parts: tuple[str, ...]) -> dict[str, Any]:
+    """The (``$ref``-followed) subschema describing the property at ``pointer_parts``,
+    with sibling keywords of a ``$ref`` merged over the referenced schema. Returns ``{}``
+    when the path leaves the declared properties. Cached: callers must not mutate it."""
+    found = _walk(version, model_type, pointer_parts)
+    return found[0] if found else {}
+
+
+def _walk(version: str, model_type: str, parts: tuple[str, ...]) -> tuple[Any, str] | None:
+    """The subschema at ``parts`` and its base URI, following the ``$ref``s on the way;
+    None when the path leaves the declared properties."""
+    schema = type_schema(version, model_type)
+    node, base = _deref(schema, schema["$id"])
+    for part in parts:
+        props = node.get("properties", {})
+        if part in props:
+            node, base = _deref(props[part], base)
+        elif part.isdigit() and "items" in node:
+            node, base = _deref(node["items"], base)
+        else:
+            return None
+    return node, base
+
+
+@cache
+def declared_names(version: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:
+    """The properties the type's schema declares at ``parts`` (as :func:`resolve` walks
+    them), with those of every branch of a ``oneOf``/``anyOf``/``allOf`` there. Follows
+    only the references on the way, never inlining a whole schema."""
+    found = _walk(version, model_type, parts)
+    if found is None:
+        return frozenset()
+    names: set[str] = set()
+    todo = [found]
+    while todo:
+        n, b = todo.pop()
+        if isinstance(n, dict):
+            names.update(n.get("properties", {}))
+            for key in ("oneOf", "anyOf", "allOf"):
+                todo += (_deref(branch, b) for branch in n.get(key, []))
+    return frozenset(names)
+
+
+def _deref(node: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
+    """``node`` with its ``$ref`` chain followed (siblings merged over each target) and the
+    base URI its own references resolve against."""
+    while isinstance(node, dict) and "$ref" in node:
+        target, base = _lookup(node["$ref"], base)
+        merged = dict(target)
+        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        node = merged
+    return node, base
+
+
+def _lookup(ref: str, base: str) -> tuple[Any, str]:
+    """The target of ``ref`` (relative to ``base``) among the bundled documents, and the
+    URI of the document that holds it. Only JSON-pointer fragments occur in the schemas."""
+    uri, fragment = urldefrag(urljoin(base, ref))
+    target: Any = _document(uri)
+    if target is None:
+        raise LookupError(f"unresolvable $ref {ref!r} from {base}")
+    for token in fragment.split("/")[1:] if fragment else ():
+        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        target = target[int(token)] if isinstance(target, list) else target[token]
+    return target, uri

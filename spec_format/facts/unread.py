@@ -1,0 +1,72 @@
+"""Flags an engine never reads although they change what the draft was trained to compute.
+
+Only boolean flags: an ignored size such as DFlash's ``block_size`` is one the engine takes
+from another field (``speculative_tokens``), which X003 compares.
+
+A reader-table row ``ignored: true`` says a release's config conversion drops the field, so
+its model code cannot act on it: the release runs one network whatever the value. Every such
+flag in the table is an opt-in added after the engine's model code was written, whose
+*default* is the behaviour before the flag existed; a release that never reads it therefore
+runs the default. A value under which the writer (the speculators release of the format
+version) computes something else than under the default, per draft layer for scoped
+causality switches, is a network the engine does not run. No config value removes that
+disagreement (the value is what the draft was trained with): only another engine release
+does. All facts come from the reader table; this module only compares readings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from spec_format.facts import disputes, readers
+
+
+class Unread(NamedTuple):
+    """``field`` holds a trained value ``engines`` never read."""
+
+    field: str
+    value: Any
+    default: Any  # the writer's reading when the field is absent
+    engines: tuple[str, ...]  # release ids, e.g. ("vllm==0.33.0",)
+
+    @property
+    def pointer(self) -> str:
+        return f"/{self.field}"
+
+    def describe(self) -> str:
+        who = ", ".join(self.engines)
+        verb = "never reads" if len(self.engines) == 1 else "never read"
+        return (
+            f"{self.field} is {disputes.show(self.value)}, which changes what the draft computes "
+            f"(the default is {disputes.show(self.default)}), but {who} {verb} it and run"
+            f"{'s' if len(self.engines) == 1 else ''} the draft as if it were "
+            f"{disputes.show(self.default)}"
+        )
+
+
+def trained_flags_unread(
+    config: dict[str, Any],
+    model_type: str,
+    writer: readers.Release | None,
+    engines: Sequence[readers.Release],
+) -> list[Unread]:
+    """Fields of ``config`` whose value changes the writer's computation and which one of
+    ``engines`` (serving the type) never reads."""
+    if writer is None:
+        return []
+    ignored = disputes.ignored_fields(model_type, tuple(engines))
+    out = []
+    for name, who in ignored.items():
+        if not isinstance(config.get(name), bool):
+            continue  # flags only: an ignored size (DFlash block_size) is derived elsewhere
+        given = disputes.view(writer, model_type, name, config)
+        if given is None or given.how in ("ignored", "rejected"):
+            continue
+        bare = {k: v for k, v in config.items() if k != name}
+        default = disputes.view(writer, model_type, name, bare)
+        if default is None or default.how in ("ignored", "rejected"):
+            continue
+        if given.meaning != default.meaning:
+            out.append(Unread(name, given.value, default.value, tuple(who)))
+    return out

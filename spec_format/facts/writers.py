@@ -1,0 +1,161 @@
+"""What a config's *writer* got wrong, as facts: recognised from the declared build (in build
+order, see :func:`spec_format.facts.versions.order_key`) plus the producer (``architectures``).
+
+Some builds wrote files whose keys are fine but whose values mean something else:
+
+* DFlash drafts written 0.5.0.dev46 … dev71 set ``speculative_tokens = block_size``
+  (off by one; the anchor is the bonus token, so ``block_size - 1`` is right);
+* DSpark drafts written 0.7.0.dev42 … dev81 have no ``sample_from_anchor`` but were trained
+  with the anchor as bonus token, while the field added later defaults to true for dspark;
+* EAGLE-3 conversions from ``midlayer.*`` weights with 0.2.0.dev20 … 0.4.0 and
+  0.5.0.dev1 … dev13 lost the decoder layer (weights need re-conversion);
+* EAGLE-3 drafts trained by 0.3.0.dev37 … 0.5.0.dev16 learned from hidden states captured
+  one layer later than their ids say;
+* 0.4 … 0.6 training wrote ``verifier.architectures: []`` (and 0.3.0 wrote
+  ``["LlamaForCausalLM"]`` for every verifier).
+
+The rules (``spec_format/rules/version.py``, ``crossfield.py``, ``engines.py``) report these;
+:mod:`spec_format.rewrites.migration.eras` turns them into fixups and problems for ``migrate`` and ``fix``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from spec_format.base.jsonload import json_strings
+from spec_format.facts import versions
+
+VERIFIER_ARCHS = "/speculators_config/verifier/architectures"
+#: the type whose writers made each known mistake, by the rule that reports it (the rules
+#: in spec_format/rules/version.py apply to these types)
+BUG_TYPE = {"M005": "dspark", "M006": "dflash", "M007": "eagle3", "M008": "eagle3"}
+#: what a dspark writer that left out ``sample_from_anchor`` meant by it
+DSPARK_ANCHOR_MEANT = False
+
+
+class WriterProblem(NamedTuple):
+    """A known writer problem no config edit can fix: the rule that reports it, its message
+    (None: the rule's template words it) and where."""
+
+    rule: str
+    message: str | None
+    pointer: str
+
+
+def declared_build(doc: dict[str, Any]) -> versions.ParsedVersion | None:
+    return versions.try_parse(doc.get("speculators_version"))
+
+
+def _greedy_tokens(doc: dict[str, Any]) -> tuple[int | None, Any]:
+    spec = doc.get("speculators_config")
+    methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
+    if isinstance(methods, list):
+        for i, m in enumerate(methods):
+            if isinstance(m, dict) and m.get("proposal_type", "greedy") == "greedy":
+                return i, m.get("speculative_tokens")
+    return None, None
+
+
+def dflash_off_by_one(doc: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(method index, written, right) when a DFlash file carries the dev46-dev71 bug."""
+    if doc.get("speculators_model_type") != BUG_TYPE["M006"] or "sample_from_anchor" in doc:
+        return None
+    if not versions.in_range(declared_build(doc), "0.5.0.dev46", "0.5.0.dev71"):
+        return None
+    i, tokens = _greedy_tokens(doc)
+    block = doc.get("block_size")
+    if i is None or not isinstance(block, int) or tokens != block or block < 2:
+        return None
+    return i, tokens, block - 1
+
+
+def dspark_anchor_missing(doc: dict[str, Any]) -> str | None:
+    """Why a dspark file without ``sample_from_anchor`` means false, or None."""
+    if doc.get("speculators_model_type") != BUG_TYPE["M005"] or "sample_from_anchor" in doc:
+        return None
+    declared = declared_build(doc)
+    if versions.in_range(declared, "0.7.0.dev42", "0.7.0.dev81"):
+        return (
+            f"written by {declared} (0.7.0.dev42-dev81), before the field existed: those drafts "
+            "were trained with the anchor as bonus token; a 0.7+ reader would assume true"
+        )
+    return (
+        "every release from 0.7.0 writes this key, so a dspark file without it comes from "
+        "0.7.0.dev42-dev81 (or a hand edit), whose drafts were trained with the anchor as "
+        "bonus token; a 0.7+ reader would assume true"
+    )
+
+
+def v03_hardcoded_llama(doc: dict[str, Any]) -> bool:
+    declared = declared_build(doc)
+    return (
+        declared is not None
+        and declared.line == "0.3"
+        and "Eagle3DraftModel" in json_strings(doc.get("architectures"))
+        and versions.in_range(declared, "0.3.0.dev37", "0.4.0.dev32")
+    )
+
+
+def _verifier_archs(doc: dict[str, Any]) -> Any:
+    spec = doc.get("speculators_config")
+    verifier = spec.get("verifier") if isinstance(spec, dict) else None
+    return verifier.get("architectures") if isinstance(verifier, dict) else None
+
+
+def known_problems(doc: dict[str, Any]) -> list[WriterProblem]:
+    """Known writer problems in ``doc`` (after fixups), each saying what to do; ``message``
+    None means the rule's own template words it."""
+    out: list[WriterProblem] = []
+    declared = declared_build(doc)
+    model_type = doc.get("speculators_model_type")
+    archs = json_strings(doc.get("architectures"))
+    if _verifier_archs(doc) == []:
+        out.append(
+            WriterProblem(
+                "C006",
+                "speculators_config.verifier.architectures is empty (training of "
+                "0.4.0.dev33-0.7.0.dev19 wrote []); readers cannot check the verifier. Pass "
+                "--verifier PATH (the verifier's config.json or folder) to fill it",
+                VERIFIER_ARCHS,
+            )
+        )
+    elif v03_hardcoded_llama(doc) and _verifier_archs(doc) == ["LlamaForCausalLM"]:
+        out.append(WriterProblem("R001", None, VERIFIER_ARCHS))
+    if (
+        model_type == BUG_TYPE["M007"]
+        and "Eagle3Speculator" in archs
+        and (
+            versions.in_range(declared, "0.2.0.dev20", "0.4.0.post999")
+            or versions.in_range(declared, "0.5.0.dev1", "0.5.0.dev13")
+        )
+    ):
+        out.append(
+            WriterProblem(
+                "M007",
+                f"converted by speculators {declared}: converters 0.2.0.dev20-0.4.0 and "
+                "0.5.0.dev1-dev13 dropped the midlayer.* -> layers.0.* rename, so EAGLE-3 "
+                "checkpoints converted from SafeAILab/NVIDIA midlayer weights have a randomly "
+                "initialised decoder layer (acceptance near 0). Re-convert the original "
+                "checkpoint with speculators >= 0.4.0.1; a config edit cannot fix the weights",
+                "/speculators_version",
+            )
+        )
+    aux = doc.get("eagle_aux_hidden_state_layer_ids")
+    if (
+        model_type == BUG_TYPE["M008"]
+        and "Eagle3DraftModel" in archs
+        and aux is None
+        and versions.in_range(declared, "0.3.0.dev37", "0.5.0.dev16")
+    ):
+        out.append(
+            WriterProblem(
+                "M008",
+                f"trained by speculators {declared}: its data generation (0.3-0.4) captured the "
+                "hidden state after layer L where readers feed the one entering layer L, so the "
+                "draft saw features one layer later than it is served with. Nothing in the "
+                "config records this; re-train on data from speculators >= 0.5, or measure "
+                "acceptance before serving",
+                "/eagle_aux_hidden_state_layer_ids",
+            )
+        )
+    return out

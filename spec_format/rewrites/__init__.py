@@ -1,0 +1,2 @@
+"""Rewrites: the pipeline shared by migrate, fix and convert (read, rewrite, write, batch), the
+migration chain, fix and the version history."""

@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec_format.base.errors import MigrationRefused, UsageError
-from spec_format.base.jsoncopy import copy_json, same_json
+from spec_format.base.jsoncopy import same_json
 from spec_format.facts import catalog, disputes, misspell, schemas, versions
 from spec_format.facts.effective import AUX_KEY, default_aux_ids
 from spec_format.rewrites.migration import eras
 from spec_format.rewrites.migration.agree import (
     ReaderOptions,
+    input_document,
     make_engines_agree,
     opening,
     write_layer_model_type,
@@ -94,13 +95,7 @@ def fix(
     ``share_input=True``: as for :func:`spec_format.rewrites.migration.migrate` (the dict is not
     copied; the result shares the parts no edit went into)."""
     options = options or FixOptions()
-    if isinstance(document, dict):
-        if not share_input:  # the result owes the caller's dict nothing
-            document = copy_json(document)
-    else:
-        from spec_format.parsers.documents import as_document
-
-        document = as_document(document)
+    document = input_document(document, share_input)
     model_type = document.get("speculators_model_type") if isinstance(document, dict) else None
     if not isinstance(model_type, str):
         raise MigrationRefused(

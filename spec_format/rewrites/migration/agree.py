@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from spec_format.base.jsoncopy import copy_json
 from spec_format.facts import catalog, disputes, misspell, schemas, unread
 from spec_format.parsers.verifier import load_verifier
 from spec_format.rewrites.migration import eras
@@ -41,6 +42,16 @@ class ReaderOptions:
             object.__setattr__(self, "engines", tuple(self.engines))
         if isinstance(self.verifier, (str, os.PathLike)):
             object.__setattr__(self, "verifier", load_verifier(self.verifier).config)
+
+
+def input_document(document: Any, share_input: bool) -> Any:
+    """What migrate and fix rewrite: a caller's dict (copied unless ``share_input``: the
+    result then shares the parts no edit went into), or the config a path names."""
+    if isinstance(document, dict):
+        return document if share_input else copy_json(document)
+    from spec_format.parsers.documents import as_document  # read only for a path
+
+    return as_document(document)
 
 
 def opening(

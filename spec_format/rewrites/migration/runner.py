@@ -14,11 +14,12 @@ from functools import cache
 from typing import Any
 
 from spec_format.base.errors import MigrationRefused
-from spec_format.base.jsoncopy import copy_json, same_json
+from spec_format.base.jsoncopy import same_json
 from spec_format.facts import catalog, disputes, versions
 from spec_format.rewrites.migration import eras
 from spec_format.rewrites.migration.agree import (
     ReaderOptions,
+    input_document,
     make_engines_agree,
     opening,
     write_layer_model_type,
@@ -127,13 +128,7 @@ def migrate(
     parsed) and it is not copied; ``result.document`` then shares every part no step edited
     with it, so neither may be changed in place afterwards."""
     options = options or MigrateOptions()
-    if isinstance(document, dict):
-        if not share_input:  # the result owes the caller's dict nothing
-            document = copy_json(document)
-    else:
-        from spec_format.parsers.documents import as_document
-
-        document = as_document(document)
+    document = input_document(document, share_input)
     if not isinstance(document, dict):
         raise MigrationRefused(
             f"the config is a {type(document).__name__}, not a JSON object; pass a dict, a "

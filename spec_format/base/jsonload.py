@@ -126,6 +126,14 @@ def json_int(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | N
     return None
 
 
+def json_whole(value: Any, *, low: int = -MAX_INT, high: int = MAX_INT) -> int | None:
+    """As :func:`json_int`, and a float with no fraction that a double holds exactly (``64.0``)
+    counts as that integer, as JSON Schema and transformers read it; ``1e20``, ``64.5`` do not."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_FLOAT_INT:
+        value = int(value)
+    return json_int(value, low=low, high=high)
+
+
 def json_strings(value: Any) -> list[str]:
     """The strings of ``value`` when it is a JSON array (``architectures`` and the like),
     else ``[]``: ``"architectures": 1`` never reaches an ``in`` test or a loop."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.base.errors import InputError, UsageError
-from spec_format.base.jsonload import MAX_EXACT_FLOAT_INT, json_int, spelled
+from spec_format.base.jsonload import json_whole, spelled
 from spec_format.facts import catalog
 from spec_format.facts.contract import expected_tensors, has_contract
 from spec_format.inspect import economics
@@ -229,8 +229,7 @@ def _speculative_tokens(config: dict[str, Any]) -> tuple[int | None, str]:
     if not isinstance(first, dict) or "speculative_tokens" not in first:
         return None, f"the config has no {_SPEC_TOKENS}"
     raw = first["speculative_tokens"]
-    whole = isinstance(raw, float) and raw.is_integer() and abs(raw) <= MAX_EXACT_FLOAT_INT
-    value = json_int(int(raw) if whole else raw, low=1)  # 3.0 is 3, as the schema reads it
+    value = json_whole(raw, low=1)  # 3.0 is 3, as the schema reads it
     if value is None:
         return None, (
             f"{_SPEC_TOKENS} is {spelled(raw)[:60]}, not a whole number of tokens from 1 "

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from spec_format.base.errors import UsageError
-from spec_format.base.jsonload import json_int, spelled
+from spec_format.base.jsonload import json_whole, spelled
 from spec_format.parsers.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
-from spec_format.parsers.verifier import VerifierInfo, load_verifier, parse_verifier, whole
+from spec_format.parsers.verifier import VerifierInfo, load_verifier, parse_verifier
 
 #: Checkpoint issues that leave every tensor's shape trustworthy.
 HARMLESS_ISSUES = frozenset({HEADER_PADDING, STRAY_SAFETENSORS})
@@ -195,18 +195,18 @@ def _routing(info: VerifierInfo, moe: dict[str, Any] | None) -> tuple[int, int, 
     count_key = next((k for k in count_keys if info.get(k) not in (None, 0)), None)
     if count_key is None:
         return None
-    if json_int(info.get(count_key), low=1) is None:  # 10**30, 8.5, "8": not a count
+    if json_whole(info.get(count_key), low=1) is None:  # 10**30, 8.5, "8": not a count
         raise UsageError(
             f"--verifier {info.path}: {info.where(count_key)} = {spelled(info.get(count_key))} "
             "is not a number of experts (a whole number from 1 to 2**63-1); fix the config"
         )
-    routed_key = next((k for k in routed_keys if json_int(info.get(k)) is not None), None)
+    routed_key = next((k for k in routed_keys if json_whole(info.get(k)) is not None), None)
     if routed_key is None:
         raise UsageError(
             f"--verifier {info.path}: {info.where(count_key)} says the verifier has experts "
             f"but none of {', '.join(routed_keys)} says how many a token uses; add it"
         )
-    count, routed = json_int(info.get(count_key)), json_int(info.get(routed_key))
+    count, routed = json_whole(info.get(count_key)), json_whole(info.get(routed_key))
     assert count is not None and routed is not None
     if not 0 < routed <= count:
         raise UsageError(
@@ -237,7 +237,7 @@ def from_config(info: VerifierInfo, shown: str) -> TargetParams:
     family = families[model_type]
 
     def need(key: str) -> int:
-        number = whole(info.get(key))  # 64.0 is 64, as the V rules read it
+        number = json_whole(info.get(key))  # 64.0 is 64, as the V rules read it
         if number is None or number < 0:
             raise UsageError(
                 f"--verifier {shown}: {info.where(key)} must be a non-negative integer to "

@@ -18,9 +18,8 @@ from typing import Any
 
 from spec_format.base.errors import UsageError
 from spec_format.base.jsonload import (
-    MAX_EXACT_FLOAT_INT,
     MAX_INT,
-    json_int,
+    json_whole,
     load_json,
     parse_json_bytes,
     spelled,
@@ -46,15 +45,15 @@ class VerifierInfo:
 
     @property
     def hidden_size(self) -> int | None:
-        return whole(self.config.get("hidden_size"))
+        return json_whole(self.config.get("hidden_size"))
 
     @property
     def num_hidden_layers(self) -> int | None:
-        return whole(self.config.get("num_hidden_layers"))
+        return json_whole(self.config.get("num_hidden_layers"))
 
     @property
     def vocab_size(self) -> int | None:
-        return whole(self.config.get("vocab_size"))
+        return json_whole(self.config.get("vocab_size"))
 
     @property
     def architectures(self) -> list[str] | None:
@@ -67,25 +66,17 @@ class VerifierInfo:
 
 
 INF = float("inf")
-#: the sizes V001-V004 compare (read through :func:`whole`): a number there that is no whole
+#: the sizes V001-V004 compare (read through :func:`json_whole`): a number there that is no whole
 #: count is refused when the verifier is read, not skipped by every check that needs it (the
 #: pairing reads its own keys, and words what it cannot use as findings)
 SIZES = ("hidden_size", "num_hidden_layers", "vocab_size")
-
-
-def whole(value: Any) -> int | None:
-    """``value`` as an int when it is a JSON integer, or a float with no fraction a double
-    holds exactly (``64.0``, as JSON Schema and transformers read it); else None."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_FLOAT_INT:
-        value = int(value)
-    return json_int(value)
 
 
 def _refuse_unusable_sizes(info: VerifierInfo) -> None:
     for key in SIZES:
         value = info.config.get(key)
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if number and whole(value) is None:
+        if number and json_whole(value) is None:
             # the reader stands in infinity for a number past what a double holds
             shown = "past what a double holds" if value in (INF, -INF) else spelled(value)[:40]
             raise UsageError(

@@ -251,3 +251,18 @@ def test_absurd_layer_counts_are_counted_without_a_loop(tmp_path):
     dense = target_params(write(tmp_path, config, "no-list"))
     H, E, I_e, I_d = 2048, 128, 768, 6144
     assert dense.total - t.total == 2 * (H * E + E * 3 * H * I_e - 3 * H * I_d)  # layers 1 and 3
+
+
+def test_whole_floats_count_as_the_integers_they_spell(tmp_path):
+    """8.0 experts are 8, as JSON Schema, transformers and the V rules read a verifier."""
+    as_floats = {**QWEN3_30B_A3B, "num_experts": 128.0, "num_experts_per_tok": 8.0}
+    as_floats["hidden_size"] = float(as_floats["hidden_size"])
+    t = target_params(write(tmp_path, as_floats))
+    assert (t.total, t.per_token) == (30_532_122_624, 3_353_032_704)
+    assert t.experts.count == 128 and t.experts.routed == 8
+
+
+@pytest.mark.parametrize("experts", [1e20, 128.5, 10**30])
+def test_experts_no_integer_holds_are_refused(tmp_path, experts):
+    with pytest.raises(UsageError, match="is not a number of experts"):
+        target_params(write(tmp_path, {**QWEN3_30B_A3B, "num_experts": experts}))

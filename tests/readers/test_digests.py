@@ -32,7 +32,11 @@ def test_recorded_digests_match_the_wheel(rid):
     rel = readers.release(*rid.split("=="))
     wheel = digests.wheel_of(WHEELS, rel.version)
     if wheel is None:
-        reason = f"no wheel for {rid} in {WHEELS} (scripts/reader-envs.sh downloads it)"
+        reason = f"no wheel for {rid} in {WHEELS} " + (
+            "(scripts/reader-envs.sh downloads it)"
+            if rel.version == rel.representative
+            else f"(a group member: pip download --no-deps vllm=={rel.version} -d {WHEELS})"
+        )
         if rel.version == rel.representative and os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)

@@ -43,15 +43,9 @@ _API = {
 
 __all__ = ["__version__", *_API]
 
+from spec_format.base.lazy import lazy_getattr as _lazy_getattr  # noqa: E402
 
-def __getattr__(name: str):
-    if name in _API:
-        from importlib import import_module
-
-        value = getattr(import_module(_API[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'spec_format' has no attribute {name!r}")
+__getattr__ = _lazy_getattr(globals(), _API)
 
 
 def __dir__() -> list[str]:

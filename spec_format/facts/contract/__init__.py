@@ -12,10 +12,10 @@ weights rules, and a config-only run never expands a contract (start-up is most 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from spec_format.base import package_data
+from spec_format.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from spec_format.facts.contract.diff import (
@@ -80,13 +80,7 @@ def available_types() -> list[str]:
     )
 
 
-def __getattr__(name: str):
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), {n: f"{__name__}.{m}" for n, m in _HOME.items()})
 
 
 __all__ = [

@@ -10,6 +10,8 @@ this package without paying for the step chain.
 
 from __future__ import annotations
 
+from spec_format.base.lazy import lazy_getattr
+
 _NAMES = {
     "ABSENT": "spec_format.rewrites.migration.records",
     "Change": "spec_format.rewrites.migration.records",
@@ -25,11 +27,4 @@ _NAMES = {
 __all__ = list(_NAMES)
 
 
-def __getattr__(name: str):
-    if name in _NAMES:
-        from importlib import import_module
-
-        value = getattr(import_module(_NAMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'spec_format.rewrites.migration' has no attribute {name!r}")
+__getattr__ = lazy_getattr(globals(), _NAMES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import os
 import re
 import sys
 import typing
@@ -207,6 +208,10 @@ _plain_usage_metavar()
 
 
 def main() -> None:
+    # specfmt never multiplies matrices with numpy (the weight scan is elementwise), but
+    # importing numpy starts OpenBLAS's thread pool, one thread per core: ~25% of the import
+    # on 2 cores, more on a large machine. A user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from spec_format.cli.common import ClosedStderr, ClosedStdout, PipeSafeStdout
 
     if sys.stdout is None:  # started with standard output closed (`>&-`)

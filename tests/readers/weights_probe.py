@@ -6,7 +6,8 @@ written by spec_format.testing, and a local verifier config); answers each with 
   {"stage", "error", "class", "loaded": {tensor: param}, "dropped": [...], "initial": [...]}
 
 Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
-selected, which it does by itself only in a CPU build), called the way ``vllm serve VERIFIER
+selected, which it does by itself only in a CPU build; 0.26-0.29 get a Python stand-in for
+the one compiled op their drafter binds, see ``_register_silu_and_mul``), called the way ``vllm serve VERIFIER
 --speculative-config '{...}'`` calls it: ``maybe_override_with_speculators`` on the draft gives
 the speculative settings (method, tokens, parallel drafting), ``EngineArgs`` with the local
 verifier builds the ``VllmConfig`` (CPU platform, float32), a single-process gloo group stands
@@ -67,6 +68,30 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 
 logging.disable(logging.CRITICAL)
 _STARTED = False
+
+
+def _register_silu_and_mul() -> object | None:
+    """From 0.26 to 0.29 ``SiluAndMul.__init__`` on a CPU platform binds
+    ``torch.ops._C.silu_and_mul``, an op of the compiled ``vllm._C`` of a CPU build of vLLM
+    (not on the package registry; the reader environment has no compiled extension). Building
+    the draft only binds the op and loading weights never calls it, so the probe registers a
+    Python op of the same name and schema (the gated SiLU it computes) before any build;
+    vLLM's own code stays unmodified. No release tests for the op's presence; the others
+    never bind it on CPU."""
+    if hasattr(torch.ops._C, "silu_and_mul"):
+        return None
+    lib = torch.library.Library("_C", "FRAGMENT")
+    lib.define("silu_and_mul(Tensor! result, Tensor input) -> ()")
+
+    def silu_and_mul(result: torch.Tensor, x: torch.Tensor) -> None:
+        half = x.shape[-1] // 2
+        result.copy_(torch.nn.functional.silu(x[..., :half]) * x[..., half:])
+
+    lib.impl("silu_and_mul", silu_and_mul, "CPU")
+    return lib  # the registration lives as long as this object
+
+
+_STAND_IN = _register_silu_and_mul()
 
 
 def error_text(exc: BaseException) -> str:

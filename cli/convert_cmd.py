@@ -113,14 +113,15 @@ def convert_command(
     could not be read.
     """
     from spec_format.convert.plan import Request
-    from spec_format.convert.run import convert, load_verifier_ref
+    from spec_format.convert.run import convert
     from spec_format.convert.write import parse_dtype
     from spec_format.facts import catalog
+    from spec_format.parsers.verifier import load_verifier
     from spec_format.rewrites.migration import resolve_target
 
     line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
     request = Request(
-        verifier=load_verifier_ref(verifier) if verifier else None,
+        verifier=load_verifier(verifier) if verifier else None,
         verifier_ref=verifier,
         aux_layer_ids=_aux_ids(aux_layer_ids),
         format_version=line,

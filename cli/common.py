@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from spec_format.base.errors import SpecfmtError
+from spec_format.base.errors import SpecfmtError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,6 +75,23 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
         metavar="FORMAT",  # the choices are in the help text, which wraps between words
         show_default=True,
     )
+
+
+#: --aux-layer-ids of fix and convert: a comma (or space) list, repeatable
+def parse_aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
+    if not values:
+        return None
+    out = []
+    for value in values:
+        for part in value.replace(",", " ").split():
+            try:
+                out.append(int(part))
+            except ValueError:
+                raise UsageError(
+                    f"--aux-layer-ids {value!r}: layer numbers of the verifier (each below its "
+                    "num_hidden_layers), separated by commas"
+                ) from None
+    return tuple(out)
 
 
 def verifier_option(help: str):
@@ -377,12 +394,10 @@ class PipeSafeStdout:
         return getattr(self._stream, name)
 
 
-class ClosedStderr:
-    """``sys.stderr`` when the program started with standard error closed (``2>&-``):
-    messages have nowhere to go and are dropped; the exit code still says what happened."""
+class _ClosedStream:
+    """A standard stream the program started without: not a terminal, no descriptor."""
 
-    def write(self, text: str) -> int:
-        return len(text)
+    which = "a standard stream"
 
     def flush(self) -> None:
         pass
@@ -393,25 +408,26 @@ class ClosedStderr:
     def fileno(self) -> int:
         import io
 
-        raise io.UnsupportedOperation("standard error is closed")
+        raise io.UnsupportedOperation(f"{self.which} is closed")
 
 
-class ClosedStdout:
+class ClosedStderr(_ClosedStream):
+    """``sys.stderr`` when the program started with standard error closed (``2>&-``):
+    messages have nowhere to go and are dropped; the exit code still says what happened."""
+
+    which = "standard error"
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+class ClosedStdout(_ClosedStream):
     """``sys.stdout`` when the program started with standard output closed (``>&-``):
     every write fails as a write to a closed descriptor does (exit 3, not a crash)."""
+
+    which = "standard output"
 
     def write(self, text: str) -> int:
         import errno
 
         raise OSError(errno.EBADF, "closed (the program was started without one)")
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        import io
-
-        raise io.UnsupportedOperation("standard output is closed")

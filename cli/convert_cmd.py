@@ -13,29 +13,11 @@ from spec_format.cli.common import (
     ReportFormat,
     format_option,
     handle_errors,
+    parse_aux_ids,
     print_text,
     stdout,
     verifier_option,
 )
-
-
-def _aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
-    from spec_format.base.errors import UsageError
-
-    if not values:
-        return None
-    out = []
-    for value in values:
-        for part in value.replace(",", " ").split():
-            try:
-                out.append(int(part))
-            except ValueError:
-                raise UsageError(
-                    f"--aux-layer-ids {value!r}: layer numbers of the verifier (each below its "
-                    "num_hidden_layers), separated by commas"
-                ) from None
-    return tuple(out)
-
 
 #: no shard is larger (a safetensors file's offsets are 64-bit; this is far below)
 MAX_SHARD_BYTES = 10**18
@@ -113,16 +95,17 @@ def convert_command(
     could not be read.
     """
     from spec_format.convert.plan import Request
-    from spec_format.convert.run import convert, load_verifier_ref
+    from spec_format.convert.run import convert
     from spec_format.convert.write import parse_dtype
     from spec_format.facts import catalog
+    from spec_format.parsers.verifier import load_verifier
     from spec_format.rewrites.migration import resolve_target
 
     line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
     request = Request(
-        verifier=load_verifier_ref(verifier) if verifier else None,
+        verifier=load_verifier(verifier) if verifier else None,
         verifier_ref=verifier,
-        aux_layer_ids=_aux_ids(aux_layer_ids),
+        aux_layer_ids=parse_aux_ids(aux_layer_ids),
         format_version=line,
         allow_lossy=allow_lossy,
         dtype=parse_dtype(dtype) if dtype else None,

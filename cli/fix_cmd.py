@@ -14,6 +14,7 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
+    parse_aux_ids,
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
@@ -71,14 +72,13 @@ def fix_command(
     change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
     opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.cli.convert_cmd import _aux_ids
     from spec_format.parsers.verifier import load_verifier
     from spec_format.rewrites import rewrite
     from spec_format.rewrites.fixing import FixOptions
 
     engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
     verifier_config = load_verifier(verifier).config if verifier else None
-    aux_ids = _aux_ids(aux_layer_ids)
+    aux_ids = parse_aux_ids(aux_layer_ids)
 
     def one(path: Path) -> rewrite.FileResult:
         options = FixOptions(

@@ -32,6 +32,7 @@ from typing import Any
 
 from spec_format.base.bounded import ReadRefused, read_file
 from spec_format.base.input_messages import message
+from spec_format.base.json_cursor import json_type
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are a few KB; indexes of huge models ~ 1 MB
 _WHAT = "a JSON file"
@@ -407,15 +408,9 @@ def _encodable(text: str) -> bool:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    """``an array``, ``a string``, ``null``: the JSON type of a decoded value, for messages."""
+    name = json_type(value)
+    return name if name == "null" else f"{'an' if name[0] in 'ao' else 'a'} {name}"
 
 
 def _depth(value: Any) -> int:

@@ -345,21 +345,6 @@ def _unexpected(target: str, expected, model_type: str) -> str | None:
     return None
 
 
-def load_verifier_ref(ref: str):
-    """``--verifier PATH|hf://ORG/NAME[@REV]`` -> :class:`VerifierInfo` (config only)."""
-    from spec_format.parsers.verifier import load_verifier, parse_verifier
-
-    if not ref.startswith("hf://"):
-        return load_verifier(ref)
-    from spec_format.parsers.checkpoint import load_checkpoint
-
-    with load_checkpoint(ref) as ckpt:
-        data = ckpt.read_config()
-    if data is None:
-        raise UsageError(f"--verifier {ref}: the repository has no config.json")
-    return parse_verifier(data, f"{ref}/config.json")
-
-
 def verifier_name(request: Request) -> tuple[str, Origin, str]:
     """What ``speculators_config.verifier.name_or_path`` says, with its origin: the
     ``--verifier-name`` flag; ORG/NAME of an ``hf://`` verifier; the ``_name_or_path`` a

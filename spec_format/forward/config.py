@@ -50,8 +50,7 @@ SUPPORTED_ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "mrope
 
 #: transformers' LlamaConfig / Qwen3Config defaults for the layer fields the forward reads:
 #: speculators builds its layer config through these classes, so an absent field takes these
-#: values there (vLLM builds its draft config without class defaults). The keys are also
-#: the layer classes the reference implements.
+#: values there. The keys are also the layer classes the reference implements.
 LAYER_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {
         "vocab_size": 32000,
@@ -412,7 +411,7 @@ def _resolve_layer(
         if tlc.get(name) is None:
             notes.append(
                 f"{TLC}.{name} is absent: used {value}, as transformers' {config_class} "
-                "config class does; vLLM applies no class defaults, write it explicitly"
+                "config class (speculators) does; write it explicitly"
             )
     hidden_act = f.str("hidden_act")
     if hidden_act not in ("silu", "swish"):

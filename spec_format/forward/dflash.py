@@ -120,22 +120,26 @@ class DFlashDraft(DraftModel):
         first = self.drafted_slots[0]
         return anchor_token if slot <= first else chosen[slot - 1]
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_block(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int
     ) -> DraftOutput:
-        assert anchor is not None
         _, logits = self.backbone(input_ids, hidden_states, anchor)
+        return self.block_output(anchor, logits, logits.argmax(-1))
+
+    def block_output(
+        self,
+        anchor: int,
+        logits: torch.Tensor,
+        draft_ids: torch.Tensor,
+        token_ids: torch.Tensor | None = None,
+    ) -> DraftOutput:
+        """The drafted slots of a block whose ``logits`` and ``draft_ids`` hold a row per
+        block slot; ``token_ids`` (verifier ids) default to the mapped ``draft_ids``."""
         slots = self.drafted_slots
-        logits = logits[slots]
-        draft_ids = logits.argmax(-1)
-        token_ids = self.to_target(draft_ids)
+        draft_ids = draft_ids[slots]
+        token_ids = self.to_target(draft_ids) if token_ids is None else token_ids[slots]
         return DraftOutput(
-            logits=logits,
+            logits=logits[slots],
             positions=[anchor + s for s in slots],
             slots=slots,
             draft_ids=draft_ids,

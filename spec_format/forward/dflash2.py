@@ -112,28 +112,14 @@ class DFlash2Draft(DFlashDraft):
             int(self.spec.flag("conv_group_size")),
         )
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_block(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int
     ) -> DraftOutput:
-        assert anchor is not None
         hidden, unary = self.backbone(input_ids, hidden_states, anchor)
         anchor_token = int(input_ids[anchor])
         chosen: list[int] = []
         for s in range(self.block_size):
             prev = self.previous_token(s, anchor_token, chosen)
             chosen.append(int(self.candidate_selector.select(unary[s], hidden[s], prev)))
-        slots = self.drafted_slots
-        ids = torch.tensor([chosen[s] for s in slots], device=input_ids.device)
-        return DraftOutput(
-            logits=unary[slots],
-            positions=[anchor + s for s in slots],
-            slots=slots,
-            draft_ids=ids,
-            token_ids=ids,
-            proposal=[int(t) for t in ids],
-        )
+        ids = torch.tensor(chosen, device=input_ids.device)  # verifier ids: no d2t here
+        return self.block_output(anchor, unary, ids, ids)

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from spec_format.forward.blocks import draft_to_target
-from spec_format.forward.config import DraftSpec
+from spec_format.forward.config import BLOCK, DraftSpec
 
 
 @dataclass
@@ -61,4 +61,16 @@ class DraftModel(nn.Module):
         steps: int = 0,
         anchor: int | None = None,
     ) -> DraftOutput:
+        """One draft pass over the verifier's ``input_ids`` and ``hidden_states``: the block
+        family drafts the block after position ``anchor`` (:meth:`draft_block`), the others
+        a row per position and then ``steps`` more after the last (:meth:`draft_rows`)."""
+        if self.spec.model_type in BLOCK:
+            assert anchor is not None
+            return self.draft_block(input_ids, hidden_states, anchor)
+        return self.draft_rows(input_ids, hidden_states, steps)
+
+    def draft_rows(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, steps: int):
+        raise NotImplementedError
+
+    def draft_block(self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int):
         raise NotImplementedError

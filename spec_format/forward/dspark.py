@@ -73,15 +73,9 @@ class DSparkDraft(DFlashDraft):
             with_markov = bool(spec.flag("confidence_head_with_markov"))
             self.confidence_head = ConfidenceHead(spec.H + (r if with_markov else 0))
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_block(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int
     ) -> DraftOutput:
-        assert anchor is not None
         hidden, logits = self.backbone(input_ids, hidden_states, anchor)
         markov = getattr(self, "markov_head", None)
         confidence = getattr(self, "confidence_head", None)
@@ -109,18 +103,7 @@ class DSparkDraft(DFlashDraft):
                 )
                 confidences.append(confidence(features))
 
-        slots = self.drafted_slots
-        logits = torch.stack(rows)[slots]
-        draft_ids_t = torch.stack(draft_ids)[slots]
-        token_ids = self.to_target(draft_ids_t)
-        out = DraftOutput(
-            logits=logits,
-            positions=[anchor + s for s in slots],
-            slots=slots,
-            draft_ids=draft_ids_t,
-            token_ids=token_ids,
-            proposal=[int(t) for t in token_ids],
-        )
+        out = self.block_output(anchor, torch.stack(rows), torch.stack(draft_ids))
         if confidences:
-            out.extras["confidence"] = torch.stack(confidences)[slots]
+            out.extras["confidence"] = torch.stack(confidences)[out.slots]
         return out

@@ -123,13 +123,8 @@ class Eagle3Draft(DraftModel):
 
     # ------------------------------------------------------------------ forward
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_rows(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, steps: int
     ) -> DraftOutput:
         T, device = input_ids.shape[0], input_ids.device
         cos, sin = self.rotary_emb(torch.arange(T, device=device), hidden_states.dtype)

@@ -59,13 +59,8 @@ class MTPDraft(DraftModel):
         self.lm_head = nn.Linear(L.H, L.V, bias=False)
         self.rotary_emb = RotaryEmbedding(L.rope, L.hd)
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_rows(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, steps: int
     ) -> DraftOutput:
         T, device = input_ids.shape[0], input_ids.device
         cos, sin = self.rotary_emb(torch.arange(T, device=device), hidden_states.dtype)

@@ -38,13 +38,8 @@ class PEagleDraft(Eagle3Draft):
         same_rollout = (i >= T) & (j >= T - 1) & (j <= i)
         return depth0_key | same_rollout
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_rows(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, steps: int
     ) -> DraftOutput:
         T, K, device = input_ids.shape[0], steps, input_ids.device
         mask_id = int(self.spec.flag("mask_token_id"))

@@ -63,15 +63,9 @@ class XPressDraft(DFlashDraft):
         super().__init__(spec)
         self.refiner_head = RefinerHead(spec, self.block_size)  # diff
 
-    def draft(
-        self,
-        input_ids: torch.Tensor,
-        hidden_states: torch.Tensor,
-        *,
-        steps: int = 0,
-        anchor: int | None = None,
+    def draft_block(
+        self, input_ids: torch.Tensor, hidden_states: torch.Tensor, anchor: int
     ) -> DraftOutput:
-        assert anchor is not None
         hidden, base = self.backbone(input_ids, hidden_states, anchor)
         hcache = self.refiner_head.hidden_cache(hidden)
         anchor_token = input_ids[anchor : anchor + 1]
@@ -89,14 +83,4 @@ class XPressDraft(DFlashDraft):
             logits = base + self.refiner_head.bias(prev, hcache)
             tokens = self.to_target(logits.argmax(-1))
 
-        slots = self.drafted_slots
-        draft_ids = logits.argmax(-1)[slots]
-        token_ids = self.to_target(draft_ids)
-        return DraftOutput(
-            logits=logits[slots],
-            positions=[anchor + s for s in slots],
-            slots=slots,
-            draft_ids=draft_ids,
-            token_ids=token_ids,
-            proposal=[int(t) for t in token_ids],
-        )
+        return self.block_output(anchor, logits, logits.argmax(-1))

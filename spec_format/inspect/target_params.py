@@ -27,7 +27,7 @@ from typing import Any
 from spec_format.base.errors import UsageError
 from spec_format.base.jsonload import json_whole, spelled
 from spec_format.parsers.checkpoint import HEADER_PADDING, STRAY_SAFETENSORS, load_checkpoint
-from spec_format.parsers.verifier import VerifierInfo, load_verifier, parse_verifier
+from spec_format.parsers.verifier import VerifierInfo, load_verifier, open_remote_verifier
 
 #: Checkpoint issues that leave every tensor's shape trustworthy.
 HARMLESS_ISSUES = frozenset({HEADER_PADDING, STRAY_SAFETENSORS})
@@ -107,16 +107,12 @@ def target_params(location: str | os.PathLike[str]) -> TargetParams:
     :class:`UsageError` naming the fix when it cannot."""
     text = os.fspath(location)
     if text.startswith("hf://"):
-        ckpt = load_checkpoint(text)
+        info, ckpt = open_remote_verifier(text)
         with ckpt:
-            data = ckpt.read_config()
-            if data is None:
-                raise UsageError(f"--verifier {text}: the repository has no config.json")
-            info = parse_verifier(data, f"{text}/config.json")
             if ckpt.has_weights:
                 result = _from_header(ckpt, info, text)
             else:
-                result = from_config(info, f"{text}/config.json")
+                result = from_config(info, str(info.path))
             result.bytes_read = ckpt.bytes_read
         return _sizes(result, info)
     info = load_verifier(text)

@@ -14,9 +14,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from spec_format.base.errors import UsageError
+from spec_format.base.errors import InputError, UsageError
 from spec_format.base.jsonload import (
     MAX_INT,
     json_whole,
@@ -25,6 +25,10 @@ from spec_format.base.jsonload import (
     spelled,
 )
 from spec_format.base.pathkind import DIRECTORY, MISSING, kind_of
+
+if TYPE_CHECKING:  # the checkpoint reader loads when a remote verifier is read, not with validate
+    from spec_format.parsers.checkpoint import Checkpoint
+    from spec_format.parsers.storage import Storage
 
 MAX_VERIFIER_CONFIG = 16 * 1024 * 1024
 #: Where multimodal configs keep the language model, most specific first.
@@ -137,7 +141,13 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
     path that cannot be used is a :class:`UsageError`, a remote file that cannot be fetched
     an :class:`~spec_format.base.errors.InputError`."""
     if os.fspath(path).startswith("hf://"):
-        return _load_remote(os.fspath(path))
+        from spec_format.parsers.remote import HubStorage
+
+        storage = HubStorage.from_url(os.fspath(path))
+        try:
+            return _remote_config(storage, os.fspath(path))
+        finally:
+            storage.close()
     p = Path(path)
     if kind_of(p) == DIRECTORY:
         p = p / "config.json"
@@ -149,17 +159,29 @@ def load_verifier(path: str | os.PathLike[str]) -> VerifierInfo:
     return _verifier_of(load_json(p, max_bytes=MAX_VERIFIER_CONFIG), p)
 
 
-def _load_remote(url: str) -> VerifierInfo:
-    from spec_format.base.errors import InputError
-    from spec_format.parsers.remote import HubStorage
+def open_remote_verifier(url: str) -> tuple[VerifierInfo, Checkpoint]:
+    """``hf://ORG/NAME[@REV]`` with its safetensors headers (what ``inspect`` counts): the
+    verifier view of its ``config.json`` and the open checkpoint, which the caller closes.
+    Fails as :func:`load_verifier` does, in the same words."""
+    from spec_format.parsers.checkpoint import load_checkpoint
 
-    storage = HubStorage.from_url(url)
+    try:
+        ckpt = load_checkpoint(url)
+    except InputError as exc:  # the repository cannot be listed
+        raise InputError(f"--verifier {exc}") from None
+    try:
+        return _remote_config(ckpt.storage, url), ckpt
+    except BaseException:
+        ckpt.close()
+        raise
+
+
+def _remote_config(storage: Storage, url: str) -> VerifierInfo:
+    """The verifier view of the ``config.json`` at the top of the repository ``url``."""
     try:
         data = storage.read_small("config.json", MAX_VERIFIER_CONFIG)
     except InputError as exc:
         raise InputError(f"--verifier {exc}") from None
-    finally:
-        storage.close()
     if data is None:
         raise UsageError(
             f"--verifier {url}: the repository has no config.json at its top level; pass the "

@@ -31,6 +31,8 @@ DOC_FOLDER = "docs"
 _ID_RE = re.compile(r"^[A-Z][0-9]{3}$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _RELEASE_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+#: the keyword arguments of :meth:`Rule.emit` that say where a finding is, not what
+_WHERE = ("profile", "pointer", "tensor", "line", "column")
 
 
 class Status(str, enum.Enum):
@@ -293,28 +295,12 @@ class Rule:
         return fill(cls.template, variant, cls.id, **params)
 
     @classmethod
-    def emit(
-        cls,
-        file: str | Path,
-        *,
-        profile: Profile = Profile.CURRENT,
-        pointer: str | None = None,
-        tensor: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        variant: str | None = None,
-        **params: Any,
-    ) -> Finding:
-        """A finding of this engine-emitted rule, worded by :meth:`render`."""
-        return cls.finding(
-            cls.render(variant, **params),
-            file,
-            profile=profile,
-            pointer=pointer,
-            tensor=tensor,
-            line=line,
-            column=column,
-        )
+    def emit(cls, file: str | Path, *, variant: str | None = None, **params: Any) -> Finding:
+        """A finding of this engine-emitted rule, worded by :meth:`render`. Where it is
+        (``profile``, ``pointer``, ``tensor``, ``line``, ``column``) goes to :meth:`finding`;
+        every other parameter fills the template."""
+        where = {key: params.pop(key) for key in _WHERE if key in params}
+        return cls.finding(cls.render(variant, **params), file, **where)
 
     @classmethod
     def finding(

@@ -10,6 +10,7 @@ import pytest
 
 from spec_format.base.errors import UsageError
 from spec_format.parsers.checkpoint import load_checkpoint
+from spec_format.parsers.verifier import load_verifier
 from tests.convert.conftest import tree
 
 AUX = "1,4,5"
@@ -209,10 +210,10 @@ def _convert(cli, made, source):
 
 
 def _request(made):
-    from spec_format.convert import plan, run
+    from spec_format.convert import plan
 
     return plan.Request(
-        verifier=run.load_verifier_ref(str(made.verifier)),
+        verifier=load_verifier(str(made.verifier)),
         verifier_ref=str(made.verifier),
         aux_layer_ids=(1, 4, 5),
         format_version="0.9",

@@ -24,8 +24,9 @@ from types import SimpleNamespace
 import pytest
 
 from spec_format.convert.plan import Request
-from spec_format.convert.run import convert, load_verifier_ref
+from spec_format.convert.run import convert
 from spec_format.parsers.checkpoint import load_checkpoint
+from spec_format.parsers.verifier import load_verifier
 from spec_format.testing.sources import (
     build_dense_verifier,
     build_mtp_source,
@@ -118,7 +119,7 @@ def judged(request, tmp_path_factory):
                 src,
                 ours,
                 Request(
-                    verifier=load_verifier_ref(str(ver)),
+                    verifier=load_verifier(str(ver)),
                     verifier_ref=str(ver),
                     aux_layer_ids=None,
                     format_version=line,
@@ -217,7 +218,7 @@ def _fix_pointers(ours: dict, job: dict) -> set[str]:
     plan = make_plan(
         load_source(job["src"]),
         Request(
-            verifier=load_verifier_ref(job["verifier"]),
+            verifier=load_verifier(job["verifier"]),
             verifier_ref=job["verifier"],
             aux_layer_ids=None,
             format_version=job["line"],

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from spec_format.parsers.checkpoint import load_checkpoint
+from spec_format.parsers.verifier import load_verifier
 from spec_format.testing import builder, safeailab
 from tests.interop.test_releases import (
     CACHE,
@@ -71,12 +72,11 @@ class Work:
     release line, made the first time a test asks for that line."""
 
     def __init__(self, root: Path) -> None:
-        from spec_format.convert import run
 
         self.root = root
         self.verifier = root / "verifier"  # with (sparse) weights: 0.1.0 and forward read them
         builder.build_verifier(self.verifier, safeailab.verifier_config())
-        self.info = run.load_verifier_ref(str(self.verifier))
+        self.info = load_verifier(str(self.verifier))
         self.sources = {}
         for case, kw in CASES.items():
             sizes = dict(safeailab.TINY)

@@ -86,11 +86,12 @@ def expect_documented(exc: SpecfmtError, seed: int) -> None:
 @given(SEEDS)
 def test_hostile_convert_sources_plan_or_refuse(made, base):
     from spec_format.convert.plan import Request
-    from spec_format.convert.run import ConvertResult, load_source, load_verifier_ref, make_plan
+    from spec_format.convert.run import ConvertResult, load_source, make_plan
     from spec_format.facts import catalog
+    from spec_format.parsers.verifier import load_verifier
 
     request = Request(
-        verifier=load_verifier_ref(str(made["verifier"])),
+        verifier=load_verifier(str(made["verifier"])),
         verifier_ref=str(made["verifier"]),
         aux_layer_ids=None,
         format_version=catalog.latest_version(),

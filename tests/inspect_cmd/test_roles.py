@@ -3,6 +3,8 @@ catalog; inspect counts every tensor of a built checkpoint into a named group.""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from spec_format.facts import catalog
@@ -34,7 +36,7 @@ def test_inspect_puts_every_tensor_in_a_group(model_type, tmp_path):
     draft = report.draft
     assert not draft.unknown
     assert sum(g.tensors for g in draft.groups.values()) == len(built.tensors)
-    numel = {n: _numel(s) for n, (_, s) in built.tensors.items()}
+    numel = {n: math.prod(s) for n, (_, s) in built.tensors.items()}
     assert draft.total == sum(numel.values())
     excluded = {
         n for n, t in expected_tensors(config).tensors.items() if t.role in ("embed", "t2d", "d2t")
@@ -42,13 +44,6 @@ def test_inspect_puts_every_tensor_in_a_group(model_type, tmp_path):
     shared = draft.shared_head[1] if draft.shared_head else 0
     assert draft.compute == sum(v for n, v in numel.items() if n not in excluded) + shared
     assert report.draft_forwards == catalog.record(model_type).draft_forwards
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def test_mtp_counts_the_verifier_head_it_reads(tmp_path):

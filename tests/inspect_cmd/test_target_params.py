@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -97,17 +98,12 @@ def test_moe_from_headers_matches_the_config_formula(tmp_path):
     from_config = target_params(built.path / "config.json")
     assert from_header.source == "header" and from_config.source == "config"
     assert (
-        from_header.total == from_config.total == sum(_numel(s) for _, s in built.tensors.values())
+        from_header.total
+        == from_config.total
+        == sum(math.prod(s) for _, s in built.tensors.values())
     )
     assert from_header.per_token == from_config.per_token < from_header.total
     assert "tensors named *.experts.*" in from_header.formula
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def test_dense_families_and_ties(tmp_path):

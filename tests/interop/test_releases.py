@@ -259,30 +259,8 @@ def meaning_changes(
             out.append(f"{key} is meaningful to the source but the target does not declare it")
     p0, p1 = before["proposal"], after["proposal"]
     if p0 and p1:
-        m0 = [
-            {
-                k: m.get(k)
-                for k in (
-                    "proposal_type",
-                    "speculative_tokens",
-                    "verifier_accept_k",
-                    "accept_tolerance",
-                )
-            }
-            for m in p0["methods"]
-        ]
-        m1 = [
-            {
-                k: m.get(k)
-                for k in (
-                    "proposal_type",
-                    "speculative_tokens",
-                    "verifier_accept_k",
-                    "accept_tolerance",
-                )
-            }
-            for m in p1["methods"]
-        ]
+        keys = ("proposal_type", "speculative_tokens", "verifier_accept_k", "accept_tolerance")
+        m0, m1 = ([{k: m.get(k) for k in keys} for m in p["methods"]] for p in (p0, p1))
         if m0 != m1 and not any(
             f.startswith("/speculators_config/proposal_methods") for f in fixed
         ):

@@ -11,7 +11,7 @@ from tests.common import ROOT
 
 pytest.importorskip("huggingface_hub")
 
-from spec_format.testing.builder import qwen3_8b_config  # noqa: E402
+from spec_format.testing.builder import build_checkpoint, qwen3_8b_config, tiny_config  # noqa: E402
 from tests.weights.fake_hub import FakeHub, running  # noqa: E402
 
 EAGLE3 = ROOT / "examples" / "qwen3-8b-eagle3"
@@ -123,3 +123,31 @@ def test_forward_says_it_needs_a_local_verifier(cli):
     assert "huggingface-cli download Qwen/Qwen3-8B --revision main --local-dir DIR" in (
         result.output
     )
+
+
+def test_every_command_words_a_remote_verifier_problem_alike(cli, hub, tmp_path):
+    """validate, fix, migrate, convert and inspect read an hf:// verifier through one reader:
+    the same message and exit code for a repository that cannot be listed or has no config."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "README.md").write_text("no config here")
+    hub.add("org/empty", empty)
+    draft = build_checkpoint(
+        tmp_path / "draft", tiny_config("eagle3")
+    ).path  # inspect reads weights
+    commands = {
+        "validate": [EAGLE3],
+        "fix": [DFLASH],
+        "migrate": [DFLASH],
+        "convert": [EAGLE3, "-o", tmp_path / "out", "--dry-run"],
+        "inspect": [draft],
+    }
+    for url, code in (("hf://org/nothing", 3), ("hf://org/empty", 2)):
+        said = {}
+        for command, args in commands.items():
+            result = cli(command, *args, "--verifier", url)
+            assert result.exit_code == code, (command, result.output)
+            (said[command],) = [
+                ln for ln in result.output.splitlines() if f"--verifier {url}" in ln
+            ]
+        assert len(set(said.values())) == 1, said

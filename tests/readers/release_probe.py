@@ -12,7 +12,8 @@ Requests, one JSON line each on stdin, are answered in order, one JSON line each
 With ``--weights`` (a model layer on the python path) weights_probe.py is imported first, so
 its set-up (the CPU platform, the in-process registry inspection) precedes every other import
 of vLLM, as in a process of its own; the config reader answers the same under it. vLLM's cache
-root is a temporary directory: nothing is read from or written to the user's ~/.cache/vllm.
+root and every temporary file are in one temporary directory, removed at the end: nothing is
+read from or written to the user's ~/.cache/vllm.
 """
 
 import json
@@ -24,6 +25,7 @@ from pathlib import Path
 
 WORKDIR = tempfile.TemporaryDirectory(prefix="vllm-release-probe-")
 os.environ["VLLM_CACHE_ROOT"] = os.path.join(WORKDIR.name, "vllm-cache")
+tempfile.tempdir = WORKDIR.name  # the gloo group's rendezvous file, vLLM's own temporaries
 # answers go to the original standard output; whatever vLLM prints goes to standard error
 # (at the descriptor level: some releases dup sys.stdout's descriptor)
 ANSWERS = os.fdopen(os.dup(1), "w")
@@ -62,6 +64,9 @@ def main() -> None:
             ANSWERS.write(json.dumps(answer(json.loads(line), workdir)) + "\n")
             ANSWERS.flush()
     WORKDIR.cleanup()
+    # every answer is written: skip the interpreter's teardown of torch and vLLM (2-5 s)
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -35,11 +35,11 @@ def _probe_session(request, tmp_path_factory):
     probes.begin(session)
     yield session
     if session.seconds:
-        total = sum(session.seconds.values())
         slowest = sorted(session.seconds.items(), key=lambda kv: -kv[1])[:3]
-        request.config.stash[_TIMES] = f"{len(session.seconds)} release probes, {total:.0f} s"
-        request.config.stash[_TIMES] += " in all; slowest " + ", ".join(
-            f"{rid} {s:.0f} s" for rid, s in slowest
+        request.config.stash[_TIMES] = (
+            f"{len(session.seconds)} release probes, {session.wall:.0f} s wall "
+            f"(two at a time), {session.cpu:.0f} s CPU; slowest "
+            + ", ".join(f"{rid} {s:.0f} s" for rid, s in slowest)
         )
 
 

@@ -36,9 +36,7 @@ def max_len(folder: str) -> int | str:
                 "disable_sliding_window": False,
                 "sliding_window": None,
             }
-            return vmodel._get_and_verify_max_len(
-                **{k: v for k, v in args.items() if k in wanted}
-            )
+            return vmodel._get_and_verify_max_len(**{k: v for k, v in args.items() if k in wanted})
     except Exception as exc:  # reported, the test decides
         return f"ERR {type(exc).__name__}: {str(exc)[:200]}"
 

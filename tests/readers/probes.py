@@ -16,6 +16,7 @@ Request forms (one dict each): ``{"config": {...}}`` for any release, and for vL
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import time
 from collections.abc import Callable, Hashable, Iterable
@@ -103,6 +104,7 @@ class Session:
         self._errors: dict[str, str] = {}
         self._mine: dict[tuple[str, str], dict[Hashable, dict]] = {}
         self.seconds: dict[str, float] = {}  # release -> wall seconds of its process
+        self.wall = self.cpu = 0.0  # the planned probes together: wall and CPU seconds
 
     def directory(self) -> Path:
         if self._dir is None:
@@ -160,8 +162,12 @@ class Session:
             (rid for rid in plan if plan[rid]),
             key=lambda rid: -_cost(rid, list(plan[rid].values())),
         )
+        before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(lambda rid: self._run(rid, plan[rid]), order))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.wall = time.monotonic() - start
+        self.cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
     def answers(self, module: str, rid: str) -> dict[Hashable, dict]:
         """request key -> the release's answer, for the module's requests to ``rid``."""

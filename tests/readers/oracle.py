@@ -35,11 +35,13 @@ EXAMPLE = {
 }
 FIXTURES = ROOT / "tests" / "fixtures" / "releases"
 _OFFLINE = {
-    "PYTHONDONTWRITEBYTECODE": "1",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
+#: the probes' compiled bytecode, outside the release environments (kept between sessions:
+#: a release's second start skips compiling vLLM, transformers and the model layer)
+PYCACHE = ROOT / ".cache" / "pycache"
 
 
 def env_path(rel: readers.Release) -> Path:
@@ -50,6 +52,13 @@ def env_path(rel: readers.Release) -> Path:
 
 def env_ready(rel: readers.Release) -> bool:
     return (env_path(rel) / ".ok").is_file() and BASE_PYTHON.exists()
+
+
+def probe_env(path: str) -> dict[str, str]:
+    """The environment of a probe process with ``path`` as its python path."""
+    env = {**os.environ, **_OFFLINE, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def run(rel: readers.Release, configs: list[dict]) -> list[dict]:
@@ -67,7 +76,7 @@ def run(rel: readers.Release, configs: list[dict]) -> list[dict]:
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, **_OFFLINE, "PYTHONPATH": path},
+        env=probe_env(path),
     )
     if proc.returncode != 0:
         raise RuntimeError(f"probe for {rel.id} failed:\n{proc.stderr[-3000:]}")

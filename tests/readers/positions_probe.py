@@ -1,8 +1,9 @@
 """Runs inside a vLLM reader environment; never imported by specfmt.
 
-Arguments: folders holding a config.json. Prints one JSON object: folder -> the maximum
-model length vLLM derives for it (``_get_and_verify_max_len`` on the config's text config,
-as ``ModelConfig`` calls it with no --max-model-len), or "ERR ..." when vLLM cannot load it.
+``max_len(folder)``: the maximum model length vLLM derives for the config.json in ``folder``
+(``_get_and_verify_max_len`` on the config's text config, as ``ModelConfig`` calls it with no
+--max-model-len), or "ERR ..." when vLLM cannot load it. release_probe.py asks it per request;
+as a script it takes folders as arguments and prints one JSON object: folder -> that value.
 """
 
 import contextlib
@@ -22,8 +23,8 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
     from vllm.config import model as vmodel
 logging.disable(logging.CRITICAL)
 
-out = {}
-for folder in sys.argv[1:]:
+
+def max_len(folder: str) -> int | str:
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             config = vconfig.get_config(folder, trust_remote_code=False)
@@ -35,9 +36,10 @@ for folder in sys.argv[1:]:
                 "disable_sliding_window": False,
                 "sliding_window": None,
             }
-            out[folder] = vmodel._get_and_verify_max_len(
-                **{k: v for k, v in args.items() if k in wanted}
-            )
+            return vmodel._get_and_verify_max_len(**{k: v for k, v in args.items() if k in wanted})
     except Exception as exc:  # reported, the test decides
-        out[folder] = f"ERR {type(exc).__name__}: {str(exc)[:200]}"
-print(json.dumps(out))
+        return f"ERR {type(exc).__name__}: {str(exc)[:200]}"
+
+
+if __name__ == "__main__":
+    print(json.dumps({folder: max_len(folder) for folder in sys.argv[1:]}))

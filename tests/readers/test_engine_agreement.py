@@ -15,7 +15,6 @@ Run with ``pytest -m readers`` (environments: scripts/interop-envs.sh, scripts/r
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from spec_format.base.report import Severity
 from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import disputes, readers
 from spec_format.rewrites.fixing import FixOptions, fix
-from tests.readers import oracle
+from tests.readers import oracle, probes
 
 pytestmark = pytest.mark.readers
 
@@ -72,10 +71,9 @@ def _raw() -> dict[str, dict]:
 
 
 @cache
-def _executed() -> dict[str, dict[str, dict]]:
-    """release id -> request key -> the executed release's answer. Each release's probe runs
-    once for both tests (the engine on the raw and the fixed configs, each writer on the
-    fixed configs of its format version), two at a time."""
+def _jobs() -> dict[str, dict[str, dict]]:
+    """release id -> request key -> config: the engine reads the raw and the fixed configs,
+    each writer the fixed configs of its format version."""
     engine = readers.release(*ENGINE.split("=="))
     jobs: dict[str, dict[str, dict]] = {engine.id: {f"raw:{p}": c for p, c in _raw().items()}}
     for path, doc, _, line in _fixed():
@@ -84,16 +82,22 @@ def _executed() -> dict[str, dict[str, dict]]:
             continue
         jobs[engine.id][f"fixed:{path}"] = doc
         jobs.setdefault(writer.id, {})[f"fixed:{path}"] = doc
-    for rid in jobs:
+    return jobs
+
+
+probes.ask(
+    __name__,
+    lambda rid, _: {key: {"config": doc} for key, doc in _jobs().get(rid, {}).items()},
+    releases=lambda: _jobs().keys(),
+)
+
+
+def _executed() -> dict[str, dict[str, dict]]:
+    """release id -> request key -> the executed release's answer (tests/readers/probes.py:
+    each release's probe runs once per session, for every module that asks it)."""
+    for rid in _jobs():
         _need(readers.release(*rid.split("==")))
-
-    def run(rid: str) -> tuple[str, dict[str, dict]]:
-        keys, docs = zip(*jobs[rid].items(), strict=True)
-        answers = oracle.run(readers.release(*rid.split("==")), list(docs))
-        return rid, dict(zip(keys, answers, strict=True))
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(run, jobs))
+    return {rid: probes.answers(__name__, rid) for rid in _jobs()}
 
 
 def test_fix_leaves_no_disagreement_the_executed_readers_see():

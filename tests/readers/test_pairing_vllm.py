@@ -9,21 +9,19 @@ verifier's quantization config, read from each installed release's source."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from spec_format.facts import pairing
 from spec_format.parsers.verifier import verifier_view
-
-from .oracle import BASE_PYTHON, VLLM_CACHE
+from tests.readers import probes
+from tests.readers.oracle import BASE_PYTHON, VLLM_CACHE
 
 pytestmark = pytest.mark.readers
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "verifiers"
-PROBE = Path(__file__).resolve().parent / "positions_probe.py"
 RELEASE = "0.13.0"  # a release whose derivation takes the plain text config
 
 VARIANTS = {
@@ -49,36 +47,41 @@ VARIANTS = {
 }
 
 
-def test_positional_range_is_what_vllm_derives(tmp_path):
-    env = VLLM_CACHE / "envs" / RELEASE
-    if not (env / ".ok").is_file() or not BASE_PYTHON.exists():
-        pytest.skip(f"vLLM {RELEASE} reader env not built (scripts/reader-envs.sh)")
+def _docs() -> dict[str, dict]:
     docs = {f"v4-{p.stem}": json.loads(p.read_text()) for p in (DATA / "v4").glob("*.json")}
     for name, (base, change) in VARIANTS.items():
         docs[name] = {**json.loads((DATA / "v4" / f"{base}.json").read_text()), **change}
-    folders = {}
-    for name, doc in docs.items():
-        folder = tmp_path / name
-        folder.mkdir()
+    return docs
+
+
+def _requests(rid: str, root: Path) -> dict[str, dict]:
+    """Each verifier config in a folder of its own, for the release's probe process."""
+    out = {}
+    for name, doc in _docs().items():
+        folder = root / "positions" / name
+        folder.mkdir(parents=True, exist_ok=True)
         (folder / "config.json").write_text(json.dumps(doc))
-        folders[str(folder)] = name
-    proc = subprocess.run(
-        [str(BASE_PYTHON), str(PROBE), *folders],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={"PYTHONPATH": f"{env / 'src'}:{env / 'deps'}", "HF_HUB_OFFLINE": "1", "PATH": ""},
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    derived = json.loads(proc.stdout.strip().splitlines()[-1])
+        out[name] = {"positions": str(folder)}
+    return out
+
+
+probes.ask(__name__, _requests, releases=lambda: [f"vllm=={RELEASE}"])
+
+
+def test_positional_range_is_what_vllm_derives():
+    env = VLLM_CACHE / "envs" / RELEASE
+    if not (env / ".ok").is_file() or not BASE_PYTHON.exists():
+        pytest.skip(f"vLLM {RELEASE} reader env not built (scripts/reader-envs.sh)")
+    docs = _docs()
+    derived = probes.answers(__name__, f"vllm=={RELEASE}")
+    assert set(derived) == set(docs)
     compared = 0
-    for folder, vllm_says in derived.items():
-        name = folders[folder]
-        if isinstance(vllm_says, str):  # remote code (Kimi-K2): vLLM itself cannot read it
-            assert "custom code" in vllm_says, (name, vllm_says)
+    for name, answer in derived.items():
+        if "error" in answer:  # remote code (Kimi-K2): vLLM itself cannot read it
+            assert "custom code" in answer["error"], (name, answer)
             continue
         ours = pairing.positional_range(verifier_view(docs[name]).config)[0]
-        assert ours == vllm_says, (name, ours, vllm_says)
+        assert ours == answer["max_model_len"], (name, ours, answer)
         compared += 1
     assert compared >= len(docs) - 1
 

@@ -1,9 +1,9 @@
 """Every row of the reader table (schema/readers/*.json) against the executed reader release.
 
 Run with ``pytest -m readers`` after scripts/interop-envs.sh and scripts/reader-envs.sh. One
-subprocess per reader release answers every config of the session (vLLM: vllm_probe.py;
-speculators: tests/interop/probe.py). For each row, a realistic config of the type (a bundled
-example or a reconstructed release fixture) is written with the field absent, null, [] and
+subprocess per reader release answers every config of the session (tests/readers/probes.py;
+vLLM: vllm_probe.py in release_probe.py; speculators: tests/interop/probe.py). For each row,
+a realistic config of the type (a bundled example or a reconstructed release fixture) is written with the field absent, null, [] and
 the row's test values, and the release's reading must equal the table's ``reading()``; an
 ignored field must change nothing. ``rejections()`` on every example and fixture config
 predicts exactly which ones a release refuses. For vLLM releases also: the speculative
@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from spec_format.facts import readers
-from tests.readers import oracle
+from tests.readers import oracle, probes
 
 pytestmark = pytest.mark.readers
 
@@ -143,35 +141,15 @@ def _without(config: dict, pointer: str) -> dict:
     return out
 
 
-SELECTED: set[str] = set()
+probes.ask(
+    __name__,
+    lambda rid, _: {key: {"config": c} for key, c in _requests(_release(rid)).items()},
+)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _selected(request):
-    """The releases the session's selected tests ask about (after -k)."""
-    for item in request.session.items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if "rid" in params:
-            SELECTED.add(params["rid"])
-
-
-@cache
-def _executed() -> dict[str, dict[tuple, dict]]:
-    """The selected releases with an environment, executed once, two probes at a time (one
-    subprocess each; the 2-core CI machine runs two at once)."""
-
-    def run(rid: str) -> tuple[str, dict[tuple, dict]]:
-        rel = _release(rid)
-        requests = _requests(rel)
-        return rid, dict(zip(requests, oracle.run(rel, list(requests.values())), strict=True))
-
-    ready = [r for r in SELECTED if oracle.env_ready(_release(r))]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(run, ready))
-
-
-@cache
 def judged(rid: str) -> dict[tuple, dict]:
+    """request key -> the executed release's answer (tests/readers/probes.py: every release
+    of the session once, two probes at a time)."""
     rel = _release(rid)
     if not oracle.env_ready(rel):
         reason = f"no reader environment for {rid} at {oracle.env_path(rel)}; build it with " + (
@@ -180,11 +158,7 @@ def judged(rid: str) -> dict[tuple, dict]:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    if rid in _executed():
-        return _executed()[rid]
-    requests = _requests(rel)  # an environment built while the session ran
-    answers = oracle.run(rel, list(requests.values()))
-    return dict(zip(requests, answers, strict=True))
+    return probes.answers(__name__, rid)
 
 
 def _expect_rejection(rel, where: str, message: str, answer: dict) -> None:

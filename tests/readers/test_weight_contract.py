@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
 
 import pytest
 
 from spec_format.facts import readers
 from spec_format.rules.engine_weights import predict
 from spec_format.testing.builder import build_checkpoint, tiny_config
-from tests.readers import oracle
+from tests.readers import oracle, probes
 
 pytestmark = pytest.mark.readers
 
-PROBE = oracle.VLLM_PROBE.with_name("weights_probe.py")
 QK = ("layers.0.self_attn.q_norm.weight", "layers.0.self_attn.k_norm.weight")
 QWEN3 = {"transformer_layer_config.model_type": "qwen3"}
 #: name -> (config overrides, builder keywords)
@@ -63,10 +62,10 @@ def _executed() -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def drafts(tmp_path_factory):
-    """name -> (config, draft dir, verifier dir), written once for every release."""
-    root = tmp_path_factory.mktemp("weight-contract")
+@cache
+def _drafts(root: Path) -> dict[str, tuple[dict, Path, Path]]:
+    """name -> (config, draft dir, verifier dir), written once under ``root``."""
+    root = root / "weight-contract"
     out = {}
     for seed, (name, (overrides, kw)) in enumerate(CASES.items()):
         # a hub id: 0.33 refuses a local verifier in the draft (the probe passes it apart)
@@ -85,28 +84,21 @@ def drafts(tmp_path_factory):
     return out
 
 
-def _probe(rid: str, drafts: dict) -> dict:
-    """What the release did with every draft (one probe process for all of them)."""
-    env = oracle.env_path(readers.release(*rid.split("==")))
-    stdin = "".join(
-        json.dumps({"draft": str(d), "verifier": str(v)}) + "\n" for _, d, v in drafts.values()
-    )
-    proc = subprocess.run(
-        [str(oracle.BASE_PYTHON), str(PROBE)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={
-            **os.environ,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "PYTHONPATH": f"{env / 'src'}:{env / 'deps'}:{env / 'mdeps'}",
-        },
-    )
-    assert proc.returncode == 0, f"weights probe for {rid} failed:\n{proc.stderr[-3000:]}"
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
-    return dict(zip(CASES, lines, strict=True))
+def _requests(rid: str, root: Path) -> dict[str, dict]:
+    """What every executed release is asked: each draft with its verifier (weights_probe.py's
+    request; the release's probe process answers them after its config readings)."""
+    return {
+        name: {"draft": str(draft), "verifier": str(verifier)}
+        for name, (_, draft, verifier) in _drafts(root).items()
+    }
+
+
+probes.ask(__name__, _requests)
+
+
+@pytest.fixture(scope="module")
+def drafts():
+    return _drafts(probes.directory())
 
 
 def _ready(rid: str) -> bool:
@@ -115,19 +107,9 @@ def _ready(rid: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def answers(drafts, request):
-    """rid -> name -> what the release did. The releases the session's selected tests ask
-    about (after -k) are probed up front, two at a time (most of a probe is importing vLLM,
-    one core each; the 2-core CI machine runs two at once)."""
-    selected = {
-        params["rid"]
-        for item in request.session.items
-        if "rid" in (params := getattr(getattr(item, "callspec", None), "params", {}))
-        and item.module is request.module
-    }
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {rid: pool.submit(_probe, rid, drafts) for rid in sorted(selected) if _ready(rid)}
-    cache: dict[str, dict] = {}
+def answers():
+    """rid -> name -> what the release did (tests/readers/probes.py: every release the
+    session's selected tests ask about, once, two at a time)."""
 
     def get(rid: str) -> dict:
         if not _ready(rid):
@@ -138,9 +120,7 @@ def answers(drafts, request):
             if os.environ.get("CI") == "true":
                 pytest.fail(reason)
             pytest.skip(reason)
-        if rid not in cache:
-            cache[rid] = futures[rid].result() if rid in futures else _probe(rid, drafts)
-        return cache[rid]
+        return probes.answers(__name__, rid)
 
     return get
 

@@ -220,29 +220,31 @@ def judge_draft(hf, out: dict) -> dict:
     return out
 
 
+def answer(request: dict, workdir: Path) -> dict:
+    """The answer to one request; ``workdir`` is the current directory (relative verifier
+    paths resolve there, never in the checkout)."""
+    if "config" not in request:
+        return {"version": VERSION, "layer_causal": LAYER_CAUSAL is not None}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return read(request["config"], workdir)
+    except Exception as exc:  # report, do not stop the session
+        return {
+            "accepted": False,
+            "stage": "probe",
+            "error": error_text(exc),
+            "trace": traceback.format_exc()[-1500:],
+        }
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        os.chdir(workdir)  # relative verifier paths resolve here, never in the checkout
+        os.chdir(workdir)
         for line in sys.stdin:
-            if not line.strip():
-                continue
-            request = json.loads(line)
-            if "config" not in request:
-                answer = {"version": VERSION, "layer_causal": LAYER_CAUSAL is not None}
-            else:
-                try:
-                    with contextlib.redirect_stdout(io.StringIO()):
-                        answer = read(request["config"], workdir)
-                except Exception as exc:  # report, do not stop the session
-                    answer = {
-                        "accepted": False,
-                        "stage": "probe",
-                        "error": error_text(exc),
-                        "trace": traceback.format_exc()[-1500:],
-                    }
-            sys.stdout.write(json.dumps(answer) + "\n")
-            sys.stdout.flush()
+            if line.strip():
+                sys.stdout.write(json.dumps(answer(json.loads(line), workdir)) + "\n")
+                sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ written by spec_format.testing, and a local verifier config); answers each with 
 
 Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
 selected, which it does by itself only in a CPU build; 0.26-0.29 get a Python stand-in for
-the one compiled op their drafter binds, see ``_register_silu_and_mul``), called the way ``vllm serve VERIFIER
+the one compiled op their drafter binds, see ``_register_silu_and_mul``; the model registry's
+inspection of a class runs in this process: vLLM starts a fresh interpreter for it, 15-30 s of
+importing vLLM again per architecture, only to keep CUDA uninitialised here, and on CPU the
+same function gives the same ``_ModelInfo``), called the way ``vllm serve VERIFIER
 --speculative-config '{...}'`` calls it: ``maybe_override_with_speculators`` on the draft gives
 the speculative settings (method, tokens, parallel drafting), ``EngineArgs`` with the local
 verifier builds the ``VllmConfig`` (CPU platform, float32), a single-process gloo group stands
@@ -59,6 +62,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
     from vllm.engine.arg_utils import EngineArgs
     from vllm.model_executor.model_loader import get_model_loader
     from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.model_executor.models import registry
     from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig
 
     try:
@@ -67,6 +71,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         from vllm.model_executor.model_loader.utils import set_default_torch_dtype
 
 logging.disable(logging.CRITICAL)
+registry._run_in_subprocess = lambda fn: fn()
 _STARTED = False
 
 

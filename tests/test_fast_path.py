@@ -6,8 +6,10 @@ accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). Th
 sound if the check is never more lenient than jsonschema; this file checks it on every
 fixture and on random mutations of the examples and of the release fixtures, at every format
 version that has the config's type, and compares the findings of the fast and the explaining
-(``fast_path=False``) paths on every fixture. The generated pydantic models (the typed API)
-are held to the same rule.
+(``fast_path=False``) paths on every fixture, every rule case's config and every migrate
+golden: the fast path also runs the config rules as compiled plans and walks only the parts
+of a failing config that the compiled check does not accept. The generated pydantic models
+(the typed API) are held to the same rule.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, schemas
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
+from tests.rules.cases import all_cases
 
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 
@@ -81,6 +84,46 @@ def test_fast_and_explaining_paths_give_the_same_findings(name, config):
         for fast in (False, True, None)
     ]
     assert found[0] == found[1] == found[2]
+
+
+GOLDENS = sorted((ROOT / "tests" / "migrate" / "golden").glob("*/*/*.json"))
+
+
+def _case_configs():
+    """Every rule case's config document (pass and fail, checkpoint cases' configs too) with
+    the validate options it names, and every migrate golden."""
+    for case in all_cases():
+        try:
+            config = case.config
+        except ValueError:  # a raw input: no document
+            continue
+        options = {k: v for k, v in case.options.items() if k in ("engines", "format_version")}
+        yield case.id, config, options
+    for p in GOLDENS:
+        yield (
+            str(p.relative_to(ROOT / "tests" / "migrate" / "golden")),
+            json.loads(p.read_text()),
+            {},
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "options"),
+    list(_case_configs()),
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_fast_and_explaining_paths_agree_on_every_case_and_golden(name, config, options):
+    """The fast path (compiled rule plans, the schema walk that skips what the compiled
+    check accepts) and the explaining path (each rule through run_rule, the plain jsonschema
+    walk) report the same findings (rule ids, pointers, severities, messages), in order."""
+    found = [
+        [
+            f.to_dict()
+            for f in validate_config(config, ValidateOptions(fast_path=fast, **options)).findings
+        ]
+        for fast in (False, True)
+    ]
+    assert found[0] == found[1]
 
 
 @pytest.mark.parametrize(

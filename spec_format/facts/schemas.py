@@ -116,6 +116,77 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 
 
 @cache
+def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
+    """:func:`validator`, except that it does not descend into a property value or an
+    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
+
+    The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
+    no error: the errors are the same, in the same order, and a failing config costs the
+    walk of its failing parts only. :func:`validator` stays the plain reference the checks
+    are tested against; tests/test_fast_path.py compares the findings of the two."""
+    from jsonschema import validators as jsonschema_validators
+
+    from spec_format.base.numguard import IntegerValidator
+
+    keywords = IntegerValidator.VALIDATORS
+    plain_properties, plain_items = keywords["properties"], keywords["items"]
+
+    def properties(validator, props, instance, schema):
+        if type(instance) is dict:  # the others: as jsonschema says (nothing, or its errors)
+            props = {
+                name: sub
+                for name, sub in props.items()
+                if name in instance and not subschema_accepts(sub, instance[name])
+            }
+        return plain_properties(validator, props, instance, schema)
+
+    def items(validator, item, instance, schema):
+        if type(instance) is list and "prefixItems" not in schema:
+            check = _subschema_check(item)
+            if check is not None and _accepted(check, instance, every=True):
+                return iter(())
+        return plain_items(validator, item, instance, schema)
+
+    pruned = jsonschema_validators.extend(
+        IntegerValidator, validators={"properties": properties, "items": items}
+    )
+    return pruned(inlined(version, model_type), registry=registry())
+
+
+#: id of an inlined subschema -> (the subschema, its compiled check or None); the inlined
+#: schemas are cached and never mutated, and each entry keeps its subschema alive
+_SUB_CHECKS: dict[int, tuple[Any, Any]] = {}
+
+
+def _subschema_check(sub: Any):
+    known = _SUB_CHECKS.get(id(sub))
+    if known is not None and known[0] is sub:
+        return known[1]
+    from spec_format.facts.schema_check import compile_schema
+
+    # an inlined subschema has no $ref left: nothing for the resolver to look up
+    check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
+    _SUB_CHECKS[id(sub)] = (sub, check)
+    return check
+
+
+def subschema_accepts(sub: Any, value: Any) -> bool:
+    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
+    accepts ``value``; False when it does not, or cannot be compiled."""
+    check = _subschema_check(sub)
+    return check is not None and _accepted(check, value)
+
+
+def _accepted(check, value: Any, every: bool = False) -> bool:
+    try:
+        if every:
+            return all(check(v) for v in value)
+        return check(value)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
+
+
+@cache
 def inlined(version: str, model_type: str) -> dict[str, Any]:
     """The type's schema with every ``$ref`` replaced by its target (the schemas have no
     recursive references; sibling keywords of a ``$ref`` are merged over its target).

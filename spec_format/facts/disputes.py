@@ -298,7 +298,7 @@ def disputes(
     plan = _PLANS.get(plan_key)
     if plan is None:
         plan = _PLANS[plan_key] = _plan(writer, engines, model_type)
-    serving, contested, names = plan
+    serving, contested, names, scoped = plan
     # the readings depend only on the fields the rows name (a refusal may name another
     # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
     # that agree on those share one answer
@@ -317,7 +317,9 @@ def disputes(
             raise _TooBig
     except _TooBig:  # a value of thousands of items: worked out, not kept
         return list(_disputes(config, model_type, writer, contested))
-    key = (writer.id, serving, model_type, tuple(values), layer_kinds(config))
+    # the layer kinds matter only to a scoped field's meaning
+    kinds = layer_kinds(config) if scoped else None
+    key = (writer.id, serving, model_type, tuple(values), kinds)
     if key in _DISPUTES:
         return list(_DISPUTES[key])
     if len(_DISPUTES) > 4096:
@@ -333,15 +335,21 @@ def _plan(
     writer: readers.Release, engines: Sequence[readers.Release], model_type: str
 ) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...]]:
     """Per writer, engines and type: the ids of the engines that serve the type, the
-    contested fields with the engines that contest each, and the fields a reading depends
-    on (each once)."""
+    contested fields with the engines that contest each, the fields a reading depends on
+    (each once), and whether a row of them has a scope (its meaning depends on the layer
+    kinds)."""
     serving = [e for e in engines if e.serves(model_type)]
     contested: dict[str, list[readers.Release]] = {}
     for e in serving:
         for name in _contested(writer, e, model_type):
             contested.setdefault(name, []).append(e)
     names = tuple(dict.fromkeys((*contested, *writer.fields(model_type))))
-    return tuple(e.id for e in serving), contested, names
+    scoped = any(
+        (row := r.row(model_type, name)) is not None and row.get("scope") is not None
+        for r in (writer, *serving)
+        for name in names
+    )
+    return tuple(e.id for e in serving), contested, names, scoped
 
 
 _UNSET = object()

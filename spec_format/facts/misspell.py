@@ -61,6 +61,8 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
     out: list[Misspelling] = []
     for pointer, parts, declared, memo in _checked_objects(line, model_type):
         for where, obj in _objects(config, pointer):
+            if not obj.keys() - declared:  # every key declared (a set difference, in C)
+                continue
             for key in obj:
                 if key in declared:
                     continue

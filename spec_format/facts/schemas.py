@@ -218,15 +218,46 @@ def _compiled(version: str, model_type: str):
     return compile_schema(schema, schema["$id"], _deref)
 
 
+@cache
+def generated(version: str, model_type: str):
+    """The type's compiled check as one generated function
+    (:func:`spec_format.facts.schema_check.generate`), or the closures where it cannot be
+    generated (None: not compilable)."""
+    from spec_format.facts.schema_check import generate
+
+    closures = _compiled(version, model_type)
+    if closures is None:
+        return None
+    schema = type_schema(version, model_type)
+    try:
+        return generate(schema, schema["$id"], _deref)
+    except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+        return closures
+
+
+#: configs of one (version, type) checked with the closures before its check is generated:
+#: a run of one config never pays for compiling the generated function, a batch soon does
+GENERATE_AFTER = 16
+_CHECKED: dict[tuple[str, str], int] = {}
+
+
 def accepts(version: str, model_type: str, config: Any) -> bool:
     """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
-    against the type's schema.
+    against the type's schema: the closures for the first :data:`GENERATE_AFTER` configs of
+    a version and type, then the generated function (tests/test_fast_path.py checks that
+    they agree).
 
     Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
     reference and words every finding. tests/test_fast_path.py checks that it never accepts
     what jsonschema rejects, on every fixture and on generated mutations.
     """
-    compiled = _compiled(version, model_type)
+    key = (version, model_type)
+    seen = _CHECKED.get(key, 0)
+    if seen < GENERATE_AFTER:
+        _CHECKED[key] = seen + 1
+        compiled = _compiled(version, model_type)
+    else:
+        compiled = generated(version, model_type)
     if compiled is None:
         return False
     try:

@@ -262,9 +262,10 @@ def _fields() -> tuple[tuple[str, str, str, str | None], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
 def removed_fields(model_type: str) -> dict[str, str]:
     """Fingerprint keys of a type that a former line declared and the latest does not:
-    key -> the last line that declared it."""
+    key -> the last line that declared it (cached per type: do not change it)."""
     return {key: until for owner, key, _, until in _fields() if owner == model_type and until}
 
 

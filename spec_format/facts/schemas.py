@@ -10,6 +10,7 @@ one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -153,21 +154,29 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     return pruned(inlined(version, model_type), registry=registry())
 
 
-#: id of an inlined subschema -> (the subschema, its compiled check or None); the inlined
-#: schemas are cached and never mutated, and each entry keeps its subschema alive
-_SUB_CHECKS: dict[int, tuple[Any, Any]] = {}
+#: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
+#: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
+#: its subschema alive. After GENERATE_AFTER uses the closures give way to the generated
+#: function, as for a whole type in :func:`accepts`.
+_SUB_CHECKS: dict[int, list] = {}
 
 
 def _subschema_check(sub: Any):
     known = _SUB_CHECKS.get(id(sub))
-    if known is not None and known[0] is sub:
-        return known[1]
-    from spec_format.facts.schema_check import compile_schema
+    if known is None or known[0] is not sub:
+        from spec_format.facts.schema_check import compile_schema
 
-    # an inlined subschema has no $ref left: nothing for the resolver to look up
-    check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
-    _SUB_CHECKS[id(sub)] = (sub, check)
-    return check
+        # an inlined subschema has no $ref left: nothing for the resolver to look up
+        check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
+        known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
+    known[2] += 1
+    if known[2] == GENERATE_AFTER and known[1] is not None:
+        from spec_format.facts.schema_check import generate
+
+        # where it cannot be generated (an unusual schema), the closures stay
+        with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+            known[1] = generate(sub, "", _deref)
+    return known[1]
 
 
 def subschema_accepts(sub: Any, value: Any) -> bool:

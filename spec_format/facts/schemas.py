@@ -156,8 +156,8 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
 
 #: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
 #: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
-#: its subschema alive. After GENERATE_AFTER uses the closures give way to the generated
-#: function, as for a whole type in :func:`accepts`.
+#: its subschema alive. After GENERATE_AFTER uses the closures of a subschema that holds
+#: others give way to the generated function, as for a whole type in :func:`accepts`.
 _SUB_CHECKS: dict[int, list] = {}
 
 
@@ -170,13 +170,21 @@ def _subschema_check(sub: Any):
         check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
         known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
     known[2] += 1
-    if known[2] == GENERATE_AFTER and known[1] is not None:
+    if known[2] == GENERATE_AFTER and known[1] is not None and _nested(sub):
         from spec_format.facts.schema_check import generate
 
         # where it cannot be generated (an unusual schema), the closures stay
         with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
             known[1] = generate(sub, "", _deref)
     return known[1]
+
+
+def _nested(sub: Any) -> bool:
+    """Whether a subschema holds others (an object's properties, an array's items, branches):
+    only those are worth generating; a leaf's closures are about as fast."""
+    return isinstance(sub, dict) and any(
+        k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
+    )
 
 
 def subschema_accepts(sub: Any, value: Any) -> bool:
@@ -246,7 +254,7 @@ def generated(version: str, model_type: str):
 
 #: configs of one (version, type) checked with the closures before its check is generated:
 #: a run of one config never pays for compiling the generated function, a batch soon does
-GENERATE_AFTER = 16
+GENERATE_AFTER = 64
 _CHECKED: dict[tuple[str, str], int] = {}
 
 

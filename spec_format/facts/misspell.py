@@ -61,11 +61,11 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
     out: list[Misspelling] = []
     for pointer, parts, declared, memo in _checked_objects(line, model_type):
         for where, obj in _objects(config, pointer):
-            if not obj.keys() - declared:  # every key declared (a set difference, in C)
+            unknown = obj.keys() - declared  # a set difference, in C
+            if not unknown:
                 continue
-            for key in obj:
-                if key in declared:
-                    continue
+            slips = {}
+            for key in unknown:
                 close = memo.get(key)
                 if close is None:
                     if not isinstance(key, str):
@@ -75,6 +75,10 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
                         close = ()  # declared by another version or type: never a typo
                     if len(memo) < _MEMO:
                         memo[key] = close
+                if close:
+                    slips[key] = close
+            for key in obj if slips else ():  # in the object's order
+                close = slips.get(key)
                 if close:
                     present = len(close) == 1 and close[0] in obj
                     out.append(Misspelling(where, key, close, present))

@@ -6,8 +6,10 @@ accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). Th
 sound if the check is never more lenient than jsonschema; this file checks it on every
 fixture and on random mutations of the examples and of the release fixtures, at every format
 version that has the config's type, and compares the findings of the fast and the explaining
-(``fast_path=False``) paths on every fixture. The generated pydantic models (the typed API)
-are held to the same rule.
+(``fast_path=False``) paths on every fixture, every rule case's config and every migrate
+golden: the fast path also runs the config rules as compiled plans and walks only the parts
+of a failing config that the compiled check does not accept. The generated pydantic models
+(the typed API) are held to the same rule.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from hypothesis import strategies as st
 
 from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, schemas
+from spec_format.facts.schema_check import generate
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
+from tests.rules.cases import all_cases
 
 RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 
@@ -42,12 +46,16 @@ def _schema_valid(config, version) -> bool:
 
 def _agree(config) -> None:
     """Where a version's model or compiled check accepts the config, that version's schema
-    must too."""
+    must too; the generated check says what the closures it is written from say."""
     model_type = config.get("speculators_model_type")
     if not isinstance(model_type, str):
         return
     for version in catalog.versions_with_type(model_type):
-        if schemas.accepts(version, model_type, config):
+        accepted = schemas.accepts(version, model_type, config)
+        closures = schemas._compiled(version, model_type)
+        generated = schemas.generated(version, model_type)
+        assert closures(config) == generated(config) == accepted, (version, model_type)
+        if accepted:
             assert _schema_valid(config, version), ("check", version, json.dumps(config)[:2000])
         if schemas.accepts_strictly(version, model_type, config):
             assert _schema_valid(config, version), ("model", version, json.dumps(config)[:2000])
@@ -81,6 +89,46 @@ def test_fast_and_explaining_paths_give_the_same_findings(name, config):
         for fast in (False, True, None)
     ]
     assert found[0] == found[1] == found[2]
+
+
+GOLDENS = sorted((ROOT / "tests" / "migrate" / "golden").glob("*/*/*.json"))
+
+
+def _case_configs():
+    """Every rule case's config document (pass and fail, checkpoint cases' configs too) with
+    the validate options it names, and every migrate golden."""
+    for case in all_cases():
+        try:
+            config = case.config
+        except ValueError:  # a raw input: no document
+            continue
+        options = {k: v for k, v in case.options.items() if k in ("engines", "format_version")}
+        yield case.id, config, options
+    for p in GOLDENS:
+        yield (
+            str(p.relative_to(ROOT / "tests" / "migrate" / "golden")),
+            json.loads(p.read_text()),
+            {},
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "options"),
+    list(_case_configs()),
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_fast_and_explaining_paths_agree_on_every_case_and_golden(name, config, options):
+    """The fast path (compiled rule plans, the schema walk that skips what the compiled
+    check accepts) and the explaining path (each rule through run_rule, the plain jsonschema
+    walk) report the same findings (rule ids, pointers, severities, messages), in order."""
+    found = [
+        [
+            f.to_dict()
+            for f in validate_config(config, ValidateOptions(fast_path=fast, **options)).findings
+        ]
+        for fast in (False, True)
+    ]
+    assert found[0] == found[1]
 
 
 @pytest.mark.parametrize(
@@ -136,6 +184,37 @@ def test_mutations_never_pass_the_model_and_fail_the_schema(data):
         except (KeyError, IndexError, TypeError):
             continue
     _agree(config)
+
+
+def test_every_bundled_schema_is_generated():
+    """Each type's check can be generated, not left to the closures (a batch uses it after
+    its first configs of the type)."""
+    for version, entry in catalog.versions().items():
+        for model_type in entry.types:
+            schema = schemas.type_schema(version, model_type)
+            generate(schema, schema["$id"], schemas._deref)  # raises if it cannot
+            assert schemas.generated(version, model_type).__code__.co_filename == (
+                "<schema check>"
+            ), (version, model_type)
+
+
+def test_generated_subschema_checks_agree_with_their_closures():
+    """The walk of a failing config skips a property whose subschema's check accepts it,
+    with the closures first and the generated function later: both say the same of every
+    top-level value of every fixture, at every version with its type."""
+    from spec_format.facts.schema_check import compile_schema
+
+    for _, config in _configs():
+        model_type = config.get("speculators_model_type")
+        if not isinstance(model_type, str):
+            continue
+        for version in catalog.versions_with_type(model_type):
+            props = schemas.inlined(version, model_type).get("properties", {})
+            for key, value in config.items():
+                if key in props:
+                    closures = compile_schema(props[key], "", schemas._deref)
+                    generated = generate(props[key], "", schemas._deref)
+                    assert closures(value) == generated(value), (version, model_type, key)
 
 
 def test_the_check_compiles_only_what_it_can_check_soundly():

@@ -490,7 +490,9 @@ class Locator:
                 return i + 1
             while True:
                 m = _STRING.match(self.text, i)
-                key = json.loads(m.group(0))
+                key = m.group(0)
+                # a key without escapes is its text; json.loads only where one must be read
+                key = json.loads(key) if "\\" in key else key[1:-1]
                 child = pointer + "/" + escape_pointer_token(key)
                 if key in seen:
                     line, col = self._linecol(i)

@@ -18,7 +18,7 @@ from spec_format.parsers import documents
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
-from spec_format.rules.base import Context, Layer, Rule, bounded, run_rule
+from spec_format.rules.base import Context, Layer, Rule, Step, bounded, plan_of, run_plan, run_rule
 from spec_format.rules.registry import checks_for
 
 #: rule layers that look at the config alone, in the order they run
@@ -138,10 +138,13 @@ def check_config(
         ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
         ctx.options["verifier_info"] = verifier
         ctx.options["verifier_given"] = options.verifier
-    rules, running = _config_rules(model_type, version, options.select, options.ignore)
+    rules, running, plan = _config_rules(model_type, version, options.select, options.ignore)
     ctx.options["running"] = running  # a symptom defers to its cause
-    for rule in rules:
-        findings.extend(run_rule(rule, ctx, options.profile))
+    if options.fast_path is False:  # the explaining path: each rule through run_rule
+        for rule in rules:
+            findings.extend(run_rule(rule, ctx, options.profile))
+    else:  # the same findings (tests/test_fast_path.py compares them on every fixture)
+        run_plan(plan, ctx, options.profile, findings)
     report.findings.extend(findings)
     report.positions = loaded.positions()
     return ctx
@@ -150,9 +153,10 @@ def check_config(
 @cache
 def _config_rules(
     model_type: str, version: str, select: frozenset[str], ignore: frozenset[str]
-) -> tuple[tuple[type[Rule], ...], frozenset[str]]:
-    """The config-layer rules that apply to one type and version, in layer order, and
-    their ids (worked out once per type, version and selection, not per config)."""
+) -> tuple[tuple[type[Rule], ...], frozenset[str], tuple[Step, ...]]:
+    """The config-layer rules that apply to one type and version, in layer order, their
+    ids and their plan (worked out once per type, version and selection, not per config):
+    a rule that cannot apply to the pair is never called."""
     rules = tuple(
         rule
         for layer in CONFIG_LAYERS
@@ -161,4 +165,4 @@ def _config_rules(
         and rule.id not in ignore
         and rule.applies(model_type, version)
     )
-    return rules, frozenset(r.id for r in rules)
+    return rules, frozenset(r.id for r in rules), plan_of(rules)

@@ -309,8 +309,17 @@ def for_inputs(
     runs: list[tuple[Settings, list[str]]] = []
     loaded: dict[Path | None, Settings] = {None: NONE}  # each file read once per command
     memo: dict[Path, Path | None] = {}
+    # files named with one directory part share its answer (10,000 files of a folder: one
+    # walk, no Path per input); a directory, or a name ending in a separator, is walked
+    by_folder: dict[str, Path | None] = {}
     for name in names:
-        found = discover(name, memo)
+        folder = _folder_of_file(name)
+        if folder is None:
+            found = discover(name, memo)
+        elif folder in by_folder:
+            found = by_folder[folder]
+        else:
+            found = by_folder[folder] = discover(name, memo)
         if found not in loaded:
             loaded[found] = read(found)
         settings = loaded[found]
@@ -319,6 +328,20 @@ def for_inputs(
         else:
             runs.append((settings, [name]))
     return runs
+
+
+def _folder_of_file(name: str) -> str | None:
+    """The directory part of an input that names a file (not a directory, standard input,
+    ``hf://`` or a name ending in a separator): what :func:`discover` starts from is that
+    directory, the same for every file named in it."""
+    if name == "-" or name.startswith("hf://") or name.endswith(_SEPARATORS):
+        return None
+    if os.path.isdir(name):
+        return None
+    return os.path.dirname(name)
+
+
+_SEPARATORS = tuple(s for s in (os.sep, os.altsep) if s)
 
 
 def merged(flag: Any, setting: Any) -> Any:

@@ -5,6 +5,7 @@ checkpoint, a bare ``.safetensors`` file)."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from spec_format.base.errors import InputError
@@ -76,11 +77,15 @@ def check_weights(
             ctx.verifier_path = verifier.path
             ctx.options["verifier_info"] = verifier
         ran: set[str] = set()  # what the rules that ran required (for the coverage line)
-        for layer in WEIGHT_LAYERS:
-            for rule in checks_for(layer):
-                if rule.requires <= available and _runs(rule, ctx, options):
-                    report.findings.extend(run_rule(rule, ctx, options.profile))
-                    ran |= rule.requires
+        for rule in _weight_rules(
+            ctx.model_type,
+            ctx.format_version,
+            options.select,
+            options.ignore,
+            frozenset(available),
+        ):
+            report.findings.extend(run_rule(rule, ctx, options.profile))
+            ran |= rule.requires
         # one config value that explains many shape findings replaces them (W024)
         report.findings = rootcause.grouped(ctx, report.findings)
         report.coverage = _coverage(ctx, ran, verifier)
@@ -89,10 +94,25 @@ def check_weights(
             checkpoint.close()
 
 
-def _runs(rule: type[Rule], ctx: Context, options: ValidateOptions) -> bool:
-    if not selected(rule, options):
-        return False
-    return rule.applies(ctx.model_type, ctx.format_version)
+@cache
+def _weight_rules(
+    model_type: str,
+    version: str,
+    select: frozenset[str],
+    ignore: frozenset[str],
+    available: frozenset[str],
+) -> tuple[type[Rule], ...]:
+    """The W, D and V rules that run, in layer order, for one type, version, selection and
+    set of available inputs (worked out once, not per input)."""
+    return tuple(
+        rule
+        for layer in WEIGHT_LAYERS
+        for rule in checks_for(layer)
+        if rule.requires <= available
+        and (not select or rule.id in select)
+        and rule.id not in ignore
+        and rule.applies(model_type, version)
+    )
 
 
 def _weights_required(

@@ -260,6 +260,8 @@ def noise_keys() -> dict[str, NoiseKey]:
     return {name: NoiseKey(name=name, **entry) for name, entry in data()["noise_keys"].items()}
 
 
+@cache
 def auto_map_modules() -> dict[str, tuple[str | None, str | None]]:
-    """``auto_map[""]`` module -> (first, last) format version whose writer names it."""
+    """``auto_map[""]`` module -> (first, last) format version whose writer names it
+    (read once: do not change it)."""
     return {m: (span["since"], span["until"]) for m, span in data()["auto_map_modules"].items()}

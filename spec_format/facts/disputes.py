@@ -294,27 +294,62 @@ def disputes(
     engines: Sequence[readers.Release],
 ) -> list[Dispute]:
     """Fields on which an engine that serves the type means something else than the writer."""
-    serving = [e for e in engines if e.serves(model_type)]
-    contested: dict[str, list[readers.Release]] = {}
-    for e in serving:
-        for name in _contested(writer, e, model_type):
-            contested.setdefault(name, []).append(e)
+    plan_key = (writer.id, tuple(e.id for e in engines), model_type)
+    plan = _PLANS.get(plan_key)
+    if plan is None:
+        plan = _PLANS[plan_key] = _plan(writer, engines, model_type)
+    serving, contested, names, scoped = plan
     # the readings depend only on the fields the rows name (a refusal may name another
     # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
     # that agree on those share one answer
-    names = (*contested, *writer.fields(model_type))
     budget = [_KEY_ITEMS]
+    values = []
     try:
-        values = tuple(_hashable(config.get(n, _UNSET), budget) for n in names)
+        for n in names:
+            value = config.get(n, _UNSET)
+            kind = type(value)
+            if kind in _SCALARS:  # most fields: no call, one budget item (as _hashable)
+                budget[0] -= 1
+                values.append((kind, value))
+            else:
+                values.append(_hashable(value, budget))
+        if budget[0] < 0:
+            raise _TooBig
     except _TooBig:  # a value of thousands of items: worked out, not kept
         return list(_disputes(config, model_type, writer, contested))
-    key = (writer.id, tuple(e.id for e in serving), model_type, values, layer_kinds(config))
+    # the layer kinds matter only to a scoped field's meaning
+    kinds = layer_kinds(config) if scoped else None
+    key = (writer.id, serving, model_type, tuple(values), kinds)
     if key in _DISPUTES:
         return list(_DISPUTES[key])
     if len(_DISPUTES) > 4096:
         _DISPUTES.clear()
     _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
     return list(found)
+
+
+_PLANS: dict[tuple[str, tuple[str, ...], str], tuple] = {}  # a few per run
+
+
+def _plan(
+    writer: readers.Release, engines: Sequence[readers.Release], model_type: str
+) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...]]:
+    """Per writer, engines and type: the ids of the engines that serve the type, the
+    contested fields with the engines that contest each, the fields a reading depends on
+    (each once), and whether a row of them has a scope (its meaning depends on the layer
+    kinds)."""
+    serving = [e for e in engines if e.serves(model_type)]
+    contested: dict[str, list[readers.Release]] = {}
+    for e in serving:
+        for name in _contested(writer, e, model_type):
+            contested.setdefault(name, []).append(e)
+    names = tuple(dict.fromkeys((*contested, *writer.fields(model_type))))
+    scoped = any(
+        (row := r.row(model_type, name)) is not None and row.get("scope") is not None
+        for r in (writer, *serving)
+        for name in names
+    )
+    return tuple(e.id for e in serving), contested, names, scoped
 
 
 _UNSET = object()

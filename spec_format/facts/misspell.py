@@ -59,36 +59,59 @@ def _escape(key: str) -> str:
 def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
     """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
     out: list[Misspelling] = []
-    for pointer, parts, declared in _checked_objects(line, model_type):
+    for pointer, parts, declared, memo in _checked_objects(line, model_type):
         for where, obj in _objects(config, pointer):
-            for key in obj:
-                if not isinstance(key, str) or key in declared:
-                    continue
-                close = _close(key, declared)
-                if close and key in _ever_declared(parts, pointer == ""):
-                    close = ()  # declared by another version or type: never a typo
+            unknown = obj.keys() - declared  # a set difference, in C
+            if not unknown:
+                continue
+            slips = {}
+            for key in unknown:
+                close = memo.get(key)
+                if close is None:
+                    if not isinstance(key, str):
+                        continue
+                    close = _close(key, declared)
+                    if close and key in _ever_declared(parts, pointer == ""):
+                        close = ()  # declared by another version or type: never a typo
+                    if len(memo) < _MEMO:
+                        memo[key] = close
+                if close:
+                    slips[key] = close
+            for key in obj if slips else ():  # in the object's order
+                close = slips.get(key)
                 if close:
                     present = len(close) == 1 and close[0] in obj
                     out.append(Misspelling(where, key, close, present))
     return out
 
 
+#: the unknown keys remembered per object of a (line, type) with what they are a slip of
+#: (the keys transformers writes recur in every config of a batch); bounded, since hostile
+#: inputs bring any number of distinct keys
+_MEMO = 4096
+
+
 @lru_cache(maxsize=256)  # per (line, type): what every config of the pair is checked against
 def _checked_objects(
     line: str, model_type: str
-) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]:
-    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys."""
+) -> tuple[tuple[str, tuple[str, ...], frozenset[str], dict[str, tuple[str, ...]]], ...]:
+    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys and the
+    memo of the unknown keys seen there."""
     entry = catalog.versions().get(line)
     if entry is None or model_type not in entry.types:
         return ()
-    found = ((p, parts, _declared(line, model_type, parts)) for p, parts in OBJECTS)
+    found = ((p, parts, _declared(line, model_type, parts), {}) for p, parts in OBJECTS)
     return tuple(item for item in found if item[2])
 
 
-def _objects(config: dict[str, Any], pointer: str):
+def _objects(config: dict[str, Any], pointer: str) -> list[tuple[str, dict[str, Any]]]:
     if pointer == "":
-        yield "", config
-        return
+        return [("", config)]
+    if "*" not in pointer:  # one object at most: no list to expand
+        node: Any = config
+        for part in pointer[1:].split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        return [(pointer, node)] if isinstance(node, dict) else []
     parts = pointer.strip("/").split("/")
     nodes: list[tuple[str, Any]] = [("", config)]
     for part in parts:
@@ -99,7 +122,7 @@ def _objects(config: dict[str, Any], pointer: str):
             elif isinstance(node, dict) and part in node:
                 nxt.append((f"{where}/{part}", node[part]))
         nodes = nxt
-    yield from ((w, n) for w, n in nodes if isinstance(n, dict))
+    return [(w, n) for w, n in nodes if isinstance(n, dict)]
 
 
 def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:

@@ -83,49 +83,98 @@ class Release(NamedTuple):
 
     def rejections(self, config: dict) -> list[tuple[str, str]]:
         """(JSON pointer, the reader's message) for everything this release refuses."""
-        out: list[tuple[str, str]] = []
-        for key, entry in self.data.get("top_level", {}).items():
-            if key in config and config[key] not in entry.get("except", []):
-                out.append((f"/{key}", entry["message"]))
-        for pointer, message in self.data.get("requires", {}).items():
-            if _lookup(config, pointer) is _MISSING:
-                out.append((pointer, message))
         model_type = config.get("speculators_model_type")
-        if not self.serves(model_type):
-            types = self.data["types"]
-            out.append(
-                (
-                    "/speculators_model_type",
-                    types.get("fails", {}).get(model_type, types["message"]),
-                )
-            )
-            return out
-        verifier = self.data.get("verifier")
-        if verifier:
-            value = _lookup(config, verifier["pointer"])
-            if value is not _MISSING and verifier_form(value) in verifier["rejects"]:
-                out.append((verifier["pointer"], verifier["message"]))
-        model = self.data.get("models", {}).get(model_type, {})
-        for pointer, message in model.get("requires", {}).items():
-            if _lookup(config, pointer) is _MISSING:
+        cacheable = isinstance(model_type, str)
+        key = (id(self.data), model_type if cacheable else None)
+        known = _REFUSALS.get(key) if cacheable else None
+        if known is not None and known[0] is self.data:  # the same table, not a look-alike
+            plan = known[1]
+        else:
+            plan = _refusal_plan(self.data, model_type, self.serves(model_type))
+            if cacheable and len(_REFUSALS) < 1024:
+                _REFUSALS[key] = (self.data, plan)  # kept alive: its id stays its own
+        top_level, requires, refused_type, verifier, model_requires, fields, layer = plan
+        out: list[tuple[str, str]] = []
+        for name, allowed, message in top_level:
+            if name in config and config[name] not in allowed:
+                out.append((f"/{name}", message))
+        for pointer, parts, message in requires:
+            if _walk(config, parts) is _MISSING:
                 out.append((pointer, message))
-        for name, row in model.get("fields", {}).items():
+        if refused_type is not None:
+            out.append(("/speculators_model_type", refused_type))
+            return out
+        if verifier is not None:
+            pointer, parts, rejects, message = verifier
+            value = _walk(config, parts)
+            if value is not _MISSING and verifier_form(value) in rejects:
+                out.append((pointer, message))
+        for pointer, parts, message in model_requires:
+            if _walk(config, parts) is _MISSING:
+                out.append((pointer, message))
+        for name, by_case, given_rejects in fields:
             value = config.get(name, _MISSING)
-            rule = row.get(_case(value)) or {}
-            if "rejects" in rule:
-                out.append((f"/{name}", rule["rejects"]))
-            for entry in row.get("given_rejects", []):
+            message = by_case.get(_case(value))
+            if message is not None:
+                out.append((f"/{name}", message))
+            for entry in given_rejects:
                 if value is not _MISSING and _match(entry["when"], value, config):
                     out.append((f"/{name}", entry["message"]))
-        layer = model.get("layer_model_type")
         if layer:
-            value = _lookup(config, "/transformer_layer_config/model_type")
+            value = _walk(config, ("transformer_layer_config", "model_type"))
             value = layer["absent"] if value is _MISSING else value
             if value not in layer["accepts"]:
                 out.append(
                     ("/transformer_layer_config/model_type", layer["message"].format(value=value))
                 )
         return out
+
+
+#: (id of a release's table, type) -> (the table, what :meth:`Release.rejections` checks
+#: for the type), worked out once
+_REFUSALS: dict[tuple[int, str | None], tuple[dict, tuple]] = {}
+
+
+def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
+    """The table's refusals of one release for one type, in the order they are reported:
+    top-level keys, required pointers, the type (its message when refused), the verifier
+    form, the type's required pointers (with those of the release) and the fields that can
+    refuse a case or a given value, and the layer model type."""
+    top_level = tuple(
+        (key, entry.get("except", []), entry["message"])
+        for key, entry in data.get("top_level", {}).items()
+    )
+    requires = [(p, _parts(p), m) for p, m in data.get("requires", {}).items()]
+    if not serves:
+        types = data["types"]
+        refused = types.get("fails", {}).get(model_type, types["message"])
+        return top_level, tuple(requires), refused, None, (), (), None
+    verifier = data.get("verifier")
+    checked = None
+    if verifier:
+        p = verifier["pointer"]
+        checked = (p, _parts(p), verifier["rejects"], verifier["message"])
+    model = data.get("models", {}).get(model_type, {})
+    model_requires = [(p, _parts(p), m) for p, m in model.get("requires", {}).items()]
+    fields = []
+    for name, row in model.get("fields", {}).items():
+        by_case = {
+            case: rule["rejects"]
+            for case in ("absent", "null", "empty", "given")
+            if isinstance(rule := row.get(case), dict) and "rejects" in rule
+        }
+        given = tuple(row.get("given_rejects", []))
+        if by_case or given:
+            fields.append((name, by_case, given))
+    return (
+        top_level,
+        tuple(requires),
+        None,
+        checked,
+        tuple(model_requires),
+        tuple(fields),
+        model.get("layer_model_type"),
+    )
 
 
 def verifier_form(value: Any) -> str:
@@ -165,8 +214,16 @@ def _match(when: dict, value: Any, config: dict) -> bool:
 
 
 def _lookup(doc: Any, pointer: str) -> Any:
+    return _walk(doc, _parts(pointer))
+
+
+def _parts(pointer: str) -> tuple[str, ...]:
+    return tuple(pointer.strip("/").split("/"))
+
+
+def _walk(doc: Any, parts: tuple[str, ...]) -> Any:
     node = doc
-    for part in pointer.strip("/").split("/"):
+    for part in parts:
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:

@@ -10,6 +10,7 @@ one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -116,6 +117,93 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 
 
 @cache
+def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
+    """:func:`validator`, except that it does not descend into a property value or an
+    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
+
+    The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
+    no error: the errors are the same, in the same order, and a failing config costs the
+    walk of its failing parts only. :func:`validator` stays the plain reference the checks
+    are tested against; tests/test_fast_path.py compares the findings of the two."""
+    from jsonschema import validators as jsonschema_validators
+
+    from spec_format.base.numguard import IntegerValidator
+
+    keywords = IntegerValidator.VALIDATORS
+    plain_properties, plain_items = keywords["properties"], keywords["items"]
+
+    def properties(validator, props, instance, schema):
+        if type(instance) is dict:  # the others: as jsonschema says (nothing, or its errors)
+            props = {
+                name: sub
+                for name, sub in props.items()
+                if name in instance and not subschema_accepts(sub, instance[name])
+            }
+        return plain_properties(validator, props, instance, schema)
+
+    def items(validator, item, instance, schema):
+        if type(instance) is list and "prefixItems" not in schema:
+            check = _subschema_check(item)
+            if check is not None and _accepted(check, instance, every=True):
+                return iter(())
+        return plain_items(validator, item, instance, schema)
+
+    pruned = jsonschema_validators.extend(
+        IntegerValidator, validators={"properties": properties, "items": items}
+    )
+    return pruned(inlined(version, model_type), registry=registry())
+
+
+#: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
+#: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
+#: its subschema alive. After GENERATE_AFTER uses the closures of a subschema that holds
+#: others give way to the generated function, as for a whole type in :func:`accepts`.
+_SUB_CHECKS: dict[int, list] = {}
+
+
+def _subschema_check(sub: Any):
+    known = _SUB_CHECKS.get(id(sub))
+    if known is None or known[0] is not sub:
+        from spec_format.facts.schema_check import compile_schema
+
+        # an inlined subschema has no $ref left: nothing for the resolver to look up
+        check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
+        known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
+    known[2] += 1
+    if known[2] == GENERATE_AFTER and known[1] is not None and _nested(sub):
+        from spec_format.facts.schema_check import generate
+
+        # where it cannot be generated (an unusual schema), the closures stay
+        with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+            known[1] = generate(sub, "", _deref)
+    return known[1]
+
+
+def _nested(sub: Any) -> bool:
+    """Whether a subschema holds others (an object's properties, an array's items, branches):
+    only those are worth generating; a leaf's closures are about as fast."""
+    return isinstance(sub, dict) and any(
+        k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
+    )
+
+
+def subschema_accepts(sub: Any, value: Any) -> bool:
+    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
+    accepts ``value``; False when it does not, or cannot be compiled."""
+    check = _subschema_check(sub)
+    return check is not None and _accepted(check, value)
+
+
+def _accepted(check, value: Any, every: bool = False) -> bool:
+    try:
+        if every:
+            return all(check(v) for v in value)
+        return check(value)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
+
+
+@cache
 def inlined(version: str, model_type: str) -> dict[str, Any]:
     """The type's schema with every ``$ref`` replaced by its target (the schemas have no
     recursive references; sibling keywords of a ``$ref`` are merged over its target).
@@ -147,15 +235,46 @@ def _compiled(version: str, model_type: str):
     return compile_schema(schema, schema["$id"], _deref)
 
 
+@cache
+def generated(version: str, model_type: str):
+    """The type's compiled check as one generated function
+    (:func:`spec_format.facts.schema_check.generate`), or the closures where it cannot be
+    generated (None: not compilable)."""
+    from spec_format.facts.schema_check import generate
+
+    closures = _compiled(version, model_type)
+    if closures is None:
+        return None
+    schema = type_schema(version, model_type)
+    try:
+        return generate(schema, schema["$id"], _deref)
+    except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+        return closures
+
+
+#: configs of one (version, type) checked with the closures before its check is generated:
+#: a run of one config never pays for compiling the generated function, a batch soon does
+GENERATE_AFTER = 64
+_CHECKED: dict[tuple[str, str], int] = {}
+
+
 def accepts(version: str, model_type: str, config: Any) -> bool:
     """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
-    against the type's schema.
+    against the type's schema: the closures for the first :data:`GENERATE_AFTER` configs of
+    a version and type, then the generated function (tests/test_fast_path.py checks that
+    they agree).
 
     Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
     reference and words every finding. tests/test_fast_path.py checks that it never accepts
     what jsonschema rejects, on every fixture and on generated mutations.
     """
-    compiled = _compiled(version, model_type)
+    key = (version, model_type)
+    seen = _CHECKED.get(key, 0)
+    if seen < GENERATE_AFTER:
+        _CHECKED[key] = seen + 1
+        compiled = _compiled(version, model_type)
+    else:
+        compiled = generated(version, model_type)
     if compiled is None:
         return False
     try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -209,9 +209,9 @@ def in_range(version: ParsedVersion | None, low: str, high: str) -> bool:
 
 
 # -- detection by key fingerprint ------------------------------------------------------------
-@dataclass(frozen=True)
-class Evidence:
-    """One thing a config shows about its writer: the lines consistent with it."""
+class Evidence(NamedTuple):
+    """One thing a config shows about its writer: the lines consistent with it (a named
+    tuple: tuples of them key the cache of :func:`_allowed_lines`, hashed in C)."""
 
     what: str  # "key norm_output present", "type dflash", ...
     low: str | None  # oldest line that writes it (None: no lower bound)
@@ -262,9 +262,10 @@ def _fields() -> tuple[tuple[str, str, str, str | None], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
 def removed_fields(model_type: str) -> dict[str, str]:
     """Fingerprint keys of a type that a former line declared and the latest does not:
-    key -> the last line that declared it."""
+    key -> the last line that declared it (cached per type: do not change it)."""
     return {key: until for owner, key, _, until in _fields() if owner == model_type and until}
 
 
@@ -275,12 +276,12 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     if isinstance(model_type, str) and len(model_type) <= 64:
         keys = _fingerprint_keys(model_type)
         # what the type and its fingerprint keys say depends only on which keys are present
-        out = list(_key_evidence(model_type, tuple(key in config for key in keys)))
+        out = list(_key_evidence(model_type, tuple(map(config.__contains__, keys))))
     else:
         out = []
-    for key, noise in catalog.noise_keys().items():
-        if key in config and noise.last_version:
-            out.append(Evidence(f"key {key} present ({noise.why})", None, noise.last_version))
+    for key, evidence in _noise_evidence():
+        if key in config:
+            out.append(evidence)
     spec = config.get("speculators_config")
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
@@ -313,7 +314,19 @@ def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     major = tv.split(".")[0] if isinstance(tv, str) else ""
     if major.isdecimal() and len(major) <= 4 and int(major) >= 5:
         out.append(Evidence(f"transformers_version {tv}", "0.5", None))
-    return [e for e in out if e.low is None or e.low in catalog.versions()]
+    lines = catalog.versions()
+    return [e for e in out if e.low is None or e.low in lines]
+
+
+@cache
+def _noise_evidence() -> tuple[tuple[str, Evidence], ...]:
+    """(key, the evidence of its presence) for each serialization-noise key that bounds
+    the writer's line."""
+    return tuple(
+        (key, Evidence(f"key {key} present ({noise.why})", None, noise.last_version))
+        for key, noise in catalog.noise_keys().items()
+        if noise.last_version
+    )
 
 
 @lru_cache(maxsize=1024)

@@ -53,7 +53,7 @@ def load(source: str | os.PathLike[str], *, raw: bytes | None = None) -> Loaded:
         return parse_json_bytes(raw, source)  # type: ignore[arg-type]
     if stdin.is_stdin(source):
         return stdin.load_json()
-    return load_json(Path(source))
+    return load_json(source if isinstance(source, Path) else Path(source))
 
 
 def read_config(path: str | Path, *, rewritable: bool = True) -> ConfigFile:

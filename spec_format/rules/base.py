@@ -15,7 +15,7 @@ import functools
 import inspect
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -376,6 +376,49 @@ def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> list[Finding]:
     dropped = 0
     last: Hit | None = None
     for hit in instance.check(ctx):
+        if len(out) < MAX_FINDINGS_PER_RULE:
+            out.append(_finding(rule, hit, ctx, profile))
+        else:
+            dropped += 1
+            last = hit
+    if last is not None:
+        out.append(overflow(_finding(rule, last, ctx, profile), dropped))
+    return out
+
+
+#: one step of a plan: the rule class and its instance
+Step = tuple[type[Rule], Rule]
+
+
+def plan_of(rules: Iterable[type[Rule]]) -> tuple[Step, ...]:
+    """The rules as a plan :func:`run_plan` runs: each rule with its instance, looked up
+    once (per type, version and selection), not per config. The check is looked up on
+    the instance at each call, so a check replaced on the class (a test's) is the one run."""
+    return tuple(
+        (rule, _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())) for rule in rules
+    )
+
+
+def run_plan(plan: tuple[Step, ...], ctx: Context, profile: Profile, out: list[Finding]) -> None:
+    """Run every step of ``plan`` on ``ctx``, appending their findings to ``out``: the same
+    findings, in the same order, as :func:`run_rule` for each rule in turn. A check with no
+    hit costs its call and one step of its iterator; only one that has hits goes through
+    the per-rule cap."""
+    for rule, instance in plan:
+        hits = iter(instance.check(ctx))
+        for first in hits:
+            out.extend(_capped(rule, first, hits, ctx, profile))
+            break
+
+
+def _capped(
+    rule: type[Rule], first: Hit, rest: Iterator[Hit], ctx: Context, profile: Profile
+) -> list[Finding]:
+    """:func:`run_rule`'s cap over a check's hits, the first already taken."""
+    out = [_finding(rule, first, ctx, profile)]
+    dropped = 0
+    last: Hit | None = None
+    for hit in rest:
         if len(out) < MAX_FINDINGS_PER_RULE:
             out.append(_finding(rule, hit, ctx, profile))
         else:

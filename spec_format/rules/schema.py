@@ -246,7 +246,9 @@ def capped_errors(
     config the compiled check accepts is not walked at all."""
     if fast_path and schemas.accepts(version, model_type, config):
         return [], 0
-    errors = schemas.validator(version, model_type).iter_errors(config)
+    # the fast path's walk skips the subtrees the compiled check accepts (same errors)
+    walker = schemas.pruned_validator if fast_path else schemas.validator
+    errors = walker(version, model_type).iter_errors(config)
     first = sorted(itertools.islice(errors, MAX_SCHEMA_ERRORS), key=_path_key)
     left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))  # streamed
     return first, left_out

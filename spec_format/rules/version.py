@@ -35,7 +35,10 @@ def _run(command: tuple[str, ...] | None, line: str) -> str:
 
 
 def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
-    for p in writers.known_problems(ctx.config):
+    problems = ctx.options.get("_writer_problems")  # M007 and M008 ask: once per config
+    if problems is None:
+        problems = ctx.options["_writer_problems"] = writers.known_problems(ctx.config)
+    for p in problems:
         if p.rule == rule_id:
             yield Hit(p.message, pointer=p.pointer)
 

@@ -1,13 +1,15 @@
 """The executed weight-contract blocks of the reader table against the release's own drafter.
 
-For every vLLM group whose ``models.eagle3.weights`` block says ``executed``, tiny EAGLE-3
-drafts written by spec_format.testing (the plain draft, each optional norm, four aux layers, a
-Qwen3 decoder layer with and without ``q_norm``/``k_norm``, per-head norms on a Llama layer, a
-stray ``input_norm``) are loaded by the release itself (weights_probe.py: the release's
-``EngineArgs``, registry, drafter class and ``DefaultModelLoader`` on CPU). What the rules
-predict from the block (``spec_format.rules.engine_weights.predict``: C020, W025) must be what
-happened: the same failure, the same tensors skipped without an error, the same modules left
-at their initial value, the drafter class the block names for the decoder family.
+For every vLLM group and draft type whose ``models.<type>.weights`` block says ``executed``,
+tiny drafts of that type written by spec_format.testing are loaded by the release itself
+(weights_probe.py: the release's ``EngineArgs``, registry, draft class and
+``DefaultModelLoader`` on CPU; one probe process per release loads the drafts of every type).
+EAGLE-3 (``CASES``): the plain draft, each optional norm, four aux layers, a Qwen3 decoder
+layer with and without ``q_norm``/``k_norm``, per-head norms on a Llama layer, a stray
+``input_norm``; the other types: ``TYPE_CASES``. What the rules predict from the block
+(``spec_format.rules.engine_weights.predict``: C020, W025) must be what happened: the same
+failure, the same tensors skipped without an error, the same modules left at their initial
+value (less the block's ``unfilled``), the draft class the block names for the decoder family.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 import pytest
 
@@ -40,6 +43,20 @@ CASES = {
     "llama-with-qk-norm": ({}, {"extra": {n: ("BF16", (32,)) for n in QK}}),
     "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (192,))}}),
 }
+#: DFlash's tiny draft has two Qwen3 decoder layers (q_norm/k_norm whatever the family)
+DFLASH_QK = tuple(f"layers.{i}.self_attn.{n}_norm.weight" for i in (0, 1) for n in "qk")
+DFLASH_CASES = {
+    "plain": ({}, {}),
+    "four-aux": ({"aux_hidden_state_layer_ids": [1, 2, 4, 5]}, {}),
+    "without-qk-norm": ({}, {"drop": DFLASH_QK}),
+    "llama-layer": ({"transformer_layer_config.model_type": "llama"}, {}),
+    "attention-bias": ({"transformer_layer_config.attention_bias": True}, {}),
+    "shared-embed": ({}, {"drop": ("embed_tokens.weight",)}),
+    "full-vocab": ({"draft_vocab_size": 256}, {}),
+    "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (64,))}}),
+}
+#: speculators_model_type -> name -> (config overrides, builder keywords)
+TYPE_CASES = {"eagle3": CASES, "dflash": DFLASH_CASES}
 VERIFIER_KEYS = (
     "model_type",
     "vocab_size",
@@ -53,43 +70,49 @@ VERIFIER_KEYS = (
 )
 
 
-def _executed() -> list[str]:
+@cache
+def _executed(model_type: str) -> tuple[str, ...]:
     out = []
     for rid in readers.representatives():
         rel = readers.release(*rid.split("=="))
-        block = rel.data.get("models", {}).get("eagle3", {}).get("weights") or {}
+        block = rel.data.get("models", {}).get(model_type, {}).get("weights") or {}
         if rel.name == "vllm" and block.get("status") == "executed":
             out.append(rid)
-    return out
+    return tuple(out)
 
 
 @pytest.fixture(scope="module")
 def drafts(tmp_path_factory):
-    """name -> (config, draft dir, verifier dir), written once for every release."""
+    """(type, name) -> (config, draft dir, verifier dir), written once for every release."""
     root = tmp_path_factory.mktemp("weight-contract")
     out = {}
-    for seed, (name, (overrides, kw)) in enumerate(CASES.items()):
-        # a hub id: 0.33 refuses a local verifier in the draft (the probe passes it apart)
-        config = tiny_config(
-            "eagle3", {"speculators_config.verifier.name_or_path": "tiny/verifier", **overrides}
-        )
-        build_checkpoint(root / name, config, seed=seed, **kw)
-        layer = config["transformer_layer_config"]
-        verifier = root / f"verifier-{layer['model_type']}"
-        verifier.mkdir(exist_ok=True)
-        arch = "Qwen3ForCausalLM" if layer["model_type"] == "qwen3" else "LlamaForCausalLM"
-        text = {k: layer[k] for k in VERIFIER_KEYS}
-        text.update(num_hidden_layers=8, architectures=[arch], tie_word_embeddings=False)
-        (verifier / "config.json").write_text(json.dumps(text), encoding="utf-8")
-        out[name] = (config, root / name, verifier)
+    for model_type, cases in TYPE_CASES.items():
+        for seed, (name, (overrides, kw)) in enumerate(cases.items()):
+            # a hub id: 0.33 refuses a local verifier in the draft (the probe passes it apart)
+            config = tiny_config(
+                model_type,
+                {"speculators_config.verifier.name_or_path": "tiny/verifier", **overrides},
+            )
+            draft = root / model_type / name
+            build_checkpoint(draft, config, seed=seed, **kw)
+            layer = config["transformer_layer_config"]
+            verifier = root / f"verifier-{layer['model_type']}"
+            verifier.mkdir(exist_ok=True)
+            arch = "Qwen3ForCausalLM" if layer["model_type"] == "qwen3" else "LlamaForCausalLM"
+            text = {k: layer[k] for k in VERIFIER_KEYS}
+            text.update(num_hidden_layers=8, architectures=[arch], tie_word_embeddings=False)
+            (verifier / "config.json").write_text(json.dumps(text), encoding="utf-8")
+            out[model_type, name] = (config, draft, verifier)
     return out
 
 
 def _probe(rid: str, drafts: dict) -> dict:
-    """What the release did with every draft (one probe process for all of them)."""
+    """What the release did with every draft of the types whose block it executes (one probe
+    process for all of them)."""
     env = oracle.env_path(readers.release(*rid.split("==")))
+    asked = {key: d for key, d in drafts.items() if rid in _executed(key[0])}
     stdin = "".join(
-        json.dumps({"draft": str(d), "verifier": str(v)}) + "\n" for _, d, v in drafts.values()
+        json.dumps({"draft": str(d), "verifier": str(v)}) + "\n" for _, d, v in asked.values()
     )
     proc = subprocess.run(
         [str(oracle.BASE_PYTHON), str(PROBE)],
@@ -106,7 +129,7 @@ def _probe(rid: str, drafts: dict) -> dict:
     )
     assert proc.returncode == 0, f"weights probe for {rid} failed:\n{proc.stderr[-3000:]}"
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
-    return dict(zip(CASES, lines, strict=True))
+    return dict(zip(asked, lines, strict=True))
 
 
 def _ready(rid: str) -> bool:
@@ -145,22 +168,31 @@ def answers(drafts, request):
     return get
 
 
-@pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("rid", _executed())
-def test_the_release_loads_as_its_block_predicts(rid, case, drafts, answers):
+@pytest.mark.parametrize(
+    ("rid", "model_type", "case"),
+    [
+        pytest.param(rid, t, case, id=f"{rid}-{t}-{case}")
+        for t, cases in TYPE_CASES.items()
+        for rid in _executed(t)
+        for case in cases
+    ],
+)
+def test_the_release_loads_as_its_block_predicts(rid, model_type, case, drafts, answers):
     rel = readers.release(*rid.split("=="))
-    weights = rel.data["models"]["eagle3"]["weights"]
-    config, draft, _ = drafts[case]
+    weights = rel.data["models"][model_type]["weights"]
+    config, draft, _ = drafts[model_type, case]
     names = _header_names(draft)
-    got = answers(rid)[case]
-    where = f"schema/readers/vllm-{rel.version}.json models.eagle3.weights, case {case}"
+    got = answers(rid)[model_type, case]
+    where = f"schema/readers/vllm-{rel.version}.json models.{model_type}.weights, case {case}"
     assert got["stage"] in (None, "load"), f"{where}: the release stopped at {got}"
     family = config["transformer_layer_config"]["model_type"]
     assert got["class"] == weights["classes"].get(family), f"{where}: built {got['class']}"
-    load = predict(rel, weights, "eagle3", config, names)
+    load = predict(rel, weights, model_type, config, names)
     if load.fails:
         tensor = load.fails[0][0]
         expected = weights["shape_error"] if tensor == "fc.weight" else weights["unknown_tensor"]
+        if tensor not in names:
+            expected = weights["required"][tensor]
         assert got["stage"] == "load", f"{where}: predicted a failure on {tensor}, it loaded"
         assert got["error"].startswith(expected.split("...")[0]), f"{where}: {got['error']}"
         if tensor != "fc.weight":
@@ -169,7 +201,7 @@ def test_the_release_loads_as_its_block_predicts(rid, case, drafts, answers):
         return
     assert got["stage"] is None, f"{where}: predicted a load, it failed: {got['error']}"
     assert set(got["dropped"]) == set(load.dropped), f"{where}: skipped {got['dropped']}"
-    initial = {n.removeprefix("model.") for n in got["initial"]}
+    initial = {n.removeprefix("model.") for n in got["initial"]} - set(weights.get("unfilled", {}))
     assert initial == set(load.initial), f"{where}: left at initial values {initial}"
     assert set(got["loaded"]) == names - set(load.dropped), f"{where}: loaded {got['loaded']}"
 

@@ -55,8 +55,19 @@ DFLASH_CASES = {
     "full-vocab": ({"draft_vocab_size": 256}, {}),
     "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (64,))}}),
 }
+#: P-EAGLE is served by the EAGLE-3 classes with parallel drafting (mask_hidden in a buffer)
+PEAGLE_CASES = {
+    "plain": ({}, {}),
+    "fc-norm": ({"fc_norm": True}, {}),
+    "norm-before-fc": ({"norm_before_fc": True}, {}),
+    "four-aux": ({"eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5]}, {}),
+    "qwen3": (QWEN3, {}),
+    "qwen3-without-qk-norm": (QWEN3, {"drop": QK}),
+    "without-mask-hidden": ({}, {"drop": ("mask_hidden",)}),
+    "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (192,))}}),
+}
 #: speculators_model_type -> name -> (config overrides, builder keywords)
-TYPE_CASES = {"eagle3": CASES, "dflash": DFLASH_CASES}
+TYPE_CASES = {"eagle3": CASES, "dflash": DFLASH_CASES, "peagle": PEAGLE_CASES}
 VERIFIER_KEYS = (
     "model_type",
     "vocab_size",

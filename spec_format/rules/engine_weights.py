@@ -43,7 +43,7 @@ def _matches(pattern: str, name: str) -> bool:
 class Load:
     """What loading the draft into one release does, in the draft's tensor names."""
 
-    fc_sized: int = 3
+    fc_sized: int | None = 3
     fails: list[tuple[str, str | None, str]] = field(default_factory=list)  # tensor, pointer, why
     dropped: dict[str, str | None] = field(default_factory=dict)  # tensor -> its flag
     initial: dict[str, tuple[str, str]] = field(default_factory=dict)  # tensor -> pointer, why
@@ -87,7 +87,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     aux = catalog.aux_key(model_type)
     wants = readers.aux_count(config.get(aux)) if aux else 3
     sized = out.fc_sized
-    if sized != wants and "fc.weight" in names:
+    if sized is not None and sized != wants and "fc.weight" in names:
         out.fails.append(("fc.weight", f"/{aux}", f"takes {wants} aux hidden states"))
     optional, dropped = weights.get("optional", {}), weights.get("dropped", {})
     layer = config.get("transformer_layer_config")
@@ -149,7 +149,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
             else [pattern]
         )
         for name in wanted:
-            if name not in names:
+            if name not in names and name not in weights.get("unfilled", {}):
                 out.initial[name] = (f"/{flag}", f"builds it under {flag}, which it reads as true")
     return out
 

@@ -292,11 +292,20 @@ def aux_count(value: Any) -> int:
     return len(value) if isinstance(value, list) and value else 3
 
 
-def fc_aux_layers(release: Release, weights: dict, model_type: str, config: dict) -> int:
+#: ``fc_aux_layers`` of a release that sizes ``fc`` by the draft's own layer count
+DRAFT_LAYERS = "transformer_layer_config.num_hidden_layers"
+
+
+def fc_aux_layers(release: Release, weights: dict, model_type: str, config: dict) -> int | None:
     """How many aux hidden states ``release`` sizes a draft's ``fc`` for, from its
-    ``models.<type>.weights`` block ``weights``: a fixed count, or the key whose reading
-    (the ids the release's reader passes on) it takes the length of."""
+    ``models.<type>.weights`` block ``weights``: a fixed count, the key whose reading (the ids
+    the release's reader passes on) it takes the length of, or the draft's decoder layer
+    count (``None`` when the config does not say it)."""
     sized = weights["fc_aux_layers"]
+    if sized == DRAFT_LAYERS:
+        layer = config.get("transformer_layer_config")
+        count = layer.get("num_hidden_layers") if isinstance(layer, dict) else None
+        return count if type(count) is int and count > 0 else None
     if isinstance(sized, str):
         reading = release.reading(model_type, sized, config)
         sized = aux_count(reading.value if reading.how != "ignored" else None)
@@ -314,9 +323,10 @@ def fc_mismatch(model_type: str, config: dict, count: int) -> tuple[str, list[in
         if not release.serves(model_type) or weights is None:
             return False
         sized = fc_aux_layers(release, weights, model_type, config)
-        if sized != count:
-            sizes.add(sized)
-        return sized != count
+        if sized is None or sized == count:
+            return False
+        sizes.add(sized)
+        return True
 
     found = spans("vllm", other)
     return found, sorted(sizes)

@@ -1,21 +1,23 @@
-"""What a named vLLM release's EAGLE-3 drafter makes of the draft's tensors (C020).
+"""What a named vLLM release's draft model class makes of the draft's tensors (C020, W025).
 
-The facts are the ``models.eagle3.weights`` block of the reader table: how many aux hidden
-states the release sizes ``fc`` for, which optional modules it builds under which flag, which
-tensors its ``load_weights`` skips without an error (``dropped``), which per-layer norms it
-builds for each decoder family (``layer_norms``: Qwen3-style ``q_norm``/``k_norm``) and how
-the load fails on a tensor it has not built. An ``executed`` block is checked by building the
-release's drafter on CPU and loading test checkpoints (tests/readers/test_weight_contract.py);
-a ``read-not-executed`` one is read from the release's source by ``scripts/vllm-digests.py``
-(its ``dropped`` are the skips ``load_weights`` states) and has no ``layer_norms`` facts, so
-that check waits for execution.
+The facts are the ``models.<type>.weights`` block of the reader table (EAGLE-3, P-EAGLE,
+DFlash, ...): how many aux hidden states the release sizes ``fc`` for, which optional modules
+it builds under which flag, which tensors its ``load_weights`` skips without an error
+(``dropped``), which per-layer norms it builds for each decoder family (``layer_norms``:
+Qwen3-style ``q_norm``/``k_norm``), which parameters it fills from elsewhere when the draft
+lacks them (``unfilled``), which tensors the load cannot do without (``required``: P-EAGLE's
+``mask_hidden``) and how the load fails on a tensor it has not built. An
+``executed`` block is checked by building the release's draft class on CPU and loading test
+checkpoints (tests/readers/test_weight_contract.py); a ``read-not-executed`` one is read from
+the release's source and has no ``layer_norms`` facts, so that check waits for execution.
 
 The draft's tensors are the checkpoint's when weights are given, else the ones its config
 implies (the type's tensor contract). A release builds an optional module only when its model
-code has it and its config reader (the table's rows) passes the flag on. Reported, at error
-severity: a tensor the load fails on, a tensor the writer meant (its flag is true) that the
-release skips, and a tensor the release builds that the draft lacks (left at its initial
-value).
+code has it and its config reader (the table's rows) passes the flag on; a module some
+release of the type builds optionally and this one has no flag for, it never builds; a tensor
+the type's contract does not know at all, no release builds. Reported, at error severity: a
+tensor the load fails on, a tensor the writer meant (its flag is true) that the release skips,
+and a tensor the release builds that the draft lacks (left at its initial value).
 """
 
 from __future__ import annotations
@@ -41,23 +43,34 @@ def _matches(pattern: str, name: str) -> bool:
 class Load:
     """What loading the draft into one release does, in the draft's tensor names."""
 
-    fc_sized: int = 3
-    fails: list[tuple[str, str, str]] = field(default_factory=list)  # tensor, pointer, why
+    fc_sized: int | None = 3
+    fails: list[tuple[str, str | None, str]] = field(default_factory=list)  # tensor, pointer, why
     dropped: dict[str, str | None] = field(default_factory=dict)  # tensor -> its flag
     initial: dict[str, tuple[str, str]] = field(default_factory=dict)  # tensor -> pointer, why
 
 
-@cache
-def _layer_norms() -> frozenset[str]:
-    """The per-layer norms any release's drafter builds for some decoder family: a release
-    whose block knows its layer norms builds none of the others."""
-    out: set[str] = set()
+def _blocks(model_type: str) -> Iterator[dict]:
+    """The ``weights`` blocks of ``model_type`` in every group's table file."""
     for rid in readers.representatives():
-        rel = readers.release(*rid.split("=="))
-        for block in rel.data.get("models", {}).values():
-            for norms in block.get("weights", {}).get("layer_norms", {}).values():
-                out.update(norms)
-    return frozenset(out)
+        block = readers.release(*rid.split("==")).data.get("models", {}).get(model_type, {})
+        if "weights" in block:
+            yield block["weights"]
+
+
+@cache
+def _layer_norms(model_type: str) -> frozenset[str]:
+    """The per-layer norms any release's drafter of the type builds for some decoder family:
+    a release whose block knows its layer norms builds none of the others."""
+    return frozenset(
+        n for w in _blocks(model_type) for norms in w.get("layer_norms", {}).values() for n in norms
+    )
+
+
+@cache
+def _optional_anywhere(model_type: str) -> dict[str, str]:
+    """Optional module pattern -> its flag, over every release's block of the type: a release
+    whose block lacks the pattern never builds that module."""
+    return {p: f for w in _blocks(model_type) for p, f in w.get("optional", {}).items()}
 
 
 def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:
@@ -74,14 +87,16 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     aux = catalog.aux_key(model_type)
     wants = readers.aux_count(config.get(aux)) if aux else 3
     sized = out.fc_sized
-    if sized != wants and "fc.weight" in names:
+    if sized is not None and sized != wants and "fc.weight" in names:
         out.fails.append(("fc.weight", f"/{aux}", f"takes {wants} aux hidden states"))
     optional, dropped = weights.get("optional", {}), weights.get("dropped", {})
     layer = config.get("transformer_layer_config")
     family = (layer.get("model_type") if isinstance(layer, dict) else None) or "llama"
     known_norms = weights.get("layer_norms")
     built_norms = set((known_norms or {}).get(family, ()))
-    every_norm = _layer_norms()
+    every_norm = _layer_norms(model_type)
+    anywhere = _optional_anywhere(model_type)
+    expected = contract.expected_tensors(config)
     for name in names:
         kept = next((f for p, f in dropped.items() if _matches(p, name)), False)
         if kept is not False and (
@@ -90,12 +105,9 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
             out.dropped[name] = kept
             continue
         flag = next((f for p, f in optional.items() if _matches(p, name)), None)
-        if flag is None and any(
-            _matches(p, name) for p in ("input_norm.weight", "fc_norm.{i}.weight")
-        ):
-            out.fails.append(
-                (name, "/fc_norm" if "fc_norm" in name else "/norm_before_fc", "never builds it")
-            )
+        elsewhere = next((f for p, f in anywhere.items() if _matches(p, name)), None)
+        if flag is None and elsewhere is not None:
+            out.fails.append((name, f"/{elsewhere}", "never builds it"))
             continue
         if flag is not None and not _reads_true(engine, model_type, flag, config):
             why = (
@@ -114,6 +126,12 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
                     f"builds no such norm for {family} layers",
                 )
             )
+        elif expected.match(name) is None and name not in expected.absent:
+            # unknown to the type's contract: no release of the type has a parameter for it
+            out.fails.append((name, None, "never builds it"))
+    for tensor in weights.get("required", {}):
+        if tensor not in names:
+            out.fails.append((tensor, None, "requires it"))
     layers = sorted({int(m.group(1)) for n in names if (m := _LAYER.match(n))})
     for index in layers:
         for norm in sorted(built_norms):
@@ -131,7 +149,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
             else [pattern]
         )
         for name in wanted:
-            if name not in names:
+            if name not in names and name not in weights.get("unfilled", {}):
                 out.initial[name] = (f"/{flag}", f"builds it under {flag}, which it reads as true")
     return out
 
@@ -169,6 +187,13 @@ def implied(config: dict) -> set[str]:
 def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:
     where = f"{engine.id} ({weights['from']}, {weights['status']})"
     for tensor, pointer, why in load.fails:
+        if why == "requires it":
+            yield Hit(
+                f"the draft has no {tensor}; {where} requires it, and loading fails "
+                f"({weights['required'][tensor]})",
+                pointer=pointer,
+            )
+            continue
         if tensor == "fc.weight":
             yield Hit(
                 f"fc.weight {why}, but {where} sizes fc for {load.fc_sized}: the load "

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from spec_format.facts import readers
+from spec_format.facts import catalog, readers
 from tests.common import ROOT
 
 TABLE = readers.table_dir()
@@ -103,17 +103,30 @@ def test_rejections_name_pointer_and_message():
 
 
 def test_readme_counts_executed_and_read_weight_blocks():
-    """schema/readers/README.md states how many weight-contract blocks are executed."""
-    statuses = [
-        rel.data["models"]["eagle3"]["weights"]["status"]
+    """schema/readers/README.md and README.md state, per draft type, how many weight-contract
+    blocks are executed; a type with a block in one group has one in every group serving it."""
+    groups = [
+        rel
         for rid in readers.representatives()
         if (rel := readers.release(*rid.split("=="))).name == "vllm"
-        and "weights" in rel.data.get("models", {}).get("eagle3", {})
     ]
-    groups = len([r for r in readers.representatives() if r.startswith("vllm==")])
-    executed = statuses.count("executed")
-    read = statuses.count("read-not-executed")
-    claim = f"{executed} executed, {read} read-not-executed (of {groups} vLLM groups;"
+    claims = []
+    for model_type in catalog.records():
+        serving = [rel for rel in groups if rel.serves(model_type)]
+        blocks = [
+            (rel.version, rel.data["models"].get(model_type, {}).get("weights")) for rel in serving
+        ]
+        if not any(block for _, block in blocks):
+            continue
+        missing = [version for version, block in blocks if not block]
+        assert not missing, f"models.{model_type}.weights is missing for vllm {missing}"
+        statuses = [block["status"] for _, block in blocks]
+        claims.append(
+            f"{model_type}: {statuses.count('executed')} executed, "
+            f"{statuses.count('read-not-executed')} read-not-executed (of {len(serving)} groups"
+        )
+    assert claims
     for readme in (TABLE.joinpath("README.md"), ROOT / "README.md"):
         text = " ".join(readme.read_text(encoding="utf-8").split())
-        assert claim in text, f"{readme} must say: {claim}"
+        for claim in claims:
+            assert claim in text, f"{readme} must say: {claim}"

@@ -19,9 +19,10 @@ names, and the release's ``DefaultModelLoader.load_weights`` reads the safetenso
 
 What it reports:
 * ``stage``/``error``: where it stopped (``config``, ``build``, ``load``) and the exception;
-* ``loaded``: checkpoint tensor -> the parameter that holds its values afterwards (found by
-  value: every tensor of a test checkpoint is distinct random data), ``[q]``/``[k]``/``[v]``/
-  ``[0]``/``[1]`` naming the slice of a fused parameter;
+* ``loaded``: checkpoint tensor -> the parameter (or non-persistent buffer: P-EAGLE's
+  ``mask_hidden``) that holds its values afterwards (found by value: every tensor of a test
+  checkpoint is distinct random data), ``[q]``/``[k]``/``[v]``/``[0]``/``[1]`` naming the
+  slice of a fused parameter;
 * ``dropped``: checkpoint tensors whose values are in no parameter after a load that raised
   nothing (skipped by the release's loader);
 * ``initial``: parameters the load never wrote (every parameter and buffer holds a marker,
@@ -138,6 +139,11 @@ def _where(tensor: torch.Tensor, params: dict[str, torch.Tensor]) -> str | None:
         if param.dtype.is_floating_point != tensor.is_floating_point():
             continue
         value = param.to(torch.float32) if param.is_floating_point() else param
+        if value.dim() != tensor.dim() and value.numel() == tensor.numel():
+            # copied in through a view (mask_hidden [1, 1, n] into a [1, n] buffer)
+            if torch.equal(value.reshape(-1), tensor.reshape(-1)):
+                return name
+            continue
         start = _slices(value, tensor)
         if start is None:
             continue
@@ -162,21 +168,36 @@ def _speculative(draft: str) -> dict | None:
     return {"num_speculative_tokens": hf.num_lookahead_tokens, "model": draft, "method": hf.method}
 
 
+def _engine_config(draft: str, verifier: str):
+    spec = _speculative(draft)
+    if spec is None:
+        raise ValueError("not detected as a speculators checkpoint")
+    args = EngineArgs(
+        model=verifier,
+        speculative_config=spec,
+        dtype="float32",
+        enforce_eager=True,
+        max_model_len=256,
+    )
+    return args.create_engine_config()
+
+
 def load(request: dict) -> dict:
     out = {"stage": None, "error": None, "class": None}
     draft, verifier = request["draft"], request["verifier"]
     try:
-        spec = _speculative(draft)
-        if spec is None:
-            raise ValueError("not detected as a speculators checkpoint")
-        args = EngineArgs(
-            model=verifier,
-            speculative_config=spec,
-            dtype="float32",
-            enforce_eager=True,
-            max_model_len=256,
-        )
-        vllm_config = args.create_engine_config()
+        try:
+            vllm_config = _engine_config(draft, verifier)
+        except Exception as exc:
+            # a draft the release serves only with its V2 model runner (0.33: DSpark, DFlash2)
+            # is loaded as a user relaunching with VLLM_USE_V2_MODEL_RUNNER=1 would
+            if "Model Runner V1 does not support" not in str(exc):
+                raise
+            os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "1"
+            try:
+                vllm_config = _engine_config(draft, verifier)
+            finally:
+                del os.environ["VLLM_USE_V2_MODEL_RUNNER"]
     except Exception as exc:
         out.update(stage="config", error=error_text(exc))
         return out
@@ -201,10 +222,12 @@ def load(request: dict) -> dict:
             out.update(stage="load", error=error_text(exc))
             return out
     after = {k: v.detach() for k, v in model.state_dict().items()}
+    # a checkpoint tensor may land in a buffer outside the state dict (P-EAGLE's mask_hidden)
+    held = {**after, **{k: v.detach() for k, v in model.named_buffers() if k not in after}}
     checkpoint = load_file(os.path.join(draft, "model.safetensors"))
     loaded, dropped = {}, []
     for name in sorted(checkpoint):
-        where = _where(checkpoint[name], after)
+        where = _where(checkpoint[name], held)
         if where is None:
             dropped.append(name)
         else:

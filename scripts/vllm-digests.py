@@ -13,8 +13,15 @@ straight from the wheel with ``zipfile`` (no unpacking):
   conversion names. Releases with the same reader digest form a group whose
   representative is executed.
 * ``model``: the draft model modules the conversion's architectures resolve to through the
-  release's own registry (``Eagle3LlamaForCausalLM`` -> ``llama_eagle3.py``, ...): tensor
-  names, renames, ``fc`` sizing and norms (the weight contract).
+  release's own registry (``Eagle3LlamaForCausalLM`` -> ``llama_eagle3.py``, ...), every
+  module the table's weight blocks read (:data:`MODEL_MODULES`: the conversion names some
+  architectures through variables, which the registry lookup misses), the decoder layers they
+  build on (``llama.py``, ``qwen3.py``) and the loader that names a tensor's failure
+  (``utils.py::AutoWeightsLoader``): tensor names, renames, ``fc`` sizing and norms (the
+  weight contract).
+
+A group is one (reader, model) pair: the releases of a table file share both digests, so the
+executed representative speaks for each member's config reading and weight loading.
 
 A unit is a whole file or one top-level function, class or assignment of a file (``::name``;
 ``A.b`` is method ``b`` of class ``A``); a missing unit counts as absent, so a release that
@@ -61,6 +68,23 @@ READER_UNITS_010 = (
     (CONFIG, ("maybe_override_with_speculators_target_model", "get_config")),
     ("vllm/engine/arg_utils.py", ("EngineArgs.create_speculative_config",)),
 )
+
+
+#: draft model modules and what their weight loading builds on, digested whole when present
+MODEL_MODULES = tuple(
+    f"vllm/model_executor/models/{m}.py"
+    for m in (
+        "llama_eagle3",
+        "qwen3_eagle3",
+        "qwen3_dflash",
+        "qwen3_dspark",
+        "qwen3_dflash2",
+        "llama",
+        "qwen3",
+    )
+)
+#: single units of shared modules: (file, top-level name)
+MODEL_UNITS = (("vllm/model_executor/models/utils.py", "AutoWeightsLoader"),)
 
 
 def _segment(tree: ast.Module, source: str, dotted: str) -> str | None:
@@ -146,7 +170,13 @@ def digests(path: Path) -> dict:
             {f"vllm/model_executor/models/{ast.literal_eval(e)[0]}.py" for e in entries.values()}
             & names
         )
-        model = {m: _sha(wheel.read(m)) for m in modules}
+        model = {m: _sha(wheel.read(m)) for m in sorted(set(modules) | set(MODEL_MODULES) & names)}
+        for file, symbol in MODEL_UNITS:
+            if file in names:
+                source = wheel.read(file).decode()
+                seg = _segment(ast.parse(source), source, symbol)
+                if seg is not None:
+                    model[f"{file}::{symbol}"] = _sha(seg)
     return {
         "version": version,
         "reader": _digest(reader),
@@ -281,13 +311,13 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
     for d in found:
-        groups.setdefault(d["reader"], []).append(d["version"])
+        groups.setdefault((d["reader"], d["model"]), []).append(d["version"])
         print(f"{d['version']:10} reader {d['reader']}  model {d['model']}")
-    print(f"{len(found)} releases, {len(groups)} reader groups:")
-    for digest, versions in groups.items():
-        print(f"  {digest}: {', '.join(versions)}")
+    print(f"{len(found)} releases, {len(groups)} groups (reader, model):")
+    for (reader, model), versions in groups.items():
+        print(f"  {reader} {model}: {', '.join(versions)}")
     return 0
 
 

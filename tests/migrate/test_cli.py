@@ -142,7 +142,7 @@ def test_fix_reports_each_filled_key_with_its_reason(tmp_path):
     said = " ".join(r.stdout.split())
     assert (
         "norm_before_residual = false: speculators==0.9.0 default; vllm==0.10.1 to "
-        "vllm==0.33.0 (24 release groups) read true when absent" in said
+        "vllm==0.33.0 (27 release groups) read true when absent" in said
     )
     fixed = json.loads(p.read_text())
     # the verifier's default layers are a guess about the training run: reported, not written

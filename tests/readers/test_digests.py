@@ -48,18 +48,19 @@ def test_recorded_digests_match_the_wheel(rid):
     )
 
 
-def test_groups_are_the_distinct_reader_digests():
-    """No two files share a reader digest, and a file's members all share one."""
-    seen: dict[str, str] = {}
+def test_groups_are_the_distinct_digest_pairs():
+    """No two files share a (reader, model) digest pair, and a file's members all share one:
+    a release whose config reading or weight loading differs is a group of its own."""
+    seen: dict[tuple[str, str], str] = {}
     for rid in readers.representatives():
         rel = readers.release(*rid.split("=="))
         if rel.name != "vllm":
             continue
-        found = {m["reader"] for m in rel.data["members"].values()}
+        found = {(m["reader"], m["model"]) for m in rel.data["members"].values()}
         assert len(found) == 1, f"schema/readers/vllm-{rel.version}.json: members differ {found}"
-        digest = found.pop()
-        assert digest not in seen, f"{rid} and {seen.get(digest)} share reader digest {digest}"
-        seen[digest] = rid
+        pair = found.pop()
+        assert pair not in seen, f"{rid} and {seen.get(pair)} share digests {pair}"
+        seen[pair] = rid
 
 
 READ = [

@@ -62,7 +62,8 @@ def _missing_message(ctx: Context, t) -> str:
         )
     return (
         f"{t.name} {shape} is missing; the speculators library would silently initialise it "
-        "at random and vLLM refuses to load. Export it from the trained model"
+        "at random, and an engine refuses the draft or leaves the weight at its initial value "
+        "(--engine vllm==X says which for that release). Export it from the trained model"
     )
 
 

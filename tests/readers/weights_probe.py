@@ -56,6 +56,13 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 
         platforms._current_platform = CpuPlatform()
     import torch
+
+    # 0.17's CpuPlatform.import_kernels asks torch's private torch._C._cpu for the AVX-512
+    # check, which the reader environments' torch 2.13 keeps only as torch.cpu's (the same
+    # function under its public name); the answer picks a compiled kernel library, which the
+    # environment does not have either way
+    if not hasattr(torch._C._cpu, "_is_avx512_supported"):
+        torch._C._cpu._is_avx512_supported = torch.cpu._is_avx512_supported
     import vllm.transformers_utils.config as vconfig
     from safetensors.torch import load_file
     from vllm.config import set_current_vllm_config

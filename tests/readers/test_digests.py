@@ -61,29 +61,3 @@ def test_groups_are_the_distinct_digest_pairs():
         pair = found.pop()
         assert pair not in seen, f"{rid} and {seen.get(pair)} share digests {pair}"
         seen[pair] = rid
-
-
-READ = [
-    rid
-    for rid in readers.representatives()
-    if rid.startswith("vllm==")
-    and (readers.release(*rid.split("==")).data["models"]["eagle3"].get("weights") or {}).get(
-        "status"
-    )
-    == "read-not-executed"
-]
-
-
-@pytest.mark.parametrize("rid", READ)
-def test_read_weight_blocks_are_what_the_source_states(rid):
-    """A read-not-executed EAGLE-3 block is what scripts/vllm-digests.py reads from the
-    representative's llama_eagle3.py (fc sizing, optional modules, the skips it states)."""
-    rel = readers.release(*rid.split("=="))
-    wheel = digests.wheel_of(WHEELS, rel.version)
-    if wheel is None:
-        pytest.skip(f"no wheel for {rid} in {WHEELS} (scripts/reader-envs.sh downloads it)")
-    block = {k: v for k, v in rel.data["models"]["eagle3"]["weights"].items() if k != "reason"}
-    assert block == digests.eagle3_weights(wheel), (
-        f"schema/readers/vllm-{rel.version}.json models.eagle3.weights: the wheel's source "
-        f"states {digests.eagle3_weights(wheel)}"
-    )

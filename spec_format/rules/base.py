@@ -372,18 +372,10 @@ def run_rule(rule: type[Rule], ctx: Context, profile: Profile) -> list[Finding]:
     MAX_FINDINGS_PER_RULE, then one that counts the rest (as cap_per_rule words it); the
     hits past the cap are counted, never kept."""
     instance = _INSTANCES.get(rule) or _INSTANCES.setdefault(rule, rule())
-    out: list[Finding] = []
-    dropped = 0
-    last: Hit | None = None
-    for hit in instance.check(ctx):
-        if len(out) < MAX_FINDINGS_PER_RULE:
-            out.append(_finding(rule, hit, ctx, profile))
-        else:
-            dropped += 1
-            last = hit
-    if last is not None:
-        out.append(overflow(_finding(rule, last, ctx, profile), dropped))
-    return out
+    hits = iter(instance.check(ctx))
+    for first in hits:
+        return _capped(rule, first, hits, ctx, profile)
+    return []
 
 
 #: one step of a plan: the rule class and its instance

@@ -56,14 +56,9 @@ DFLASH_CASES = {
 }
 #: P-EAGLE is served by the EAGLE-3 classes with parallel drafting (mask_hidden in a buffer)
 PEAGLE_CASES = {
-    "plain": ({}, {}),
-    "fc-norm": ({"fc_norm": True}, {}),
-    "norm-before-fc": ({"norm_before_fc": True}, {}),
-    "four-aux": ({"eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5]}, {}),
-    "qwen3": (QWEN3, {}),
-    "qwen3-without-qk-norm": (QWEN3, {"drop": QK}),
+    **{k: v for k, v in CASES.items() if k not in ("llama-with-qk-norm", "stray-input-norm")},
     "without-mask-hidden": ({}, {"drop": ("mask_hidden",)}),
-    "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (192,))}}),
+    "stray-input-norm": CASES["stray-input-norm"],
 }
 #: DSpark: the DFlash backbone plus a Markov head and an optional confidence head
 DSPARK_CONFIDENCE = ("confidence_head.proj.weight", "confidence_head.proj.bias")

@@ -367,11 +367,12 @@ def suite_scan(args) -> None:
             pair,
             "A/B CPU ≤ 1.2 (issue 21: the whole command a user waits for)",
         )
-        floor = [sys.executable, "-c", "import numpy"]
+        # as specfmt imports it: without OpenBLAS's thread pool (cli/app.py main)
+        floor = ["env", "OPENBLAS_NUM_THREADS=1", sys.executable, "-c", "import numpy"]
         pair = interleaved(floor, cat, args.runs)
         lines += table(
             "What the whole process pays before reading a byte (interpreter + numpy)",
-            "`python -c 'import numpy'`",
+            "`OPENBLAS_NUM_THREADS=1 python -c 'import numpy'` (as specfmt imports it)",
             f"`{shown(cat)}`",
             pair,
             "none: this row is the floor under the row above (the scan needs numpy)",

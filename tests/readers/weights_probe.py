@@ -6,7 +6,7 @@ written by spec_format.testing, and a local verifier config); answers each with 
   {"stage", "error", "class", "loaded": {tensor: param}, "dropped": [...], "initial": [...]}
 
 Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
-selected, which it does by itself only in a CPU build; 0.26-0.29 get a Python stand-in for
+selected, which it does by itself only in a CPU build; 0.26-0.30 get a Python stand-in for
 the one compiled op their drafter binds, see ``_register_silu_and_mul``; the model registry's
 inspection of a class runs in this process: vLLM starts a fresh interpreter for it, 15-30 s of
 importing vLLM again per architecture, only to keep CUDA uninitialised here, and on CPU the
@@ -84,7 +84,7 @@ _STARTED = False
 
 
 def _register_silu_and_mul() -> object | None:
-    """From 0.26 to 0.29 ``SiluAndMul.__init__`` on a CPU platform binds
+    """From 0.26 to 0.30 ``SiluAndMul.__init__`` on a CPU platform binds
     ``torch.ops._C.silu_and_mul``, an op of the compiled ``vllm._C`` of a CPU build of vLLM
     (not on the package registry; the reader environment has no compiled extension). Building
     the draft only binds the op and loading weights never calls it, so the probe registers a

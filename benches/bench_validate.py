@@ -13,8 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*/config.json"))
 
 
-def _variants(n: int, seed: int = 0):
-    """n configs derived from the examples: renamed, resized, flags flipped, some broken."""
+def _variants(n: int, seed: int = 0, *, distinct: bool = False):
+    """n configs derived from the examples: renamed, resized, flags flipped, some broken.
+    About 600 of 10,000 are distinct documents (a run checks each distinct one once:
+    spec_format/engine/config_memo.py); ``distinct`` makes every one differ (each names a
+    verifier repository of its own), so that nothing is shared."""
     rng = random.Random(seed)
     bases = [json.loads(p.read_text()) for p in EXAMPLES]
     for i in range(n):
@@ -28,6 +31,9 @@ def _variants(n: int, seed: int = 0):
         if "layer_types" in tlc and cfg["speculators_model_type"] != "mtp":
             tlc["layer_types"] = ["full_attention"] * tlc["num_hidden_layers"]
         cfg["speculators_config"]["proposal_methods"][0]["verifier_accept_k"] = 1
+        if distinct:
+            verifier = cfg["speculators_config"]["verifier"]
+            verifier["name_or_path"] = f"bench-org-{i}/{verifier['name_or_path'].split('/')[-1]}"
         if "draft_vocab_size" in cfg:
             cfg["draft_vocab_size"] = rng.choice([16000, 32000, 64000])
         if "norm_before_residual" in cfg:

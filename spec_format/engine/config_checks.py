@@ -10,6 +10,7 @@ from typing import Any
 
 from spec_format.base.jsonload import Loaded
 from spec_format.base.report import FileReport, Finding
+from spec_format.engine.config_memo import ConfigMemo, Outcome
 from spec_format.engine.dispatch import dispatch, format_version
 from spec_format.engine.input_paths import CONFIG_NAME
 from spec_format.engine.validate_options import ValidateOptions, filtered
@@ -64,6 +65,7 @@ def check_loaded(
     report: FileReport,
     options: ValidateOptions,
     verifier: VerifierInfo | None = None,
+    memo: ConfigMemo | None = None,
 ) -> Context | None:
     """The findings of reading the file, then (when it could be read) of the config."""
     for problem in loaded.problems:  # jsonload caps each kind itself
@@ -80,7 +82,7 @@ def check_loaded(
     if not loaded.ok:
         report.unreadable = True
         return None
-    return check_config(loaded, report, options, verifier)
+    return check_config(loaded, report, options, verifier, memo)
 
 
 def check_config(
@@ -88,21 +90,61 @@ def check_config(
     report: FileReport,
     options: ValidateOptions,
     verifier: VerifierInfo | None = None,
+    memo: ConfigMemo | None = None,
 ) -> Context | None:
-    """Dispatch, schema and config-only rule layers; returns the context for later layers."""
+    """Dispatch, schema and config-only rule layers; returns the context for later layers.
+    With a ``memo``, a document identical to one the run checked before takes its findings
+    (:mod:`spec_format.engine.config_memo`)."""
+
+    def check(file: str) -> Outcome:
+        return _outcome(loaded.data, file, options, verifier)
+
+    outcome = check(str(loaded.path)) if memo is None else memo.outcome(loaded, check)
+    report.format_version, report.version_source = outcome.version, outcome.source
+    report.model_type = outcome.model_type
+    report.findings.extend(outcome.findings)
+    report.positions = loaded.positions()
+    if not outcome.dispatched:
+        return None
+    return _context(loaded, outcome, options, verifier)
+
+
+def _context(
+    loaded: Loaded, outcome: Outcome, options: ValidateOptions, verifier: VerifierInfo | None
+) -> Context:
     config = loaded.data
-    file = str(loaded.path)
+    declared = config.get("speculators_version")
+    ctx = Context(
+        config=config,
+        config_path=loaded.path,
+        model_type=outcome.model_type,
+        format_version=outcome.version,
+        detection=outcome.detection,
+        speculators_version=declared if isinstance(declared, str) else None,
+        options={"engines": engines_of(tuple(options.engines))},
+    )
+    if verifier is not None:  # config rules name the concrete values it implies in hints
+        ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
+        ctx.options["verifier_info"] = verifier
+        ctx.options["verifier_given"] = options.verifier
+    _, running, _ = _config_rules(
+        outcome.model_type, outcome.version, options.select, options.ignore
+    )
+    ctx.options["running"] = running  # a symptom defers to its cause
+    return ctx
+
+
+def _outcome(
+    config: dict[str, Any], file: str, options: ValidateOptions, verifier: VerifierInfo | None
+) -> Outcome:
+    """What the config checks find of ``config``, its findings under the path ``file``."""
     version, source, detection = format_version(config, options)
-    report.format_version, report.version_source = version, source
     dispatched = dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
-        report.findings.append(dispatched)
         declared = config.get("speculators_model_type")
-        report.model_type = bounded(declared, 80) if isinstance(declared, str) else None
-        report.positions = loaded.positions()
-        return None
+        shown = bounded(declared, 80) if isinstance(declared, str) else None
+        return Outcome(version, source, detection, shown, False, (dispatched,))
     model_type = dispatched
-    report.model_type = model_type
     findings: list[Finding] = []
     retired = catalog.retired_types().get(model_type)
     if retired is not None and source != "requested":
@@ -123,31 +165,15 @@ def check_config(
         findings.append(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
         )
-    ctx = Context(
-        config=config,
-        config_path=loaded.path,
-        model_type=model_type,
-        format_version=version,
-        detection=detection,
-        speculators_version=config.get("speculators_version")
-        if isinstance(config.get("speculators_version"), str)
-        else None,
-        options={"engines": engines_of(tuple(options.engines))},
-    )
-    if verifier is not None:  # config rules name the concrete values it implies in hints
-        ctx.verifier, ctx.verifier_path = verifier.config, verifier.path
-        ctx.options["verifier_info"] = verifier
-        ctx.options["verifier_given"] = options.verifier
-    rules, running, plan = _config_rules(model_type, version, options.select, options.ignore)
-    ctx.options["running"] = running  # a symptom defers to its cause
+    outcome = Outcome(version, source, detection, model_type, True, ())
+    ctx = _context(Loaded(path=Path(file), data=config), outcome, options, verifier)
+    rules, _, plan = _config_rules(model_type, version, options.select, options.ignore)
     if options.fast_path is False:  # the explaining path: each rule through run_rule
         for rule in rules:
             findings.extend(run_rule(rule, ctx, options.profile))
     else:  # the same findings (tests/test_fast_path.py compares them on every fixture)
         run_plan(plan, ctx, options.profile, findings)
-    report.findings.extend(findings)
-    report.positions = loaded.positions()
-    return ctx
+    return Outcome(version, source, detection, model_type, True, tuple(findings))
 
 
 @cache

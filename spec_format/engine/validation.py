@@ -27,6 +27,7 @@ from spec_format.engine.config_checks import (
     engines_of,
     validate_config,
 )
+from spec_format.engine.config_memo import ConfigMemo
 from spec_format.engine.dispatch import third_party_kind
 from spec_format.engine.input_paths import CONFIG_NAME, Target, expand
 from spec_format.engine.validate_options import ValidateOptions, filtered, rule_ids, selected
@@ -92,6 +93,7 @@ class Validation:
         self.verifier = load_verifier(options.verifier) if options.verifier else None
         self.engines = engines_of(tuple(options.engines))  # an unknown engine: usage error too
         self.targets = list(expand(paths, options))
+        self.memo = ConfigMemo()  # identical documents of this run are checked once
         self._typed = False  # some input had a model type
         self._absent: list[str] = []  # checkpoints without weights
 
@@ -100,7 +102,7 @@ class Validation:
             if isinstance(target, FileReport):
                 report = target
             else:
-                report = _isolated(target, self.options, self.verifier)
+                report = _isolated(target, self.options, self.verifier, self.memo)
             self._typed = self._typed or bool(report.model_type)
             if report.weights_absent and not report.weights_required:
                 self._absent.append(report.path)
@@ -147,12 +149,15 @@ def _require_numpy(options: ValidateOptions) -> None:
 
 
 def _isolated(
-    target: Target, options: ValidateOptions, verifier: VerifierInfo | None
+    target: Target,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None,
+    memo: ConfigMemo | None = None,
 ) -> FileReport:
     """validate_target, with a bug in any check turned into an I012 finding of this input
     (exit 70) so that the other inputs are still checked and reported."""
     try:
-        return validate_target(target, options, verifier)
+        return validate_target(target, options, verifier, memo)
     except UsageError:
         raise
     except Exception as exc:
@@ -196,7 +201,10 @@ def _verifier_note(options: ValidateOptions) -> str | None:
 
 
 def validate_target(
-    target: Target, options: ValidateOptions, verifier: VerifierInfo | None = None
+    target: Target,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None = None,
+    memo: ConfigMemo | None = None,
 ) -> FileReport:
     report = FileReport(path=target.shown)
     if target.weights_file is not None:
@@ -209,7 +217,7 @@ def validate_target(
     else:
         assert target.config_path is not None
         loaded = documents.load(stdin.DASH if target.stdin else target.config_path)
-    ctx = check_loaded(loaded, target.config_path, report, options, verifier)
+    ctx = check_loaded(loaded, target.config_path, report, options, verifier, memo)
     if ctx is None and report.unreadable:
         if checkpoint is not None:
             checkpoint.close()

@@ -1,0 +1,131 @@
+"""The config checks of one run, shared by identical documents.
+
+What the config checks find (format version, type dispatch, JSON Schema, the cross-field,
+consumer and version rules) is a function of the parsed document and of what one run holds
+fixed: its options and its verifier. A batch often holds one document many times (the
+``checkpoint-N`` folders of a training run, mirrors and quantized copies of one draft), so
+a run checks each distinct document once and hands the others the same findings under
+their own path.
+
+The key is the document as orjson writes it: it tells apart what JSON tells apart (``1``,
+``1.0`` and ``true``; the order of keys, which messages follow), and it is the whole key,
+not a digest of it. A document is checked on its own, never shared, when its parse reported
+a problem (a duplicate key or a non-finite number: what the parser kept is not all the file
+says), when its path is one a shell would quote (messages quote commands that name it), and
+for standard input and ``hf://`` paths (no command rewrites those in place).
+
+The findings of a shared document are computed under a placeholder path and given each
+file's own on the way out; tests/test_config_memo.py checks a batch against each file
+checked alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from spec_format.base.jsonload import Loaded
+from spec_format.base.report import Finding
+
+#: the path a shared document is checked under (shell-safe: quoted the same in any command)
+PLACEHOLDER = "specfmt-shared-config-path.json"
+#: distinct documents one run remembers (a few MiB at most); later ones are checked alone
+LIMIT = 4096
+#: a message this long may have been shortened around its middle (rules/base.bounded),
+#: where a longer or shorter path would have cut it elsewhere: such a document is not shared
+LONG_MESSAGE = 1000
+#: what shlex.quote leaves unquoted
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the config checks found of one document, under the path they were given."""
+
+    version: str
+    source: str
+    detection: Any  # facts.versions.Detection, or None when the version was requested
+    model_type: str | None  # the dispatched type, or the declared one (bounded) when none
+    dispatched: bool  # False: the type could not be checked (a dispatch finding says why)
+    findings: tuple[Finding, ...]
+
+    def at(self, file: str) -> Outcome | None:
+        """The same outcome for ``file`` (None when a message would come out too long)."""
+        moved = []
+        for f in self.findings:
+            if PLACEHOLDER in f.message:
+                message = f.message.replace(PLACEHOLDER, file)
+                if len(message) > LONG_MESSAGE:
+                    return None
+            else:
+                message = f.message
+            command = f.command
+            if command is not None:
+                command = tuple(a.replace(PLACEHOLDER, file) for a in command)
+            moved.append(
+                Finding(
+                    f.rule,
+                    f.name,
+                    f.severity,
+                    message,
+                    f.file.replace(PLACEHOLDER, file),
+                    f.pointer,
+                    f.tensor,
+                    f.line,
+                    f.column,
+                    command,
+                )
+            )
+        return Outcome(
+            self.version,
+            self.source,
+            self.detection,
+            self.model_type,
+            self.dispatched,
+            tuple(moved),
+        )
+
+
+class ConfigMemo:
+    """The outcomes of the documents one run has checked (see the module docstring)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = LIMIT if limit is None else limit
+        self._seen: dict[bytes, Outcome | None] = {}  # None: checked alone, every time
+        self.shared = 0  # documents that took a stored outcome (for tests and benches)
+
+    def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
+        """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""
+        file = str(loaded.path)
+        key = _key(loaded, file)
+        if key is None:
+            return check(file)
+        stored = self._seen.get(key, _UNSEEN)
+        if stored is _UNSEEN:
+            stored = check(PLACEHOLDER)
+            if any(len(f.message) > LONG_MESSAGE for f in stored.findings):
+                stored = None
+            if len(self._seen) < self.limit:
+                self._seen[key] = stored
+        else:
+            self.shared += 1
+        here = stored.at(file) if stored is not None else None
+        return here if here is not None else check(file)
+
+
+_UNSEEN: Any = object()
+
+
+def _key(loaded: Loaded, file: str) -> bytes | None:
+    if loaded.problems or file == "-" or file.startswith("hf://"):
+        return None
+    if not _SHELL_SAFE.fullmatch(file) or PLACEHOLDER in file:
+        return None
+    try:
+        return orjson.dumps(loaded.data)
+    except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits, say
+        return None

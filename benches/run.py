@@ -236,7 +236,7 @@ def _many_files(args, tmp: Path, distinct: bool, specfmt: str, cjs: str, exporte
     listfile.write_text("\n".join(paths))
     kind = "distinct generated configs" if distinct else "generated configs"
     what = f"{len(set(texts)):,} distinct documents" + (
-        ", every one different" if distinct else " (the issue's set)"
+        " (each names a verifier repository of its own)" if distinct else " (the issue's set)"
     )
     rate = _in_process(listfile, exported / "speculators.schema.json")
     lines = [

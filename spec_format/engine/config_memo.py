@@ -57,29 +57,19 @@ class Outcome:
         """The same outcome for ``file`` (None when a message would come out too long)."""
         moved = []
         for f in self.findings:
+            fields = dict(f.__dict__)
+            fields["file"] = f.file.replace(PLACEHOLDER, file)
             if PLACEHOLDER in f.message:
-                message = f.message.replace(PLACEHOLDER, file)
-                if len(message) > LONG_MESSAGE:
+                fields["message"] = f.message.replace(PLACEHOLDER, file)
+                if len(fields["message"]) > LONG_MESSAGE:
                     return None
-            else:
-                message = f.message
-            command = f.command
-            if command is not None:
-                command = tuple(a.replace(PLACEHOLDER, file) for a in command)
-            moved.append(
-                Finding(
-                    f.rule,
-                    f.name,
-                    f.severity,
-                    message,
-                    f.file.replace(PLACEHOLDER, file),
-                    f.pointer,
-                    f.tensor,
-                    f.line,
-                    f.column,
-                    command,
-                )
-            )
+            if f.command is not None:
+                fields["command"] = tuple([a.replace(PLACEHOLDER, file) for a in f.command])
+            # a copy with the fields set directly: a frozen dataclass's __init__ would set
+            # each through object.__setattr__, the larger part of a shared document's cost
+            copy = object.__new__(Finding)
+            copy.__dict__.update(fields)
+            moved.append(copy)
         return Outcome(
             self.version,
             self.source,

@@ -122,3 +122,20 @@ def test_a_checkpoint_directory_shares_its_config_checks(tmp_path):
     assert run.memo.shared == 1
     for path, report in zip(paths, reports, strict=True):
         assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+
+
+def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
+    monkeypatch.setattr(config_memo, "GIVE_UP_AFTER", 4)
+    base = json.loads((EXAMPLES[0] / "config.json").read_text())
+    paths = []
+    for i in (1, 2, 3, 4, 5, 1, 2):  # four distinct before any repeat: given up
+        config = json.loads(json.dumps(base))
+        config["transformer_layer_config"]["num_hidden_layers"] = i
+        path = tmp_path / f"c{len(paths)}.json"
+        path.write_text(json.dumps(config))
+        paths.append(str(path))
+    run = Validation(paths, ValidateOptions())
+    reports = list(run)
+    assert run.memo._seen is None and run.memo.shared == 0
+    for path, report in zip(paths, reports, strict=True):
+        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())

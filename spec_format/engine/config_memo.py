@@ -14,13 +14,16 @@ a problem (a duplicate key or a non-finite number: what the parser kept is not a
 says), when its path is one a shell would quote (messages quote commands that name it), and
 for standard input and ``hf://`` paths (no command rewrites those in place).
 
-The findings of a shared document are computed under a placeholder path and given each
+A run whose first documents do not repeat stops looking (GIVE_UP_AFTER), so that a batch
+of distinct configs pays neither for the keys nor for the copies. The findings of a shared
+document are computed under a placeholder path and given each
 file's own on the way out; tests/test_config_memo.py checks a batch against each file
 checked alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +38,9 @@ from spec_format.base.report import Finding
 PLACEHOLDER = "specfmt-shared-config-path.json"
 #: distinct documents one run remembers (a few MiB at most); later ones are checked alone
 LIMIT = 4096
+#: after this many distinct documents with fewer than a quarter as many repeats, a run
+#: stops looking for repeats (a batch of distinct configs pays for neither key nor copy)
+GIVE_UP_AFTER = 256
 #: a message this long may have been shortened around its middle (rules/base.bounded),
 #: where a longer or shorter path would have cut it elsewhere: such a document is not shared
 LONG_MESSAGE = 1000
@@ -48,7 +54,9 @@ class Outcome:
 
     version: str
     source: str
-    detection: Any  # facts.versions.Detection, or None when the version was requested
+    #: facts.versions.Detection; None when the version was requested, and in a stored
+    #: outcome (the version rules that read it have run; a later reader detects again)
+    detection: Any
     model_type: str | None  # the dispatched type, or the declared one (bounded) when none
     dispatched: bool  # False: the type could not be checked (a dispatch finding says why)
     findings: tuple[Finding, ...]
@@ -85,22 +93,28 @@ class ConfigMemo:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = LIMIT if limit is None else limit
-        self._seen: dict[bytes, Outcome | None] = {}  # None: checked alone, every time
+        #: outcomes by document (None: checked alone, every time); None once given up
+        self._seen: dict[bytes, Outcome | None] | None = {}
         self.shared = 0  # documents that took a stored outcome (for tests and benches)
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
         """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""
         file = str(loaded.path)
-        key = _key(loaded, file)
+        seen = self._seen
+        key = None if seen is None else _key(loaded, file)
         if key is None:
             return check(file)
-        stored = self._seen.get(key, _UNSEEN)
+        stored = seen.get(key, _UNSEEN)
         if stored is _UNSEEN:
             stored = check(PLACEHOLDER)
             if any(len(f.message) > LONG_MESSAGE for f in stored.findings):
                 stored = None
-            if len(self._seen) < self.limit:
-                self._seen[key] = stored
+            elif stored.detection is not None:  # what the version rules read; they have run
+                stored = dataclasses.replace(stored, detection=None)
+            if len(seen) < self.limit:
+                seen[key] = stored
+            if len(seen) == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:
+                self._seen = None  # the documents of this run do not repeat: stop looking
         else:
             self.shared += 1
         here = stored.at(file) if stored is not None else None

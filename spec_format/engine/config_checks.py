@@ -96,8 +96,9 @@ def check_config(
     With a ``memo``, a document identical to one the run checked before takes its findings
     (:mod:`spec_format.engine.config_memo`)."""
 
-    def check(file: str) -> Outcome:
-        return _outcome(loaded.data, file, options, verifier)
+    def check(file: str) -> Outcome:  # the file's own path, or the memo's placeholder
+        path = loaded.path if file == str(loaded.path) else Path(file)
+        return _outcome(loaded.data, path, options, verifier)
 
     outcome = check(str(loaded.path)) if memo is None else memo.outcome(loaded, check)
     report.format_version, report.version_source = outcome.version, outcome.source
@@ -135,9 +136,10 @@ def _context(
 
 
 def _outcome(
-    config: dict[str, Any], file: str, options: ValidateOptions, verifier: VerifierInfo | None
+    config: dict[str, Any], path: Path, options: ValidateOptions, verifier: VerifierInfo | None
 ) -> Outcome:
-    """What the config checks find of ``config``, its findings under the path ``file``."""
+    """What the config checks find of ``config``, its findings under ``path``."""
+    file = str(path)
     version, source, detection = format_version(config, options)
     dispatched = dispatch(config, version, file, options)
     if isinstance(dispatched, Finding):
@@ -166,7 +168,7 @@ def _outcome(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
         )
     outcome = Outcome(version, source, detection, model_type, True, ())
-    ctx = _context(Loaded(path=Path(file), data=config), outcome, options, verifier)
+    ctx = _context(Loaded(path=path, data=config), outcome, options, verifier)
     rules, _, plan = _config_rules(model_type, version, options.select, options.ignore)
     if options.fast_path is False:  # the explaining path: each rule through run_rule
         for rule in rules:

@@ -61,31 +61,44 @@ class Outcome:
     dispatched: bool  # False: the type could not be checked (a dispatch finding says why)
     findings: tuple[Finding, ...]
 
+
+class _Shared:
+    """A stored outcome with its findings cut at the placeholder: each file's copy joins the
+    pieces around its own path (searching every message again per file costs more)."""
+
+    __slots__ = ("outcome", "pieces")
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.pieces = [
+            (
+                f.__dict__,
+                f.message.split(PLACEHOLDER),
+                f.file.split(PLACEHOLDER),
+                None if f.command is None else [a.split(PLACEHOLDER) for a in f.command],
+            )
+            for f in outcome.findings
+        ]
+
     def at(self, file: str) -> Outcome | None:
-        """The same outcome for ``file`` (None when a message would come out too long)."""
+        """The outcome for ``file`` (None when a message would come out too long)."""
         moved = []
-        for f in self.findings:
-            fields = dict(f.__dict__)
-            fields["file"] = f.file.replace(PLACEHOLDER, file)
-            if PLACEHOLDER in f.message:
-                fields["message"] = f.message.replace(PLACEHOLDER, file)
-                if len(fields["message"]) > LONG_MESSAGE:
-                    return None
-            if f.command is not None:
-                fields["command"] = tuple([a.replace(PLACEHOLDER, file) for a in f.command])
-            # a copy with the fields set directly: a frozen dataclass's __init__ would set
-            # each through object.__setattr__, the larger part of a shared document's cost
+        for fields, message, name, command in self.pieces:
             copy = object.__new__(Finding)
+            # fields set directly: a frozen dataclass's __init__ sets each one through
+            # object.__setattr__, which was most of a shared document's cost
             copy.__dict__.update(fields)
+            if len(message) > 1:
+                text = file.join(message)
+                if len(text) > LONG_MESSAGE:
+                    return None
+                copy.__dict__["message"] = text
+            copy.__dict__["file"] = file.join(name)
+            if command is not None:
+                copy.__dict__["command"] = tuple([file.join(a) for a in command])
             moved.append(copy)
-        return Outcome(
-            self.version,
-            self.source,
-            self.detection,
-            self.model_type,
-            self.dispatched,
-            tuple(moved),
-        )
+        o = self.outcome
+        return Outcome(o.version, o.source, o.detection, o.model_type, o.dispatched, tuple(moved))
 
 
 class ConfigMemo:
@@ -94,7 +107,7 @@ class ConfigMemo:
     def __init__(self, limit: int | None = None) -> None:
         self.limit = LIMIT if limit is None else limit
         #: outcomes by document (None: checked alone, every time); None once given up
-        self._seen: dict[bytes, Outcome | None] | None = {}
+        self._seen: dict[bytes, _Shared | None] | None = {}
         self.shared = 0  # documents that took a stored outcome (for tests and benches)
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
@@ -106,11 +119,11 @@ class ConfigMemo:
             return check(file)
         stored = seen.get(key, _UNSEEN)
         if stored is _UNSEEN:
-            stored = check(PLACEHOLDER)
-            if any(len(f.message) > LONG_MESSAGE for f in stored.findings):
-                stored = None
-            elif stored.detection is not None:  # what the version rules read; they have run
-                stored = dataclasses.replace(stored, detection=None)
+            checked = check(PLACEHOLDER)
+            stored = None
+            if all(len(f.message) <= LONG_MESSAGE for f in checked.findings):
+                # detection: what the version rules read, and they have run
+                stored = _Shared(dataclasses.replace(checked, detection=None))
             if len(seen) < self.limit:
                 seen[key] = stored
             if len(seen) == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:

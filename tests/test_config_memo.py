@@ -37,7 +37,8 @@ def _batch(tmp_path) -> list[str]:
 def _alone(path: str, options: ValidateOptions) -> list[dict]:
     run = Validation([path], options)  # one input: nothing to share, the memo unused
     (target,) = run.targets
-    return [f.to_dict() for f in _isolated(target, options, run.verifier, None).findings]
+    report = _isolated(target, options, run.verifier, None)
+    return [f.to_dict() for f in report.located_findings()]
 
 
 @pytest.mark.parametrize(
@@ -56,7 +57,7 @@ def test_a_batch_finds_what_each_file_finds_alone(tmp_path, options):
     # every document but the first copy of each was shared, except the ones a shell quotes
     assert run.memo.shared >= len(_documents()) * (len(NAMES) - 2)
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.findings] == _alone(path, options), path
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, options), path
 
 
 def test_json_values_python_equates_are_different_documents(tmp_path):
@@ -71,7 +72,7 @@ def test_json_values_python_equates_are_different_documents(tmp_path):
         paths.append(str(path))
     reports = list(Validation(paths, ValidateOptions()))
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
     schema_errors = [any(f.rule.startswith("S") for f in r.findings) for r in reports]
     assert schema_errors == [False, True, True]
 
@@ -89,7 +90,7 @@ def test_a_document_with_a_parse_problem_is_never_shared(tmp_path):
     assert run.memo.shared == 0
     for path, report in zip(paths, reports, strict=True):
         assert any(f.name == "duplicate-key" for f in report.findings)
-        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
 
 
 def test_the_memo_stops_growing_at_its_limit(tmp_path, monkeypatch):
@@ -108,7 +109,7 @@ def test_the_memo_stops_growing_at_its_limit(tmp_path, monkeypatch):
     assert len(run.memo._seen) == 3
     assert run.memo.shared == 3  # the second copies of the first three documents
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
 
 
 def test_a_checkpoint_directory_shares_its_config_checks(tmp_path):
@@ -121,7 +122,7 @@ def test_a_checkpoint_directory_shares_its_config_checks(tmp_path):
     reports = list(run)
     assert run.memo.shared == 1
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
 
 
 def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
@@ -138,4 +139,4 @@ def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
     reports = list(run)
     assert run.memo._seen is None and run.memo.shared == 0
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.findings] == _alone(path, ValidateOptions())
+        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())

@@ -104,7 +104,7 @@ def check_config(
     report.format_version, report.version_source = outcome.version, outcome.source
     report.model_type = outcome.model_type
     report.findings.extend(outcome.findings)
-    report.positions = loaded.positions()
+    report.positions = loaded.positions() if memo is None else memo.positions(loaded)
     if not outcome.dispatched:
         return None
     return _context(loaded, outcome, options, verifier)

@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from spec_format.base.jsonload import Loaded
-from spec_format.base.report import Finding
+from spec_format.base.jsonload import Loaded, TextPositions
+from spec_format.base.report import Finding, PositionSource
 
 #: the path a shared document is checked under (shell-safe: quoted the same in any command)
 PLACEHOLDER = "specfmt-shared-config-path.json"
@@ -41,6 +41,8 @@ LIMIT = 4096
 #: after this many distinct documents with fewer than a quarter as many repeats, a run
 #: stops looking for repeats (a batch of distinct configs pays for neither key nor copy)
 GIVE_UP_AFTER = 256
+#: the characters of text a run keeps to share positions (8 MiB of ASCII at most)
+TEXT_CHARS = 8 << 20
 #: a message this long may have been shortened around its middle (rules/base.bounded),
 #: where a longer or shorter path would have cut it elsewhere: such a document is not shared
 LONG_MESSAGE = 1000
@@ -109,6 +111,9 @@ class ConfigMemo:
         #: outcomes by document (None: checked alone, every time); None once given up
         self._seen: dict[bytes, _Shared | None] | None = {}
         self.shared = 0  # documents that took a stored outcome (for tests and benches)
+        #: the positions of the first file of each text, shared by files of the same text
+        self._texts: dict[str, TextPositions] = {}
+        self._text_chars = 0
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
         """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""
@@ -128,10 +133,38 @@ class ConfigMemo:
                 seen[key] = stored
             if len(seen) == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:
                 self._seen = None  # the documents of this run do not repeat: stop looking
+                self._texts = {}
         else:
             self.shared += 1
         here = stored.at(file) if stored is not None else None
         return here if here is not None else check(file)
+
+    def positions(self, loaded: Loaded) -> PositionSource | None:
+        """Where ``loaded``'s findings are, from the first file of this run with the same
+        text when there is one (tokenised once for all of them: a batch that repeats a
+        document repeats its findings, and placing them would tokenise each copy)."""
+        mine = loaded.positions()
+        if mine is None or self._seen is None:
+            return mine
+        first = self._texts.get(mine.text)
+        if first is not None:
+            return _SameText(mine.path, first)
+        if self._text_chars + len(mine.text) <= TEXT_CHARS:
+            self._texts[mine.text] = mine
+            self._text_chars += len(mine.text)
+        return mine
+
+
+class _SameText:
+    """The positions of a file whose text another file of the run has (see positions)."""
+
+    __slots__ = ("path", "_first")
+
+    def __init__(self, path: object, first: TextPositions) -> None:
+        self.path, self._first = path, first
+
+    def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
+        return self._first.locate(pointer)
 
 
 _UNSEEN: Any = object()

@@ -129,8 +129,8 @@ class ConfigMemo:
             if all(len(f.message) <= LONG_MESSAGE for f in checked.findings):
                 # detection: what the version rules read, and they have run
                 stored = _Shared(dataclasses.replace(checked, detection=None))
-            if len(seen) < self.limit:
-                seen[key] = stored
+            if len(seen) < self.limit:  # a copy: orjson's buffer is larger than its bytes
+                seen[memoryview(key).tobytes()] = stored
             if len(seen) == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:
                 self._seen = None  # the documents of this run do not repeat: stop looking
                 self._texts = {}

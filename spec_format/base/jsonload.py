@@ -15,6 +15,10 @@ unchecked. A lone surrogate escape (``"\ud800"``), which no UTF-8 writer can enc
 ``lone-surrogate`` problem. Every list of problems is capped (:data:`MAX_PROBLEMS`), with
 one more problem saying how many were left out.
 
+Speed: a document the hooks would find nothing wrong with is parsed by orjson instead
+(:func:`_fast_parse` proves the result the same, else the hooks decide), and its text is
+decoded only when a position is asked for; ``fast=False`` forces the reference path.
+
 Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
 (only when a finding needs a line number) with a small scanner of its own.
 """

@@ -306,12 +306,12 @@ def _signature(config: dict[str, Any]) -> _Signature:
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
         if isinstance(methods, list):
-            non_greedy = any(
-                isinstance(m, dict)
-                and isinstance(kind := m.get("proposal_type"), str)
-                and kind in _NON_GREEDY
-                for m in methods
-            )
+            for m in methods:  # a loop, not any(): one method is the common case
+                if isinstance(m, dict):
+                    kind = m.get("proposal_type")
+                    if isinstance(kind, str) and kind in _NON_GREEDY:
+                        non_greedy = True
+                        break
         verifier = spec.get("verifier")
         old_verifier = isinstance(verifier, dict) and "hidden_size" in verifier
     module = None

@@ -111,6 +111,23 @@ HOSTILE = [
     b'{"a": "\xff"}',
     b'{"a": "\xed\xa0\x80"}',
     b'{"a": "\xc0\xaf"}',
+    *(  # UTF-8 edges: past U+10FFFF, overlong, truncated, surrogates; noncharacters are valid
+        b'{"a": "' + seq + b'"}'
+        for seq in (
+            b"\xf4\x90\x80\x80",
+            b"\xf5\x80\x80\x80",
+            b"\xc0\x80",
+            b"\xe0\x80\x80",
+            b"\xf0\x80\x80\x80",
+            b"\xc2",
+            b"\xe2\x82",
+            b"\x80",
+            b"\xed\xbf\xbf",
+            b"\xef\xbf\xbf",
+            b"\xf4\x8f\xbf\xbf",
+            b"\xee\x80\x80",
+        )
+    ),
     b'{"a": "\\ud800"}',
     b'{"\\udfff": 1}',
     b'{"a": "\\ud83d\\ude00"}',

@@ -31,6 +31,7 @@ from spec_format.base.pathkind import MISSING, REGULAR, kind_of
 MAX_BYTES = 16 * 1024 * 1024
 STDIN_NAME = "<stdin>"
 _CHUNK = 1 << 20
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 class ReadRefused(Exception):
@@ -61,7 +62,7 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str
     The common case costs one open, one fstat and (usually) one read; only a refusal looks
     at what the path is, for its message."""
     try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except (OSError, ValueError) as exc:
         raise _refusal(path, what, exc) from None
     try:
@@ -70,7 +71,10 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_BYTES, what: str
             raise _refusal(path, what, None)
         if st.st_size > limit:
             raise too_large(path, st.st_size, limit, what)
-        data = _read_all(fd, st.st_size, limit)
+        want = min(st.st_size, limit) + 1  # one byte more: a file that grew shows
+        data = os.read(fd, want)
+        if len(data) == want:  # it did grow: read on, to the limit
+            data = _read_all(fd, data, limit)
     except OSError as exc:
         raise _unreadable("os", path=path, reason=exc.strerror or exc) from None
     finally:
@@ -93,12 +97,12 @@ def _refusal(path: str | os.PathLike[str], what: str, exc: BaseException | None)
     return _unreadable("not-a-file", path=path, kind=kind, what=what)
 
 
-def _read_all(fd: int, size: int, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes: one read of the size fstat gave (plus one byte, to see
-    a file that grew), more only if it did grow."""
-    want = min(size, limit) + 1
-    chunks = [os.read(fd, want)]
-    total = len(chunks[0])
+def _read_all(fd: int, first: bytes, limit: int) -> bytes:
+    """``first`` and what follows it, up to ``limit + 1`` bytes in all (a file that grew
+    after fstat gave its size)."""
+    chunks = [first]
+    total = len(first)
+    want = len(first)
     while len(chunks[-1]) == want and total <= limit:
         want = min(_CHUNK, limit + 1 - total)
         chunks.append(os.read(fd, want))

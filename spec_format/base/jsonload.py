@@ -15,6 +15,10 @@ unchecked. A lone surrogate escape (``"\ud800"``), which no UTF-8 writer can enc
 ``lone-surrogate`` problem. Every list of problems is capped (:data:`MAX_PROBLEMS`), with
 one more problem saying how many were left out.
 
+Speed: a document the hooks would find nothing wrong with is parsed by orjson instead
+(:func:`_fast_parse` proves the result the same, else the hooks decide), and its text is
+decoded only when a position is asked for; ``fast=False`` forces the reference path.
+
 Positions: the standard parser keeps no positions, so :class:`Locator` re-scans the text
 (only when a finding needs a line number) with a small scanner of its own.
 """
@@ -26,9 +30,11 @@ import json
 import math
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from spec_format.base.bounded import ReadRefused, read_file
 from spec_format.base.input_messages import message
@@ -72,21 +78,43 @@ class Problem:
     column: int | None = None
 
 
-@dataclass
 class Loaded:
-    """A parsed JSON document (``data`` is ``None`` when a fatal problem stopped parsing)."""
+    """A parsed JSON document (``data`` is ``None`` when a fatal problem stopped parsing).
 
-    path: Path
-    data: Any = None
-    text: str = ""
-    raw: bytes = b""  # the bytes as read (BOM included)
-    problems: list[Problem] = field(default_factory=list)
+    ``text`` is the decoded text; when the fast path parsed the bytes, it is decoded from
+    ``raw`` on first use (only positions and rewrites need it)."""
+
+    __slots__ = ("_locator", "_text", "data", "path", "problems", "raw")
+
+    def __init__(
+        self,
+        path: Path,
+        data: Any = None,
+        text: str | None = "",
+        raw: bytes = b"",  # the bytes as read (BOM included)
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.path, self.data, self.raw = path, data, raw
+        self._text = text  # None: ``raw`` (no BOM, valid UTF-8) decoded when first asked
+        self.problems: list[Problem] = [] if problems is None else problems
+        self._locator: Locator | None = None
+
+    def __repr__(self) -> str:
+        return f"Loaded(path={self.path!r}, ok={self.ok}, problems={self.problems!r})"
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.raw.decode("utf-8")
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
     @property
     def ok(self) -> bool:
         return self.data is not None and not any(p.fatal for p in self.problems)
-
-    _locator: Locator | None = None
 
     def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
         """1-based (line, column) of the value at ``pointer`` (or its nearest parent)."""
@@ -97,19 +125,28 @@ class Loaded:
         return self._locator.find(pointer)
 
     def positions(self) -> TextPositions | None:
-        """What a report keeps to place its findings later: the path and the text, not
-        the parsed data or the bytes (None when there is no text)."""
-        return TextPositions(self.path, self.text) if self.text else None
+        """What a report keeps to place its findings later: the path and the text (or the
+        bytes it decodes from), not the parsed data (None when there is no text)."""
+        if self._text is None:
+            return TextPositions(self.path, None, self.raw)
+        return TextPositions(self.path, self._text) if self._text else None
 
 
 class TextPositions:
-    """Line and column of JSON pointers in one file's text, tokenised on first use."""
+    """Line and column of JSON pointers in one file's text, tokenised on first use (the
+    text decoded from ``raw`` then too, when it was not decoded yet)."""
 
-    __slots__ = ("_locator", "path", "text")
+    __slots__ = ("_locator", "_raw", "_text", "path")
 
-    def __init__(self, path: Path, text: str) -> None:
-        self.path, self.text = path, text
+    def __init__(self, path: Path, text: str | None, raw: bytes = b"") -> None:
+        self.path, self._text, self._raw = path, text, raw
         self._locator: Locator | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text, self._raw = self._raw.decode("utf-8"), b""
+        return self._text
 
     def locate(self, pointer: str | None) -> tuple[int | None, int | None]:
         if pointer is None:
@@ -218,11 +255,63 @@ _DECODER = json.JSONDecoder(
 )
 
 
+#: the bytes the fast path looks at, each digit read as ``0`` and ``[`` as ``{`` (one count)
+_SHAPE = bytes.maketrans(b"0123456789[", b"0000000000{")
+#: a run of digits this long may be an integer past MAX_INT (orjson reads up to 2**64 - 1 as
+#: an int and longer ones as floats, where the hooks report them): the slow path decides
+_LONG_DIGITS = b"0" * len(str(MAX_INT))
+#: larger documents take the slow path, whose memory the hostile-input tests bound (orjson
+#: builds a whole document tree first, and an allocation that fails there is not a
+#: MemoryError); configs are a few KB, the largest verifier configs tens of KB
+FAST_MAX_BYTES = 1 << 20
+
+
+def _fast_parse(raw: bytes, require_object: bool) -> Any:
+    """The document parsed by orjson when that is provably what the hook-based parser
+    below would return with no problem at all, else ``None`` (the slow path decides).
+
+    orjson refuses what the hooks would report (NaN/Infinity, a float that overflows, a
+    BOM, bad UTF-8, a lone surrogate escape, trailing commas or data, empty input), reads
+    numbers to the same values, and keeps the last of duplicate keys silently. So, on the
+    bytes: no backslash (every string is then its bytes, verbatim), no run of 19 digits
+    (an integer that may not fit int64), and as many colons as in ``orjson.dumps`` of the
+    result: each key of the text brings one, strings carry theirs verbatim into the
+    dump, and a dropped duplicate key would take at least its own colon with it."""
+    if len(raw) > FAST_MAX_BYTES:
+        return None
+    shape = raw.translate(_SHAPE)
+    if b"\\" in shape or _LONG_DIGITS in shape:
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # the slow path says what is wrong
+        return None
+    if require_object and not isinstance(data, dict):
+        return None
+    # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
+    if shape.count(b"{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        return None
+    if shape.count(b":") != orjson.dumps(data).count(b":"):
+        return None  # a duplicate key
+    return data
+
+
 def parse_json_bytes(
-    raw: bytes, path: Path, *, require_object: bool = True, out: Loaded | None = None
+    raw: bytes,
+    path: Path,
+    *,
+    require_object: bool = True,
+    out: Loaded | None = None,
+    fast: bool = True,
 ) -> Loaded:
+    """``raw`` parsed, with every problem found in it. ``fast=False`` skips the orjson path
+    (the reference: tests/test_jsonload_fast.py compares both)."""
     out = out or Loaded(path=path)
     out.raw = raw
+    data = _fast_parse(raw, require_object) if fast else None
+    if data is not None:  # no problem; the text is decoded when a position is asked for
+        out.data, out._text = data, None
+        return out
     if not raw.strip():
         out.problems.append(Problem("empty", message("empty-file", path=path), True))
         return out
@@ -449,7 +538,9 @@ class Locator:
         self._visited = 0
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # the text already parsed; a scanner slip only costs line numbers
-        with contextlib.suppress(IndexError, AttributeError, RecursionError, _Enough):
+        with contextlib.suppress(
+            IndexError, AttributeError, RecursionError, json.JSONDecodeError, _Enough
+        ):
             self._value(_WS.match(text, 0).end(), "")
 
     def _linecol(self, offset: int) -> tuple[int, int]:

@@ -271,51 +271,111 @@ def removed_fields(model_type: str) -> dict[str, str]:
 
 def fingerprint(config: dict[str, Any]) -> list[Evidence]:
     """What the keys of ``config`` say about the release line that wrote it."""
+    return list(_evidence_of(_signature(config)))
 
+
+#: the longest string a signature holds (longer ones are not cached, nor kept by a cache)
+_CACHED_TEXT = 64
+
+
+class _Signature(NamedTuple):
+    """Everything :func:`fingerprint` reads of a config: the evidence is a function of it
+    (cached per signature: a batch shows a handful)."""
+
+    model_type: str | None  # a string of at most 64 characters, else None
+    present: tuple[bool, ...]  # which of its fingerprint keys the config has
+    noise: tuple[bool, ...]  # which serialization-noise keys of _noise_evidence it has
+    non_greedy: bool  # a sampling or tree proposal method
+    old_verifier: bool  # speculators_config.verifier.hidden_size
+    auto_map_module: str | None  # the module of auto_map[""] when the catalog dates it
+    eagle3_architecture: bool
+    top_level_dtype: bool  # dtype without torch_dtype
+    rope_parameters: bool  # transformer_layer_config.rope_parameters
+    transformers_5: str | None  # transformers_version when its major is 5 or more
+
+
+def _signature(config: dict[str, Any]) -> _Signature:
     model_type = config.get("speculators_model_type")
-    if isinstance(model_type, str) and len(model_type) <= 64:
-        keys = _fingerprint_keys(model_type)
-        # what the type and its fingerprint keys say depends only on which keys are present
-        out = list(_key_evidence(model_type, tuple(map(config.__contains__, keys))))
+    if isinstance(model_type, str) and len(model_type) <= _CACHED_TEXT:
+        present = tuple(map(config.__contains__, _fingerprint_keys(model_type)))
     else:
-        out = []
-    for key, evidence in _noise_evidence():
-        if key in config:
-            out.append(evidence)
+        model_type, present = None, ()
+    noise = tuple(map(config.__contains__, _noise_keys()))
+    non_greedy = old_verifier = False
     spec = config.get("speculators_config")
     if isinstance(spec, dict):
         methods = spec.get("proposal_methods")
         if isinstance(methods, list):
-            kinds = {
-                m.get("proposal_type")
-                for m in methods
-                if isinstance(m, dict) and isinstance(m.get("proposal_type"), str)
-            }
-            if kinds & {"sampling", "static_tree", "dynamic_tree"}:
-                out.append(Evidence("non-greedy proposal method", None, "0.2"))
+            for m in methods:  # a loop, not any(): one method is the common case
+                if isinstance(m, dict):
+                    kind = m.get("proposal_type")
+                    if isinstance(kind, str) and kind in _NON_GREEDY:
+                        non_greedy = True
+                        break
         verifier = spec.get("verifier")
-        if isinstance(verifier, dict) and "hidden_size" in verifier:
-            out.append(Evidence("pre-0.1.0 verifier keys", None, "0.1", strong=False))
+        old_verifier = isinstance(verifier, dict) and "hidden_size" in verifier
+    module = None
     auto_map = config.get("auto_map")
     if isinstance(auto_map, dict) and isinstance(auto_map.get(""), str):
         module = auto_map[""].split(".")[0]
-        span = catalog.auto_map_modules().get(module)
-        if span:
-            out.append(Evidence(f"auto_map module {module}", *span, strong=False))
+        module = module if module in catalog.auto_map_modules() else None
     archs = config.get("architectures")
-    if isinstance(archs, list) and "Eagle3DraftModel" in archs:
-        out.append(Evidence("architectures Eagle3DraftModel", "0.3", None))
-    if "dtype" in config and "torch_dtype" not in config:
-        out.append(Evidence("top-level dtype (transformers >= 4.56)", "0.2", None, strong=False))
     tlc = config.get("transformer_layer_config")
-    if isinstance(tlc, dict) and "rope_parameters" in tlc:
-        out.append(Evidence("nested rope_parameters (transformers 5)", "0.5", None))
     tv = config.get("transformers_version")
     major = tv.split(".")[0] if isinstance(tv, str) else ""
-    if major.isdecimal() and len(major) <= 4 and int(major) >= 5:
-        out.append(Evidence(f"transformers_version {tv}", "0.5", None))
+    return _Signature(
+        model_type,
+        present,
+        noise,
+        non_greedy,
+        old_verifier,
+        module,
+        isinstance(archs, list) and "Eagle3DraftModel" in archs,
+        "dtype" in config and "torch_dtype" not in config,
+        isinstance(tlc, dict) and "rope_parameters" in tlc,
+        tv if major.isdecimal() and len(major) <= 4 and int(major) >= 5 else None,
+    )
+
+
+#: proposal methods no 0.3+ release writes
+_NON_GREEDY = frozenset({"sampling", "static_tree", "dynamic_tree"})
+
+
+def _evidence_of(sig: _Signature) -> tuple[Evidence, ...]:
+    if sig.transformers_5 is not None and len(sig.transformers_5) > _CACHED_TEXT:
+        return _evidence(sig)  # a cache would keep the long string
+    return _cached_evidence(sig)
+
+
+def _evidence(sig: _Signature) -> tuple[Evidence, ...]:
+    out = list(_key_evidence(sig.model_type, sig.present)) if sig.model_type is not None else []
+    noise = zip(_noise_evidence(), sig.noise, strict=True)
+    out += [evidence for (_, evidence), here in noise if here]
+    if sig.non_greedy:
+        out.append(Evidence("non-greedy proposal method", None, "0.2"))
+    if sig.old_verifier:
+        out.append(Evidence("pre-0.1.0 verifier keys", None, "0.1", strong=False))
+    if sig.auto_map_module is not None:
+        span = catalog.auto_map_modules()[sig.auto_map_module]
+        out.append(Evidence(f"auto_map module {sig.auto_map_module}", *span, strong=False))
+    if sig.eagle3_architecture:
+        out.append(Evidence("architectures Eagle3DraftModel", "0.3", None))
+    if sig.top_level_dtype:
+        out.append(Evidence("top-level dtype (transformers >= 4.56)", "0.2", None, strong=False))
+    if sig.rope_parameters:
+        out.append(Evidence("nested rope_parameters (transformers 5)", "0.5", None))
+    if sig.transformers_5 is not None:
+        out.append(Evidence(f"transformers_version {sig.transformers_5}", "0.5", None))
     lines = catalog.versions()
-    return [e for e in out if e.low is None or e.low in lines]
+    return tuple(e for e in out if e.low is None or e.low in lines)
+
+
+_cached_evidence = lru_cache(maxsize=1024)(_evidence)
+
+
+@cache
+def _noise_keys() -> tuple[str, ...]:
+    return tuple(key for key, _ in _noise_evidence())
 
 
 @cache
@@ -425,30 +485,68 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
     files omit fields freely. Without a usable declared version, the newest line all the
     evidence allows is used and labelled inferred. ``requested`` (``--format-version``)
     overrides both.
+
+    The decision depends on the config only through its signature and its
+    ``speculators_version`` (cached on both: a batch shows a handful of each); every call
+    returns a Detection of its own.
     """
-    evidence = fingerprint(config)
-    strong, allowed, discarded = _allowed_lines(tuple(evidence))
+    sig = _signature(config)
     declared = config.get("speculators_version")
+    if declared is None or isinstance(declared, str):
+        stamp: str | _NotAString | None = declared
+    else:  # 1, 1.0 and True are equal keys: the type is what the decision reads
+        stamp = _NotAString(type(declared).__name__)
+    if (isinstance(stamp, str) and len(stamp) > _CACHED_TEXT) or (
+        sig.transformers_5 is not None and len(sig.transformers_5) > _CACHED_TEXT
+    ):
+        decided = _decide(sig, stamp, requested)  # a cache would keep the long string
+    else:
+        decided = _cached_decision(sig, stamp, requested)
+    line, source, declared_line, allowed, evidence, problems, parsed, discarded, strong = decided
+    return Detection(
+        line=line,
+        source=source,
+        declared=stamp if isinstance(stamp, str) else None,
+        declared_line=declared_line,
+        inferred=allowed,
+        evidence=list(evidence),  # copies: the cached tuples are shared
+        problems=list(problems),
+        parsed=parsed,
+        discarded=list(discarded),
+        strong=strong,
+    )
+
+
+class _NotAString(NamedTuple):
+    """A ``speculators_version`` that is no string, by its type's name."""
+
+    type_name: str
+
+
+def _decide(sig: _Signature, declared: str | _NotAString | None, requested: str | None) -> tuple:
+    """(line, source, declared line, inferred lines, evidence, problems, parsed version,
+    discarded evidence, strong lines) of :func:`detect`."""
+    evidence = _evidence_of(sig)
+    strong, allowed, discarded = _allowed_lines(evidence)
     problems: list[str] = []
     parsed = None
     declared_line = None
-    if declared is not None:
-        if not isinstance(declared, str):
-            problems.append(f"speculators_version is {type(declared).__name__}, not a string")
+    if isinstance(declared, _NotAString):
+        problems.append(f"speculators_version is {declared.type_name}, not a string")
+    elif declared is not None:
+        try:
+            parsed = parse(declared)
+        except VersionStringError as exc:
+            problems.append(str(exc))
         else:
-            try:
-                parsed = parse(declared)
-            except VersionStringError as exc:
-                problems.append(str(exc))
+            if parsed.note:
+                problems.append(parsed.note)
+            if parsed.line in catalog.versions():
+                declared_line = parsed.line
             else:
-                if parsed.note:
-                    problems.append(parsed.note)
-                if parsed.line in catalog.versions():
-                    declared_line = parsed.line
-                else:
-                    problems.append(
-                        f"{declared} names no known format version (known: {', '.join(catalog.versions())})"
-                    )
+                problems.append(
+                    f"{declared} names no known format version (known: {', '.join(catalog.versions())})"
+                )
     fits: list[str] = []
     if parsed is not None and declared_line is not None:
         fits = [c for c in parsed.candidates if c in strong]
@@ -460,21 +558,23 @@ def detect(config: dict[str, Any], requested: str | None = None) -> Detection:
         line, source = fits[-1], "declared"
     else:
         line, source = allowed[-1], "inferred"
-    return Detection(
-        line=line,
-        source=source,
-        declared=declared if isinstance(declared, str) else None,
-        declared_line=declared_line,
-        inferred=allowed,
-        evidence=evidence,
-        problems=problems,
-        parsed=parsed,
-        discarded=list(discarded),  # a copy: the cached tuple is shared
-        strong=strong,
+    return (
+        line,
+        source,
+        declared_line,
+        allowed,
+        evidence,
+        tuple(problems),
+        parsed,
+        discarded,
+        strong,
     )
 
 
-@cache  # evidence tuples recur across files written by the same tool
+_cached_decision = lru_cache(maxsize=1024)(_decide)
+
+
+@lru_cache(maxsize=1024)  # evidence tuples recur across files written by the same tool
 def _allowed_lines(
     evidence: tuple[Evidence, ...],
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Evidence, ...]]:

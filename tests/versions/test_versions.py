@@ -149,3 +149,31 @@ def test_a_mistyped_type_in_a_current_file_keeps_its_version_and_gets_a_did_you_
     assert report.format_version == "0.9" and report.version_source == "declared"
     (finding,) = [f for f in report.findings if f.pointer == "/speculators_model_type"]
     assert "did you mean 'eagle3'" in finding.message, finding.message
+
+
+def test_detections_of_equal_looking_stamps_stay_apart():
+    """detect() is cached on what it reads: 1, 1.0 and True are equal dict keys, but each
+    is reported as its own type, and a long stamp is never confused with its prefix."""
+    base = {"speculators_model_type": "eagle3"}
+    for stamp, problem in [
+        (1, "speculators_version is int, not a string"),
+        (1.0, "speculators_version is float, not a string"),
+        (True, "speculators_version is bool, not a string"),
+        ("1", "'1' is not a speculators version (expected X.Y.Z[.devN])"),
+    ]:
+        assert versions.detect({**base, "speculators_version": stamp}).problems == [problem]
+    long = "0.1.0" + "0" * 100
+    det = versions.detect({**base, "speculators_version": long})
+    assert det.declared == long and det.declared_line is None
+
+
+def test_each_detection_is_a_copy():
+    cfg = {"speculators_model_type": "eagle3", "speculators_version": "latest"}
+    first = versions.detect(cfg)
+    first.evidence.clear()
+    first.problems.append("changed by a caller")
+    second = versions.detect(cfg)
+    assert second.evidence and second.problems == ["'latest' is not a PEP 440 version"], (
+        second.problems
+    )
+    assert second.to_dict()["evidence"] == [e.describe() for e in versions.fingerprint(cfg)]

@@ -41,8 +41,8 @@ LIMIT = 4096
 #: after this many distinct documents with fewer than a quarter as many repeats, a run
 #: stops looking for repeats (a batch of distinct configs pays for neither key nor copy)
 GIVE_UP_AFTER = 256
-#: the characters of text a run keeps to share positions (8 MiB of ASCII at most)
-TEXT_CHARS = 8 << 20
+#: the bytes of files a run keeps to share their positions
+TEXT_BYTES = 8 << 20
 #: a message this long may have been shortened around its middle (rules/base.bounded),
 #: where a longer or shorter path would have cut it elsewhere: such a document is not shared
 LONG_MESSAGE = 1000
@@ -112,8 +112,8 @@ class ConfigMemo:
         self._seen: dict[bytes, _Shared | None] | None = {}
         self.shared = 0  # documents that took a stored outcome (for tests and benches)
         #: the positions of the first file of each text, shared by files of the same text
-        self._texts: dict[str, TextPositions] = {}
-        self._text_chars = 0
+        self._texts: dict[bytes, TextPositions] = {}
+        self._text_bytes = 0
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
         """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""
@@ -144,19 +144,20 @@ class ConfigMemo:
         text when there is one (tokenised once for all of them: a batch that repeats a
         document repeats its findings, and placing them would tokenise each copy)."""
         mine = loaded.positions()
-        if mine is None or self._seen is None:
+        raw = loaded.raw  # the same bytes, the same text and positions
+        if mine is None or self._seen is None or not raw:
             return mine
-        first = self._texts.get(mine.text)
+        first = self._texts.get(raw)
         if first is not None:
             return _SameText(mine.path, first)
-        if self._text_chars + len(mine.text) <= TEXT_CHARS:
-            self._texts[mine.text] = mine
-            self._text_chars += len(mine.text)
+        if self._text_bytes + len(raw) <= TEXT_BYTES:
+            self._texts[raw] = mine
+            self._text_bytes += len(raw)
         return mine
 
 
 class _SameText:
-    """The positions of a file whose text another file of the run has (see positions)."""
+    """The positions of a file whose text another file of the run has (see ConfigMemo.positions)."""
 
     __slots__ = ("path", "_first")
 

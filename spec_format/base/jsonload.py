@@ -84,7 +84,7 @@ class Loaded:
     ``text`` is the decoded text; when the fast path parsed the bytes, it is decoded from
     ``raw`` on first use (only positions and rewrites need it)."""
 
-    __slots__ = ("_locator", "_text", "data", "path", "problems", "raw")
+    __slots__ = ("_locator", "_text", "compact", "data", "path", "problems", "raw")
 
     def __init__(
         self,
@@ -98,6 +98,9 @@ class Loaded:
         self._text = text  # None: ``raw`` (no BOM, valid UTF-8) decoded when first asked
         self.problems: list[Problem] = [] if problems is None else problems
         self._locator: Locator | None = None
+        #: ``data`` as ``orjson.dumps`` writes it, when the fast path wrote it (the key under
+        #: which a run shares the checks of identical documents: engine/config_memo.py)
+        self.compact: bytes | None = None
 
     def __repr__(self) -> str:
         return f"Loaded(path={self.path!r}, ok={self.ok}, problems={self.problems!r})"
@@ -266,9 +269,10 @@ _LONG_DIGITS = b"0" * len(str(MAX_INT))
 FAST_MAX_BYTES = 1 << 20
 
 
-def _fast_parse(raw: bytes, require_object: bool) -> Any:
-    """The document parsed by orjson when that is provably what the hook-based parser
-    below would return with no problem at all, else ``None`` (the slow path decides).
+def _fast_parse(raw: bytes, require_object: bool) -> tuple[Any, bytes] | None:
+    """The document parsed by orjson, and ``orjson.dumps`` of it, when that is provably
+    what the hook-based parser below would return with no problem at all, else ``None``
+    (the slow path decides).
 
     orjson refuses what the hooks would report (NaN/Infinity, a float that overflows, a
     BOM, bad UTF-8, a lone surrogate escape, trailing commas or data, empty input), reads
@@ -291,9 +295,10 @@ def _fast_parse(raw: bytes, require_object: bool) -> Any:
     # nesting deeper than MAX_DEPTH needs at least that many brackets; most files have fewer
     if shape.count(b"{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
         return None
-    if shape.count(b":") != orjson.dumps(data).count(b":"):
+    compact = orjson.dumps(data)
+    if shape.count(b":") != compact.count(b":"):
         return None  # a duplicate key
-    return data
+    return data, compact
 
 
 def parse_json_bytes(
@@ -308,9 +313,9 @@ def parse_json_bytes(
     (the reference: tests/test_jsonload_fast.py compares both)."""
     out = out or Loaded(path=path)
     out.raw = raw
-    data = _fast_parse(raw, require_object) if fast else None
-    if data is not None:  # no problem; the text is decoded when a position is asked for
-        out.data, out._text = data, None
+    parsed = _fast_parse(raw, require_object) if fast else None
+    if parsed is not None:  # no problem; the text is decoded when a position is asked for
+        (out.data, out.compact), out._text = parsed, None
         return out
     if not raw.strip():
         out.problems.append(Problem("empty", message("empty-file", path=path), True))

@@ -75,8 +75,8 @@ class _Shared:
         self.pieces = [
             (
                 f.__dict__,
-                f.message.split(PLACEHOLDER),
-                f.file.split(PLACEHOLDER),
+                f.message.split(PLACEHOLDER) if PLACEHOLDER in f.message else None,
+                None if f.file == PLACEHOLDER else f.file.split(PLACEHOLDER),
                 None if f.command is None else [a.split(PLACEHOLDER) for a in f.command],
             )
             for f in outcome.findings
@@ -89,15 +89,15 @@ class _Shared:
             copy = object.__new__(Finding)
             # fields set directly: a frozen dataclass's __init__ sets each one through
             # object.__setattr__, which was most of a shared document's cost
-            copy.__dict__.update(fields)
-            if len(message) > 1:
-                text = file.join(message)
+            mine = copy.__dict__
+            mine.update(fields)
+            mine["file"] = file if name is None else file.join(name)
+            if message is not None:
+                mine["message"] = text = file.join(message)
                 if len(text) > LONG_MESSAGE:
                     return None
-                copy.__dict__["message"] = text
-            copy.__dict__["file"] = file.join(name)
             if command is not None:
-                copy.__dict__["command"] = tuple([file.join(a) for a in command])
+                mine["command"] = tuple([file.join(a) for a in command])
             moved.append(copy)
         o = self.outcome
         return Outcome(o.version, o.source, o.detection, o.model_type, o.dispatched, tuple(moved))
@@ -176,6 +176,8 @@ def _key(loaded: Loaded, file: str) -> bytes | None:
         return None
     if not _SHELL_SAFE.fullmatch(file) or PLACEHOLDER in file:
         return None
+    if loaded.compact is not None:  # written by the parser's fast path
+        return loaded.compact
     try:
         return orjson.dumps(loaded.data)
     except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits, say

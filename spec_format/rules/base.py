@@ -14,6 +14,7 @@ import enum
 import functools
 import inspect
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -98,6 +99,23 @@ class Hit:
     command: tuple[str, ...] | None = None
 
 
+class _Once:
+    """A read-only view of a :class:`Context` computed on first use and kept in the
+    instance (later reads are plain attribute reads): ``functools.cached_property`` without
+    its lock, which costs more than the views themselves."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, ctx: Any, owner: type | None = None) -> Any:
+        if ctx is None:
+            return self
+        value = ctx.__dict__[self.name] = self.compute(ctx)
+        return value
+
+
 @dataclass
 class Context:
     """Everything a check may look at. Optional parts are ``None`` when not available;
@@ -129,17 +147,19 @@ class Context:
         given = self.options.get("verifier_given")
         return given or (str(self.verifier_path) if self.verifier_path is not None else None)
 
-    @property
+    # the config's parts most rules read, worked out once per context on first use (the
+    # config is not changed while rules run): see _Once
+    @_Once
     def layer_config(self) -> dict[str, Any]:
         tlc = self.config.get("transformer_layer_config")
         return tlc if isinstance(tlc, dict) else {}
 
-    @property
+    @_Once
     def spec_config(self) -> dict[str, Any]:
         sc = self.config.get("speculators_config")
         return sc if isinstance(sc, dict) else {}
 
-    @property
+    @_Once
     def proposal_methods(self) -> list[dict[str, Any]]:
         methods = self.spec_config.get("proposal_methods")
         if not isinstance(methods, list):
@@ -318,13 +338,18 @@ class Rule:
         """Build a finding of this rule directly (used by the engine and parsers). Messages,
         pointers and tensor names are bounded (a 10 MB string in a config stays a short
         finding)."""
+        # the usual short ASCII text is kept as it is without a call to bounded()
+        if len(message) > MAX_MESSAGE or not message.isascii():
+            message = bounded(message, MAX_MESSAGE)
+        if pointer is not None and (len(pointer) > MAX_NAME or not pointer.isascii()):
+            pointer = bounded(pointer, MAX_NAME)
         return Finding(
             rule=cls.id,
             name=cls.name,
-            severity=cls.severity_for(profile),
-            message=bounded(message, MAX_MESSAGE),
+            severity=cls.severity if profile is Profile.CURRENT else cls.severity_for(profile),
+            message=message,
             file=str(file),
-            pointer=None if pointer is None else bounded(pointer, MAX_NAME),
+            pointer=pointer,
             tensor=None if tensor is None else bounded(tensor, MAX_NAME),
             line=line,
             column=column,
@@ -334,8 +359,6 @@ class Rule:
 
 def shown(command: tuple[str, ...] | None) -> str:
     """A command as a message quotes it: ```specfmt fix --in-place path```."""
-    import shlex
-
     return f"`{shlex.join(command)}`" if command else ""
 
 
@@ -393,14 +416,17 @@ def plan_of(rules: Iterable[type[Rule]]) -> tuple[Step, ...]:
 
 def run_plan(plan: tuple[Step, ...], ctx: Context, profile: Profile, out: list[Finding]) -> None:
     """Run every step of ``plan`` on ``ctx``, appending their findings to ``out``: the same
-    findings, in the same order, as :func:`run_rule` for each rule in turn. A check with no
-    hit costs its call and one step of its iterator; only one that has hits goes through
-    the per-rule cap."""
+    findings, in the same order, as :func:`run_rule` for each rule in turn. A check returns
+    its hits as a list or tuple (empty when it finds nothing: then it costs its call and a
+    truth test) or yields them (a generator is always true: it costs one step of the
+    iterator); only a check with hits goes through the per-rule cap."""
     for rule, instance in plan:
-        hits = iter(instance.check(ctx))
-        for first in hits:
-            out.extend(_capped(rule, first, hits, ctx, profile))
-            break
+        hits = instance.check(ctx)
+        if hits:
+            hits = iter(hits)
+            for first in hits:
+                out.extend(_capped(rule, first, hits, ctx, profile))
+                break
 
 
 def _capped(

@@ -136,10 +136,15 @@ class Context:
     def command(self, *args: str) -> tuple[str, ...] | None:
         """``specfmt ARGS... CONFIG``: the command line that rewrites this config (None for
         a remote one or standard input, which no command rewrites in place)."""
-        path = str(self.config_path)
+        path = self.path_text
         if path.startswith("hf://") or path in ("-", "<stdin>"):
             return None
         return ("specfmt", *args, path)
+
+    @_Once
+    def path_text(self) -> str:
+        """``str(config_path)``: what findings and commands name the config by."""
+        return str(self.config_path)
 
     @property
     def verifier_given(self) -> str | None:
@@ -338,23 +343,40 @@ class Rule:
         """Build a finding of this rule directly (used by the engine and parsers). Messages,
         pointers and tensor names are bounded (a 10 MB string in a config stays a short
         finding)."""
-        # the usual short ASCII text is kept as it is without a call to bounded()
-        if len(message) > MAX_MESSAGE or not message.isascii():
-            message = bounded(message, MAX_MESSAGE)
-        if pointer is not None and (len(pointer) > MAX_NAME or not pointer.isascii()):
-            pointer = bounded(pointer, MAX_NAME)
-        return Finding(
-            rule=cls.id,
-            name=cls.name,
-            severity=cls.severity if profile is Profile.CURRENT else cls.severity_for(profile),
-            message=message,
-            file=str(file),
-            pointer=pointer,
-            tensor=None if tensor is None else bounded(tensor, MAX_NAME),
-            line=line,
-            column=column,
-            command=command,
+        return _new_finding(
+            cls, message, str(file), profile, pointer, tensor, line, column, command
         )
+
+
+def _new_finding(
+    rule: type[Rule],
+    message: str,
+    file: str,
+    profile: Profile,
+    pointer: str | None,
+    tensor: str | None,
+    line: int | None,
+    column: int | None,
+    command: tuple[str, ...] | None,
+) -> Finding:
+    """:meth:`Rule.finding` without its keyword handling (the engine's hot path calls this)."""
+    # the usual short ASCII text is kept as it is, without a call to bounded()
+    if len(message) > MAX_MESSAGE or not message.isascii():
+        message = bounded(message, MAX_MESSAGE)
+    if pointer is not None and (len(pointer) > MAX_NAME or not pointer.isascii()):
+        pointer = bounded(pointer, MAX_NAME)
+    return Finding(
+        rule=rule.id,
+        name=rule.name,
+        severity=rule.severity if profile is Profile.CURRENT else rule.severity_for(profile),
+        message=message,
+        file=file,
+        pointer=pointer,
+        tensor=None if tensor is None else bounded(tensor, MAX_NAME),
+        line=line,
+        column=column,
+        command=command,
+    )
 
 
 def shown(command: tuple[str, ...] | None) -> str:
@@ -419,14 +441,20 @@ def run_plan(plan: tuple[Step, ...], ctx: Context, profile: Profile, out: list[F
     findings, in the same order, as :func:`run_rule` for each rule in turn. A check returns
     its hits as a list or tuple (empty when it finds nothing: then it costs its call and a
     truth test) or yields them (a generator is always true: it costs one step of the
-    iterator); only a check with hits goes through the per-rule cap."""
+    iterator); only a generator or more hits than the cap go through :func:`_capped`."""
     for rule, instance in plan:
         hits = instance.check(ctx)
-        if hits:
-            hits = iter(hits)
-            for first in hits:
-                out.extend(_capped(rule, first, hits, ctx, profile))
-                break
+        if not hits:
+            continue
+        kind = hits.__class__
+        if (kind is tuple or kind is list) and len(hits) <= MAX_FINDINGS_PER_RULE:
+            for hit in hits:  # under the cap: a finding per hit, as _capped would make
+                out.append(_finding(rule, hit, ctx, profile))
+            continue
+        hits = iter(hits)
+        for first in hits:
+            out.extend(_capped(rule, first, hits, ctx, profile))
+            break
 
 
 def _capped(
@@ -448,11 +476,15 @@ def _capped(
 
 
 def _finding(rule: type[Rule], hit: Hit, ctx: Context, profile: Profile) -> Finding:
-    return rule.finding(
+    file = hit.file
+    return _new_finding(
+        rule,
         hit.message,
-        hit.file or ctx.config_path,
-        profile=profile,
-        pointer=hit.pointer,
-        tensor=hit.tensor,
-        command=hit.command,
+        str(file) if file else ctx.path_text,
+        profile,
+        hit.pointer,
+        hit.tensor,
+        None,
+        None,
+        hit.command,
     )

@@ -8,6 +8,7 @@ whose values mean something else, weights a config cannot repair) in
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from functools import cache
 
@@ -29,12 +30,22 @@ def _detect(ctx: Context) -> versions.Detection:
     return ctx.detection
 
 
-def _migrate(ctx: Context, line: str) -> tuple[str, ...] | None:
-    return ctx.command("migrate", "--to", line, "--in-place")
+@cache
+def _migrate_args(line: str) -> tuple[tuple[str, ...], str]:
+    """``migrate --to LINE --in-place`` and ``specfmt`` with them quoted, once per line."""
+    args = ("migrate", "--to", line, "--in-place")
+    return args, shlex.join(("specfmt", *args))
 
 
-def _run(command: tuple[str, ...] | None, line: str) -> str:
-    return shown(command) or f"`specfmt migrate --to {line}`"
+def _migration(ctx: Context, line: str) -> tuple[tuple[str, ...] | None, str]:
+    """The command that migrates the config to ``line`` in place (None where no command
+    rewrites it) and how a message quotes it (:func:`shown`, else the command without the
+    path)."""
+    args, quoted = _migrate_args(line)
+    command = ctx.command(*args)
+    if command is None:
+        return None, f"`specfmt migrate --to {line}`"
+    return command, f"`{quoted} {shlex.quote(command[-1])}`"
 
 
 def _problem_hits(ctx: Context, rule_id: str) -> list[Hit]:
@@ -96,12 +107,12 @@ class VersionStringInvalid(_VersionRule):
         det = _detect(ctx)
         if det.parsed is not None and det.declared_line is not None:
             return NO_HITS
-        command = _migrate(ctx, det.line)
+        command, run = _migration(ctx, det.line)
         return (
             Hit(
                 f"speculators_version {raw!r} is not a speculators version "
                 f"({'; '.join(det.problems) or 'unrecognised'}); the keys say format "
-                f"{det.inferred_span}. {_run(command, det.line)} stamps a real one",
+                f"{det.inferred_span}. {run} stamps a real one",
                 pointer="/speculators_version",
                 command=command,
             ),
@@ -120,12 +131,12 @@ class VersionMissing(_VersionRule):
         if "speculators_version" in ctx.config:
             return NO_HITS
         det = _detect(ctx)
-        command = _migrate(ctx, det.line)
+        command, run = _migration(ctx, det.line)
         return (
             Hit(
                 f"no speculators_version; the keys say format {det.inferred_span} "
                 f"({'; '.join(e.describe() for e in det.evidence if e.strong) or 'no evidence'}"
-                f"). {_run(command, det.line)} writes it",
+                f"). {run} writes it",
                 pointer="",
                 command=command,
             ),
@@ -145,7 +156,7 @@ class VersionDisagreesWithKeys(_VersionRule):
         det = _detect(ctx)
         if det.declared_line is None or det.agrees:
             return NO_HITS
-        command = _migrate(ctx, det.line)
+        command, run = _migration(ctx, det.line)
         against = [e for e in det.evidence if not e.allows(det.declared_line)]
         strong = [e for e in against if e.strong]
         why = "; ".join(e.describe() for e in (strong or against))
@@ -154,7 +165,7 @@ class VersionDisagreesWithKeys(_VersionRule):
                 f"speculators_version {det.declared!r} names format {det.declared_line}, but "
                 f"the keys say {det.inferred_span} ({why}); the file was probably re-saved by "
                 f"another release, which never updates the stamp. specfmt uses {det.line}; "
-                f"{_run(command, det.line)} re-stamps it",
+                f"{run} re-stamps it",
                 pointer="/speculators_version",
                 command=command,
             ),
@@ -177,8 +188,8 @@ class OlderFormat(_VersionRule):
         pointer = "/speculators_version" if "speculators_version" in ctx.config else ""
         if newest is None:
             return (Hit(after, pointer=pointer),)
-        command = _migrate(ctx, newest)
-        return (Hit(f"{before}{_run(command, newest)}{after}", pointer=pointer, command=command),)
+        command, run = _migration(ctx, newest)
+        return (Hit(f"{before}{run}{after}", pointer=pointer, command=command),)
 
 
 class DSparkAnchorUnrecorded(_VersionRule):
@@ -219,14 +230,14 @@ class DFlashTokensOffByOne(_VersionRule):
         if bug is None:
             return NO_HITS
         i, written, right = bug
-        command = _migrate(ctx, ctx.format_version)
+        command, run = _migration(ctx, ctx.format_version)
         return (
             Hit(
                 f"speculative_tokens is {written} = block_size, written by "
                 f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 "
                 f"were off by one): block_size {written} without anchor sampling drafts "
                 f"{right} tokens per step; set it to {right} "
-                f"({_run(command, ctx.format_version)} does, in the same format version)",
+                f"({run} does, in the same format version)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,
             ),

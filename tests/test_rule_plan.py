@@ -4,12 +4,14 @@ and the per-rule cap are the same."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from spec_format.base.report import MAX_FINDINGS_PER_RULE, Severity
+from spec_format.base.report import MAX_FINDINGS_PER_RULE, Finding, Severity
 from spec_format.rules.base import (
+    FINDING_FIELDS,
     Context,
     Hit,
     Layer,
@@ -133,3 +135,7 @@ def test_the_context_views_are_worked_out_once_and_match_the_config():
     assert ctx.proposal_methods is ctx.proposal_methods  # kept, not rebuilt
     assert ctx.command("fix") is None  # standard input: no command rewrites it
     assert ctx.path_text == "-"
+
+
+def test_findings_are_built_by_position_in_the_order_of_their_fields():
+    assert tuple(f.name for f in dataclasses.fields(Finding)) == FINDING_FIELDS

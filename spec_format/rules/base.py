@@ -365,18 +365,33 @@ def _new_finding(
         message = bounded(message, MAX_MESSAGE)
     if pointer is not None and (len(pointer) > MAX_NAME or not pointer.isascii()):
         pointer = bounded(pointer, MAX_NAME)
-    return Finding(
-        rule=rule.id,
-        name=rule.name,
-        severity=rule.severity if profile is Profile.CURRENT else rule.severity_for(profile),
-        message=message,
-        file=file,
-        pointer=pointer,
-        tensor=None if tensor is None else bounded(tensor, MAX_NAME),
-        line=line,
-        column=column,
-        command=command,
+    return Finding(  # by position, in the order of FINDING_FIELDS (keywords cost a third more)
+        rule.id,
+        rule.name,
+        rule.severity if profile is Profile.CURRENT else rule.severity_for(profile),
+        message,
+        file,
+        pointer,
+        None if tensor is None else bounded(tensor, MAX_NAME),
+        line,
+        column,
+        command,
     )
+
+
+#: the fields of Finding in the order :func:`_new_finding` passes them (a test holds it)
+FINDING_FIELDS = (
+    "rule",
+    "name",
+    "severity",
+    "message",
+    "file",
+    "pointer",
+    "tensor",
+    "line",
+    "column",
+    "command",
+)
 
 
 def shown(command: tuple[str, ...] | None) -> str:

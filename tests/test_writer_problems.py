@@ -11,7 +11,16 @@ from spec_format.facts import writers
 from spec_format.testing.builder import tiny_config
 
 VERSIONS = [None, "0.3.0", "0.3.0.dev40", "0.2.0.dev25", "0.5.0.dev5", "0.5.0.dev20", "bad", 3]
-ARCHS = [None, ["Eagle3Speculator"], ["Eagle3DraftModel"], ["Eagle3DraftModel", 1], "x", []]
+ARCHS = [
+    None,
+    ["Eagle3Speculator"],
+    ["Eagle3DraftModel"],
+    ["Eagle3DraftModel", 1],
+    "x",
+    [],
+    ["Eagle3Speculator"] * 9,  # longer than the memo keeps
+    ["Eagle3DraftModel", "x" * 200],
+]
 VERIFIER = [None, [], ["LlamaForCausalLM"], ["Qwen3ForCausalLM"], [None], {"a": 1}]
 AUX = [None, [2, 4, 5], "absent"]
 
@@ -31,6 +40,15 @@ def _docs():
             yield doc
     yield {"speculators_model_type": "eagle3", "speculators_config": "not an object"}
     yield {"speculators_model_type": ["eagle3"], "speculators_version": "0.3.0.dev40"}
+    yield {"speculators_model_type": "eagle3", "speculators_version": "0.3.0.dev40" + "0" * 200}
+
+
+def test_the_memo_keeps_no_long_text():
+    doc = tiny_config("eagle3")
+    doc["architectures"] = ["Eagle3DraftModel", "y" * 10_000]
+    writers._known_problems_of.cache_clear()
+    writers.known_problems(doc)
+    assert writers._known_problems_of.cache_info().currsize == 0
 
 
 def test_the_memo_gives_what_the_direct_computation_gives():

@@ -115,15 +115,20 @@ def known_problems(doc: dict[str, Any]) -> list[WriterProblem]:
     return list(_known_problems_of(key))
 
 
+#: the memo keeps keys of short strings only (a hostile config's 10 MB names are not kept)
+_KEY_TEXT = 128
+_KEY_ITEMS = 8
+
+
 def _strings_or_none(value: Any) -> tuple[str, ...] | None | bool:
-    """``value`` as a key part: None, or a tuple for a list of strings; False (no key) for
-    any other value."""
+    """``value`` as a key part: None, or a tuple for a short list of short strings; False
+    (no key) for any other value."""
     if value is None:
         return None
-    if value.__class__ is not list:
+    if value.__class__ is not list or len(value) > _KEY_ITEMS:
         return False
     for v in value:
-        if v.__class__ is not str:
+        if v.__class__ is not str or len(v) > _KEY_TEXT:
             return False
     return tuple(value)
 
@@ -133,7 +138,9 @@ def _problems_key(doc: dict[str, Any]) -> tuple | None:
     then nothing is cached)."""
     version = doc.get("speculators_version")
     model_type = doc.get("speculators_model_type")
-    if (version is not None and version.__class__ is not str) or model_type.__class__ is not str:
+    if version is not None and (version.__class__ is not str or len(version) > _KEY_TEXT):
+        return None
+    if model_type.__class__ is not str or len(model_type) > _KEY_TEXT:
         return None
     archs = _strings_or_none(doc.get("architectures"))
     verifier = _strings_or_none(_verifier_archs(doc))

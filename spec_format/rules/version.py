@@ -52,6 +52,8 @@ def _problem_hits(ctx: Context, rule_id: str) -> list[Hit]:
     problems = ctx.options.get("_writer_problems")  # M007 and M008 ask: once per config
     if problems is None:
         problems = ctx.options["_writer_problems"] = writers.known_problems(ctx.config)
+    if not problems:  # the usual case
+        return NO_HITS
     return [Hit(p.message, pointer=p.pointer) for p in problems if p.rule == rule_id]
 
 

@@ -14,7 +14,6 @@ import enum
 import functools
 import inspect
 import re
-import shlex
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -396,6 +395,8 @@ FINDING_FIELDS = (
 
 def shown(command: tuple[str, ...] | None) -> str:
     """A command as a message quotes it: ```specfmt fix --in-place path```."""
+    import shlex  # only where a finding quotes a command: not at start-up
+
     return f"`{shlex.join(command)}`" if command else ""
 
 

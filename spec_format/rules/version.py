@@ -8,7 +8,6 @@ whose values mean something else, weights a config cannot repair) in
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from functools import cache
 
@@ -33,6 +32,8 @@ def _detect(ctx: Context) -> versions.Detection:
 @cache
 def _migrate_args(line: str) -> tuple[tuple[str, ...], str]:
     """``migrate --to LINE --in-place`` and ``specfmt`` with them quoted, once per line."""
+    import shlex  # only where a finding quotes a command: not at start-up
+
     args = ("migrate", "--to", line, "--in-place")
     return args, shlex.join(("specfmt", *args))
 
@@ -45,6 +46,8 @@ def _migration(ctx: Context, line: str) -> tuple[tuple[str, ...] | None, str]:
     command = ctx.command(*args)
     if command is None:
         return None, f"`specfmt migrate --to {line}`"
+    import shlex  # as above
+
     return command, f"`{quoted} {shlex.quote(command[-1])}`"
 
 

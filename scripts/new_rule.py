@@ -115,12 +115,15 @@ class {cls}({_base_class(layer)}):
     severity = Severity.WARNING
     applies_to = catalog.family("{family}")
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        if "{args.key}" in ctx.config and ctx.config["{args.key}"] is None:
-            yield Hit(
+    def check(self, ctx: Context) -> tuple[Hit, ...]:
+        if "{args.key}" not in ctx.config or ctx.config["{args.key}"] is not None:
+            return ()
+        return (
+            Hit(
                 "{args.key} is null; write the value the draft was trained with",
                 pointer="/{args.key}",
-            )
+            ),
+        )
 '''
 
 
@@ -134,7 +137,7 @@ def _add_class(layer: Layer, source: str) -> Path:
     module = registry.by_layer(layer)[0].__module__
     path = ROOT / (module.replace(".", "/") + ".py")
     text = path.read_text(encoding="utf-8")
-    # the layer modules import Context, Hit, Iterator and Severity already; add Status
+    # the layer modules import Context, Hit and Severity already; add Status
     base = re.search(r"^from spec_format\.rules\.base import (.+)$", text, re.M)
     if base is None:
         raise Refused(f"{path.relative_to(ROOT)} does not import from spec_format.rules.base")

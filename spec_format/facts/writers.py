@@ -20,6 +20,7 @@ The rules (``spec_format/rules/version.py``, ``crossfield.py``, ``engines.py``) 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from spec_format.base.jsonload import json_strings
@@ -104,7 +105,67 @@ def _verifier_archs(doc: dict[str, Any]) -> Any:
 
 def known_problems(doc: dict[str, Any]) -> list[WriterProblem]:
     """Known writer problems in ``doc`` (after fixups), each saying what to do; ``message``
-    None means the rule's own template words it."""
+    None means the rule's own template words it.
+
+    Worked out once per combination of the values it reads (a batch has a handful), when
+    they have the usual shapes: strings, lists of strings, null."""
+    key = _problems_key(doc)
+    if key is None:
+        return _known_problems(doc)
+    return list(_known_problems_of(key))
+
+
+#: the memo keeps keys of short strings only (a hostile config's 10 MB names are not kept)
+_KEY_TEXT = 128
+_KEY_ITEMS = 8
+
+
+def _strings_or_none(value: Any) -> tuple[str, ...] | None | bool:
+    """``value`` as a key part: None, or a tuple for a short list of short strings; False
+    (no key) for any other value."""
+    if value is None:
+        return None
+    if value.__class__ is not list or len(value) > _KEY_ITEMS:
+        return False
+    for v in value:
+        if v.__class__ is not str or len(v) > _KEY_TEXT:
+            return False
+    return tuple(value)
+
+
+def _problems_key(doc: dict[str, Any]) -> tuple | None:
+    """Every value :func:`_known_problems` reads, typed (None where one has another shape:
+    then nothing is cached)."""
+    version = doc.get("speculators_version")
+    model_type = doc.get("speculators_model_type")
+    if version is not None and (version.__class__ is not str or len(version) > _KEY_TEXT):
+        return None
+    if model_type.__class__ is not str or len(model_type) > _KEY_TEXT:
+        return None
+    archs = _strings_or_none(doc.get("architectures"))
+    verifier = _strings_or_none(_verifier_archs(doc))
+    if archs is False or verifier is False:
+        return None
+    aux_unset = doc.get("eagle_aux_hidden_state_layer_ids") is None
+    return (version, model_type, archs, verifier, aux_unset)
+
+
+@lru_cache(maxsize=1024)
+def _known_problems_of(key: tuple) -> tuple[WriterProblem, ...]:
+    version, model_type, archs, verifier, aux_unset = key
+    doc: dict[str, Any] = {"speculators_model_type": model_type}
+    if version is not None:
+        doc["speculators_version"] = version
+    if archs is not None:
+        doc["architectures"] = list(archs)
+    if verifier is not None:
+        doc["speculators_config"] = {"verifier": {"architectures": list(verifier)}}
+    if not aux_unset:
+        doc["eagle_aux_hidden_state_layer_ids"] = [1]
+    return tuple(_known_problems(doc))
+
+
+def _known_problems(doc: dict[str, Any]) -> list[WriterProblem]:
     out: list[WriterProblem] = []
     declared = declared_build(doc)
     model_type = doc.get("speculators_model_type")

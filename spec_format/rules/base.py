@@ -98,6 +98,23 @@ class Hit:
     command: tuple[str, ...] | None = None
 
 
+class _Once:
+    """A read-only view of a :class:`Context` computed on first use and kept in the
+    instance (later reads are plain attribute reads): ``functools.cached_property`` without
+    its lock, which costs more than the views themselves."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, ctx: Any, owner: type | None = None) -> Any:
+        if ctx is None:
+            return self
+        value = ctx.__dict__[self.name] = self.compute(ctx)
+        return value
+
+
 @dataclass
 class Context:
     """Everything a check may look at. Optional parts are ``None`` when not available;
@@ -118,10 +135,15 @@ class Context:
     def command(self, *args: str) -> tuple[str, ...] | None:
         """``specfmt ARGS... CONFIG``: the command line that rewrites this config (None for
         a remote one or standard input, which no command rewrites in place)."""
-        path = str(self.config_path)
+        path = self.path_text
         if path.startswith("hf://") or path in ("-", "<stdin>"):
             return None
         return ("specfmt", *args, path)
+
+    @_Once
+    def path_text(self) -> str:
+        """``str(config_path)``: what findings and commands name the config by."""
+        return str(self.config_path)
 
     @property
     def verifier_given(self) -> str | None:
@@ -129,17 +151,19 @@ class Context:
         given = self.options.get("verifier_given")
         return given or (str(self.verifier_path) if self.verifier_path is not None else None)
 
-    @property
+    # the config's parts most rules read, worked out once per context on first use (the
+    # config is not changed while rules run): see _Once
+    @_Once
     def layer_config(self) -> dict[str, Any]:
         tlc = self.config.get("transformer_layer_config")
         return tlc if isinstance(tlc, dict) else {}
 
-    @property
+    @_Once
     def spec_config(self) -> dict[str, Any]:
         sc = self.config.get("speculators_config")
         return sc if isinstance(sc, dict) else {}
 
-    @property
+    @_Once
     def proposal_methods(self) -> list[dict[str, Any]]:
         methods = self.spec_config.get("proposal_methods")
         if not isinstance(methods, list):
@@ -318,23 +342,60 @@ class Rule:
         """Build a finding of this rule directly (used by the engine and parsers). Messages,
         pointers and tensor names are bounded (a 10 MB string in a config stays a short
         finding)."""
-        return Finding(
-            rule=cls.id,
-            name=cls.name,
-            severity=cls.severity_for(profile),
-            message=bounded(message, MAX_MESSAGE),
-            file=str(file),
-            pointer=None if pointer is None else bounded(pointer, MAX_NAME),
-            tensor=None if tensor is None else bounded(tensor, MAX_NAME),
-            line=line,
-            column=column,
-            command=command,
+        return _new_finding(
+            cls, message, str(file), profile, pointer, tensor, line, column, command
         )
+
+
+def _new_finding(
+    rule: type[Rule],
+    message: str,
+    file: str,
+    profile: Profile,
+    pointer: str | None,
+    tensor: str | None,
+    line: int | None,
+    column: int | None,
+    command: tuple[str, ...] | None,
+) -> Finding:
+    """:meth:`Rule.finding` without its keyword handling (the engine's hot path calls this)."""
+    # the usual short ASCII text is kept as it is, without a call to bounded()
+    if len(message) > MAX_MESSAGE or not message.isascii():
+        message = bounded(message, MAX_MESSAGE)
+    if pointer is not None and (len(pointer) > MAX_NAME or not pointer.isascii()):
+        pointer = bounded(pointer, MAX_NAME)
+    return Finding(  # by position, in the order of FINDING_FIELDS (keywords cost a third more)
+        rule.id,
+        rule.name,
+        rule.severity if profile is Profile.CURRENT else rule.severity_for(profile),
+        message,
+        file,
+        pointer,
+        None if tensor is None else bounded(tensor, MAX_NAME),
+        line,
+        column,
+        command,
+    )
+
+
+#: the fields of Finding in the order :func:`_new_finding` passes them (a test holds it)
+FINDING_FIELDS = (
+    "rule",
+    "name",
+    "severity",
+    "message",
+    "file",
+    "pointer",
+    "tensor",
+    "line",
+    "column",
+    "command",
+)
 
 
 def shown(command: tuple[str, ...] | None) -> str:
     """A command as a message quotes it: ```specfmt fix --in-place path```."""
-    import shlex
+    import shlex  # only where a finding quotes a command: not at start-up
 
     return f"`{shlex.join(command)}`" if command else ""
 
@@ -393,11 +454,20 @@ def plan_of(rules: Iterable[type[Rule]]) -> tuple[Step, ...]:
 
 def run_plan(plan: tuple[Step, ...], ctx: Context, profile: Profile, out: list[Finding]) -> None:
     """Run every step of ``plan`` on ``ctx``, appending their findings to ``out``: the same
-    findings, in the same order, as :func:`run_rule` for each rule in turn. A check with no
-    hit costs its call and one step of its iterator; only one that has hits goes through
-    the per-rule cap."""
+    findings, in the same order, as :func:`run_rule` for each rule in turn. A check returns
+    its hits as a list or tuple (empty when it finds nothing: then it costs its call and a
+    truth test) or yields them (a generator is always true: it costs one step of the
+    iterator); only a generator or more hits than the cap go through :func:`_capped`."""
     for rule, instance in plan:
-        hits = iter(instance.check(ctx))
+        hits = instance.check(ctx)
+        if not hits:
+            continue
+        kind = hits.__class__
+        if (kind is tuple or kind is list) and len(hits) <= MAX_FINDINGS_PER_RULE:
+            for hit in hits:  # under the cap: a finding per hit, as _capped would make
+                out.append(_finding(rule, hit, ctx, profile))
+            continue
+        hits = iter(hits)
         for first in hits:
             out.extend(_capped(rule, first, hits, ctx, profile))
             break
@@ -422,11 +492,15 @@ def _capped(
 
 
 def _finding(rule: type[Rule], hit: Hit, ctx: Context, profile: Profile) -> Finding:
-    return rule.finding(
+    file = hit.file
+    return _new_finding(
+        rule,
         hit.message,
-        hit.file or ctx.config_path,
-        profile=profile,
-        pointer=hit.pointer,
-        tensor=hit.tensor,
-        command=hit.command,
+        str(file) if file else ctx.path_text,
+        profile,
+        hit.pointer,
+        hit.tensor,
+        None,
+        None,
+        hit.command,
     )

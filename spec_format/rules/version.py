@@ -8,11 +8,14 @@ whose values mean something else, weights a config cannot repair) in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
+from functools import cache
 
 from spec_format.base.report import Severity
 from spec_format.facts import catalog, versions, writers
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
+
+NO_HITS: tuple[Hit, ...] = ()
 
 
 class _VersionRule(Rule):
@@ -26,21 +29,71 @@ def _detect(ctx: Context) -> versions.Detection:
     return ctx.detection
 
 
-def _migrate(ctx: Context, line: str) -> tuple[str, ...] | None:
-    return ctx.command("migrate", "--to", line, "--in-place")
+@cache
+def _migrate_args(line: str) -> tuple[tuple[str, ...], str]:
+    """``migrate --to LINE --in-place`` and ``specfmt`` with them quoted, once per line."""
+    import shlex  # only where a finding quotes a command: not at start-up
+
+    args = ("migrate", "--to", line, "--in-place")
+    return args, shlex.join(("specfmt", *args))
 
 
-def _run(command: tuple[str, ...] | None, line: str) -> str:
-    return shown(command) or f"`specfmt migrate --to {line}`"
+def _migration(ctx: Context, line: str) -> tuple[tuple[str, ...] | None, str]:
+    """The command that migrates the config to ``line`` in place (None where no command
+    rewrites it) and how a message quotes it (:func:`shown`, else the command without the
+    path)."""
+    args, quoted = _migrate_args(line)
+    command = ctx.command(*args)
+    if command is None:
+        return None, f"`specfmt migrate --to {line}`"
+    import shlex  # as above
+
+    return command, f"`{quoted} {shlex.quote(command[-1])}`"
 
 
-def _problem_hits(ctx: Context, rule_id: str) -> Iterator[Hit]:
+def _problem_hits(ctx: Context, rule_id: str) -> list[Hit]:
     problems = ctx.options.get("_writer_problems")  # M007 and M008 ask: once per config
     if problems is None:
         problems = ctx.options["_writer_problems"] = writers.known_problems(ctx.config)
-    for p in problems:
-        if p.rule == rule_id:
-            yield Hit(p.message, pointer=p.pointer)
+    if not problems:  # the usual case
+        return NO_HITS
+    return [Hit(p.message, pointer=p.pointer) for p in problems if p.rule == rule_id]
+
+
+_UNASKED = object()
+
+
+def dflash_bug(ctx: Context) -> tuple[int, int, int] | None:
+    """:func:`writers.dflash_off_by_one` of the context's config, worked out once per config
+    (M006 reports it; X003 defers to it)."""
+    bug = ctx.options.get("_dflash_off_by_one", _UNASKED)
+    if bug is _UNASKED:
+        bug = ctx.options["_dflash_off_by_one"] = writers.dflash_off_by_one(ctx.config)
+    return bug
+
+
+@cache
+def _older(model_type: str, format_version: str) -> tuple[str, str | None, str] | None:
+    """What M004 says of a (type, format version) pair, worked out once per pair: None for
+    the latest format; else the newest format with the type (None for a retired type that
+    no migration carries further) and the message's words around the command."""
+    latest = catalog.latest_version()
+    if format_version == latest:
+        return None
+    newest = (catalog.versions_with_type(model_type) or (latest,))[-1]
+    if newest == format_version:  # a retired type: nothing to migrate to (S003)
+        return (
+            "",
+            None,
+            f"format {format_version} is older than {latest}, and the newest format "
+            f"with {model_type} drafts; no migration carries it further",
+        )
+    last = "" if newest == latest else f" (the newest format with {model_type} drafts)"
+    return (
+        f"format {format_version} is older than {latest}; ",
+        newest,
+        f"{last} converts it and lists every change",
+    )
 
 
 class VersionStringInvalid(_VersionRule):
@@ -52,18 +105,22 @@ class VersionStringInvalid(_VersionRule):
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        det = _detect(ctx)
+    def check(self, ctx: Context) -> Sequence[Hit]:
         raw = ctx.config.get("speculators_version")
-        if raw is None or (det.parsed is not None and det.declared_line is not None):
-            return
-        command = _migrate(ctx, det.line)
-        yield Hit(
-            f"speculators_version {raw!r} is not a speculators version "
-            f"({'; '.join(det.problems) or 'unrecognised'}); the keys say format "
-            f"{det.inferred_span}. {_run(command, det.line)} stamps a real one",
-            pointer="/speculators_version",
-            command=command,
+        if raw is None:
+            return NO_HITS
+        det = _detect(ctx)
+        if det.parsed is not None and det.declared_line is not None:
+            return NO_HITS
+        command, run = _migration(ctx, det.line)
+        return (
+            Hit(
+                f"speculators_version {raw!r} is not a speculators version "
+                f"({'; '.join(det.problems) or 'unrecognised'}); the keys say format "
+                f"{det.inferred_span}. {run} stamps a real one",
+                pointer="/speculators_version",
+                command=command,
+            ),
         )
 
 
@@ -75,17 +132,19 @@ class VersionMissing(_VersionRule):
     since = "0.1.0"
     severity = Severity.INFO
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
+    def check(self, ctx: Context) -> Sequence[Hit]:
         if "speculators_version" in ctx.config:
-            return
+            return NO_HITS
         det = _detect(ctx)
-        command = _migrate(ctx, det.line)
-        yield Hit(
-            f"no speculators_version; the keys say format {det.inferred_span} "
-            f"({'; '.join(e.describe() for e in det.evidence if e.strong) or 'no evidence'}). "
-            f"{_run(command, det.line)} writes it",
-            pointer="",
-            command=command,
+        command, run = _migration(ctx, det.line)
+        return (
+            Hit(
+                f"no speculators_version; the keys say format {det.inferred_span} "
+                f"({'; '.join(e.describe() for e in det.evidence if e.strong) or 'no evidence'}"
+                f"). {run} writes it",
+                pointer="",
+                command=command,
+            ),
         )
 
 
@@ -98,21 +157,23 @@ class VersionDisagreesWithKeys(_VersionRule):
     severity = Severity.WARNING
     legacy_severity = Severity.INFO
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
+    def check(self, ctx: Context) -> Sequence[Hit]:
         det = _detect(ctx)
         if det.declared_line is None or det.agrees:
-            return
-        command = _migrate(ctx, det.line)
+            return NO_HITS
+        command, run = _migration(ctx, det.line)
         against = [e for e in det.evidence if not e.allows(det.declared_line)]
         strong = [e for e in against if e.strong]
         why = "; ".join(e.describe() for e in (strong or against))
-        yield Hit(
-            f"speculators_version {det.declared!r} names format {det.declared_line}, but the "
-            f"keys say {det.inferred_span} ({why}); the file was probably re-saved by another "
-            f"release, which never updates the stamp. specfmt uses {det.line}; "
-            f"{_run(command, det.line)} re-stamps it",
-            pointer="/speculators_version",
-            command=command,
+        return (
+            Hit(
+                f"speculators_version {det.declared!r} names format {det.declared_line}, but "
+                f"the keys say {det.inferred_span} ({why}); the file was probably re-saved by "
+                f"another release, which never updates the stamp. specfmt uses {det.line}; "
+                f"{run} re-stamps it",
+                pointer="/speculators_version",
+                command=command,
+            ),
         )
 
 
@@ -124,26 +185,16 @@ class OlderFormat(_VersionRule):
     since = "0.1.0"
     severity = Severity.INFO
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        latest = catalog.latest_version()
-        if ctx.format_version == latest:
-            return
-        newest = (catalog.versions_with_type(ctx.model_type) or (latest,))[-1]
-        if newest == ctx.format_version:  # a retired type: nothing to migrate to (S003)
-            yield Hit(
-                f"format {ctx.format_version} is older than {latest}, and the newest format "
-                f"with {ctx.model_type} drafts; no migration carries it further",
-                pointer="/speculators_version" if "speculators_version" in ctx.config else "",
-            )
-            return
-        command = _migrate(ctx, newest)
-        last = "" if newest == latest else f" (the newest format with {ctx.model_type} drafts)"
-        yield Hit(
-            f"format {ctx.format_version} is older than {latest}; {_run(command, newest)}"
-            f"{last} converts it and lists every change",
-            pointer="/speculators_version" if "speculators_version" in ctx.config else "",
-            command=command,
-        )
+    def check(self, ctx: Context) -> Sequence[Hit]:
+        older = _older(ctx.model_type, ctx.format_version)
+        if older is None:
+            return NO_HITS
+        before, newest, after = older
+        pointer = "/speculators_version" if "speculators_version" in ctx.config else ""
+        if newest is None:
+            return (Hit(after, pointer=pointer),)
+        command, run = _migration(ctx, newest)
+        return (Hit(f"{before}{run}{after}", pointer=pointer, command=command),)
 
 
 class DSparkAnchorUnrecorded(_VersionRule):
@@ -155,16 +206,19 @@ class DSparkAnchorUnrecorded(_VersionRule):
     severity = Severity.WARNING
     applies_to = (writers.BUG_TYPE[id],)
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
+    def check(self, ctx: Context) -> Sequence[Hit]:
         why = writers.dspark_anchor_missing(ctx.config)
-        if why is not None:
-            command = ctx.command("fix", "--in-place")
-            yield Hit(
+        if why is None:
+            return NO_HITS
+        command = ctx.command("fix", "--in-place")
+        return (
+            Hit(
                 f'sample_from_anchor is absent: {why}. Write "sample_from_anchor": false '
                 f"({shown(command) or '`specfmt fix`'} does)",
                 pointer="/sample_from_anchor",
                 command=command,
-            )
+            ),
+        )
 
 
 class DFlashTokensOffByOne(_VersionRule):
@@ -176,20 +230,23 @@ class DFlashTokensOffByOne(_VersionRule):
     severity = Severity.WARNING
     applies_to = (writers.BUG_TYPE[id],)
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        bug = writers.dflash_off_by_one(ctx.config)
-        if bug is not None:
-            i, written, right = bug
-            command = _migrate(ctx, ctx.format_version)
-            yield Hit(
+    def check(self, ctx: Context) -> Sequence[Hit]:
+        bug = dflash_bug(ctx)
+        if bug is None:
+            return NO_HITS
+        i, written, right = bug
+        command, run = _migration(ctx, ctx.format_version)
+        return (
+            Hit(
                 f"speculative_tokens is {written} = block_size, written by "
-                f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 were "
-                f"off by one): block_size {written} without anchor sampling drafts {right} "
-                f"tokens per step; set it to {right} ({_run(command, ctx.format_version)} "
-                "does, in the same format version)",
+                f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 "
+                f"were off by one): block_size {written} without anchor sampling drafts "
+                f"{right} tokens per step; set it to {right} "
+                f"({run} does, in the same format version)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,
-            )
+            ),
+        )
 
 
 class ConverterLostDecoderLayer(_VersionRule):
@@ -202,8 +259,8 @@ class ConverterLostDecoderLayer(_VersionRule):
     applies_to = (writers.BUG_TYPE[id],)
     references = ("vllm-project/speculators#1114", "vllm-project/speculators#358")
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _problem_hits(ctx, self.id)
+    def check(self, ctx: Context) -> Sequence[Hit]:
+        return _problem_hits(ctx, self.id)
 
 
 class HiddenStatesOffByOne(_VersionRule):
@@ -216,5 +273,5 @@ class HiddenStatesOffByOne(_VersionRule):
     legacy_severity = Severity.INFO
     applies_to = (writers.BUG_TYPE[id],)
 
-    def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _problem_hits(ctx, self.id)
+    def check(self, ctx: Context) -> Sequence[Hit]:
+        return _problem_hits(ctx, self.id)

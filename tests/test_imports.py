@@ -54,7 +54,7 @@ def test_validate_of_a_passing_config_imports_no_other_command_and_no_jsonschema
     code, modules, output = _imported(["validate", str(EXAMPLES[0] / "config.json")])
     assert code == 0, output
     assert _loaded(modules, HEAVY + OTHER_COMMANDS) == []
-    assert "spec_format.facts.schema_check" in modules  # the compiled check said yes
+    assert "spec_format.facts.schema_check" in modules  # the fast check said yes
 
 
 def test_validate_of_a_config_imports_no_weights_reader_and_no_tensor_contract():

@@ -5,12 +5,13 @@ Schemas are read from the package (``spec_format.schema``, the repository's
 directory. Every file has an absolute ``$id``; references between files are resolved
 against the bundled files only: nothing is fetched. jsonschema and referencing are imported
 only when a validator is built (to explain a config that failed, or by callers that ask for
-one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below.
+one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below. The fast
+check every config meets first (:func:`accepts`, jsonschema-rs on the :func:`inlined` schema)
+imports jsonschema-rs when the first config is checked.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -119,9 +120,9 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 @cache
 def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     """:func:`validator`, except that it does not descend into a property value or an
-    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
+    array that the fast check of its subschema accepts (:func:`subschema_accepts`).
 
-    The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
+    The fast check never accepts what jsonschema rejects, so a subtree it accepts holds
     no error: the errors are the same, in the same order, and a failing config costs the
     walk of its failing parts only. :func:`validator` stays the plain reference the checks
     are tested against; tests/test_fast_path.py compares the findings of the two."""
@@ -144,7 +145,7 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     def items(validator, item, instance, schema):
         if type(instance) is list and "prefixItems" not in schema:
             check = _subschema_check(item)
-            if check is not None and _accepted(check, instance, every=True):
+            if check is not None and all(map(check, instance)):
                 return iter(())
         return plain_items(validator, item, instance, schema)
 
@@ -154,11 +155,9 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     return pruned(inlined(version, model_type), registry=registry())
 
 
-#: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
-#: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
-#: its subschema alive. After GENERATE_AFTER uses the closures of a subschema that holds
-#: others give way to the generated function, as for a whole type in :func:`accepts`.
-_SUB_CHECKS: dict[int, list] = {}
+#: id of an inlined subschema -> (the subschema, its fast check or None); the inlined
+#: schemas are cached and never mutated, and each entry keeps its subschema alive
+_SUB_CHECKS: dict[int, tuple[Any, Any]] = {}
 
 
 def _subschema_check(sub: Any):
@@ -166,41 +165,15 @@ def _subschema_check(sub: Any):
     if known is None or known[0] is not sub:
         from spec_format.facts.schema_check import compile_schema
 
-        # an inlined subschema has no $ref left: nothing for the resolver to look up
-        check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
-        known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
-    known[2] += 1
-    if known[2] == GENERATE_AFTER and known[1] is not None and _nested(sub):
-        from spec_format.facts.schema_check import generate
-
-        # where it cannot be generated (an unusual schema), the closures stay
-        with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
-            known[1] = generate(sub, "", _deref)
+        known = _SUB_CHECKS[id(sub)] = (sub, compile_schema(sub))
     return known[1]
 
 
-def _nested(sub: Any) -> bool:
-    """Whether a subschema holds others (an object's properties, an array's items, branches):
-    only those are worth generating; a leaf's closures are about as fast."""
-    return isinstance(sub, dict) and any(
-        k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
-    )
-
-
 def subschema_accepts(sub: Any, value: Any) -> bool:
-    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
-    accepts ``value``; False when it does not, or cannot be compiled."""
+    """True when the fast check of ``sub`` (a part of an :func:`inlined` schema) accepts
+    ``value``; False when it does not, or there is none."""
     check = _subschema_check(sub)
-    return check is not None and _accepted(check, value)
-
-
-def _accepted(check, value: Any, every: bool = False) -> bool:
-    try:
-        if every:
-            return all(check(v) for v in value)
-        return check(value)
-    except RecursionError:  # absurdly deep input: let the walk say what is wrong
-        return False
+    return check is not None and check(value)
 
 
 @cache
@@ -227,60 +200,25 @@ def _inline(node: Any, base: str) -> Any:
 
 
 @cache
-def _compiled(version: str, model_type: str):
-    """The accept-only compiled check of the type's schema (None: not compilable)."""
+def fast_check(version: str, model_type: str):
+    """The accept-only fast check of the type's schema
+    (:func:`spec_format.facts.schema_check.compile_schema`: jsonschema-rs on the
+    :func:`inlined` schema), built on first use; None where the schema has none."""
     from spec_format.facts.schema_check import compile_schema
 
-    schema = type_schema(version, model_type)
-    return compile_schema(schema, schema["$id"], _deref)
-
-
-@cache
-def generated(version: str, model_type: str):
-    """The type's compiled check as one generated function
-    (:func:`spec_format.facts.schema_check.generate`), or the closures where it cannot be
-    generated (None: not compilable)."""
-    from spec_format.facts.schema_check import generate
-
-    closures = _compiled(version, model_type)
-    if closures is None:
-        return None
-    schema = type_schema(version, model_type)
-    try:
-        return generate(schema, schema["$id"], _deref)
-    except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
-        return closures
-
-
-#: configs of one (version, type) checked with the closures before its check is generated:
-#: a run of one config never pays for compiling the generated function, a batch soon does
-GENERATE_AFTER = 64
-_CHECKED: dict[tuple[str, str], int] = {}
+    return compile_schema(inlined(version, model_type))
 
 
 def accepts(version: str, model_type: str, config: Any) -> bool:
-    """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
-    against the type's schema: the closures for the first :data:`GENERATE_AFTER` configs of
-    a version and type, then the generated function (tests/test_fast_path.py checks that
-    they agree).
+    """True when the fast check (:func:`fast_check`) accepts ``config`` against the type's
+    schema.
 
     Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
     reference and words every finding. tests/test_fast_path.py checks that it never accepts
-    what jsonschema rejects, on every fixture and on generated mutations.
+    what jsonschema rejects, on every fixture, rule case and on generated mutations.
     """
-    key = (version, model_type)
-    seen = _CHECKED.get(key, 0)
-    if seen < GENERATE_AFTER:
-        _CHECKED[key] = seen + 1
-        compiled = _compiled(version, model_type)
-    else:
-        compiled = generated(version, model_type)
-    if compiled is None:
-        return False
-    try:
-        return compiled(config)
-    except RecursionError:  # absurdly deep input: let the walk say what is wrong
-        return False
+    check = fast_check(version, model_type)
+    return check is not None and check(config)
 
 
 @cache

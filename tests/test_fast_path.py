@@ -26,8 +26,7 @@ from hypothesis import strategies as st
 
 from spec_format.base.numguard import IntegerValidator
 from spec_format.engine.validation import ValidateOptions, validate_config
-from spec_format.facts import catalog, schemas
-from spec_format.facts.schema_check import compile_schema
+from spec_format.facts import catalog, schema_check, schema_check_rs, schemas
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 from tests.rules.cases import all_cases
 
@@ -48,34 +47,90 @@ def _schema_valid(config, version) -> bool:
     return not any(True for _ in schemas.validator(version, model_type).iter_errors(config))
 
 
+def _checks(version, model_type):
+    """Both fast checks of a type: the closures of the first configs, jsonschema-rs after."""
+    return {
+        "closures": schemas.closures(version, model_type),
+        "rs": schemas.rs_check(version, model_type),
+    }
+
+
+_SUBS: dict[int, tuple] = {}
+
+
+def _sub_checks(sub):
+    """Both fast checks of an inlined subschema (the pruned walk skips what they accept)."""
+    if id(sub) not in _SUBS:
+        checks = {
+            "closures": schema_check.compile_schema(sub, "", schemas._deref),
+            "rs": schema_check_rs.compile_schema(sub),
+        }
+        _SUBS[id(sub)] = (sub, checks)
+    return _SUBS[id(sub)][1]
+
+
 def _agree(config) -> None:
-    """Where a version's model or fast check accepts the config, that version's schema must
-    too; so must the schema of each property whose own fast check accepts its value (the
-    walk of a failing config skips those)."""
+    """Where a version's model or a fast check accepts the config, that version's schema
+    must too; so must the schema of each property whose own fast check accepts its value
+    (the walk of a failing config skips those)."""
     model_type = config.get("speculators_model_type")
     if not isinstance(model_type, str):
         return
     for version in catalog.versions_with_type(model_type):
-        if schemas.accepts(version, model_type, config):
-            assert _schema_valid(config, version), ("check", version, json.dumps(config)[:2000])
+        for name, check in _checks(version, model_type).items():
+            if check(config):
+                assert _schema_valid(config, version), (name, version, json.dumps(config)[:2000])
         if schemas.accepts_strictly(version, model_type, config):
             assert _schema_valid(config, version), ("model", version, json.dumps(config)[:2000])
         props = schemas.inlined(version, model_type).get("properties", {})
         for key, value in config.items():
-            if key in props and schemas.subschema_accepts(props[key], value):
-                assert _sub_valid(props[key], value), ("property", version, key)
+            if key in props:
+                for name, check in _sub_checks(props[key]).items():
+                    if check(value):
+                        assert _sub_valid(props[key], value), (name, version, key)
 
 
 def _sub_valid(schema, value) -> bool:
     return not any(True for _ in IntegerValidator(schema).iter_errors(value))
 
 
-def test_every_bundled_schema_has_a_fast_check():
-    """No schema silently loses the fast path (compile_schema returns None on a keyword
-    whose jsonschema-rs verdict could be more lenient than jsonschema's)."""
+def test_every_bundled_schema_has_both_fast_checks():
+    """No schema silently loses the fast path (a check is None where a keyword could not be
+    checked soundly)."""
     for version, entry in catalog.versions().items():
         for model_type in entry.types:
-            assert schemas.fast_check(version, model_type) is not None, (version, model_type)
+            for name, check in _checks(version, model_type).items():
+                assert check is not None, (name, version, model_type)
+
+
+def test_the_checks_accept_every_valid_fixture():
+    """The fast path is taken where it should be: a valid config never needs the walk."""
+    for name, config in _configs():
+        model_type = config.get("speculators_model_type")
+        if not isinstance(model_type, str) or not name or "/" in name:
+            continue
+        for version in catalog.versions_with_type(model_type):
+            if _schema_valid(config, version):
+                for which, check in _checks(version, model_type).items():
+                    assert check(config), (which, name, version)
+
+
+def test_the_first_configs_use_the_closures_then_jsonschema_rs(monkeypatch):
+    """A run of a few configs never imports jsonschema-rs; a batch switches to it, for the
+    whole config and for the subschemas the walk of a failing one skips."""
+    monkeypatch.setattr(schemas, "_checked", 0)
+    monkeypatch.setattr(schemas, "RS_AFTER", 2)
+    config = json.loads((EXAMPLES[0] / "config.json").read_text())
+    model_type = config["speculators_model_type"]
+    version = catalog.versions_with_type(model_type)[-1]
+    sub = schemas.inlined(version, model_type)["properties"]["speculators_config"]
+    picked = []
+    for _ in range(3):
+        picked.append(schemas._subschema_check(sub))
+        schemas.accepts(version, model_type, config)
+    assert schemas._checked == 2
+    assert picked[0] is picked[1] is schemas._SUB_CHECKS[id(sub)][1]
+    assert picked[2] is schemas._SUB_CHECKS[id(sub)][2] is not None
 
 
 @pytest.mark.parametrize(
@@ -214,10 +269,10 @@ def _tricky():
 
 
 def test_values_the_libraries_read_differently_never_pass_only_the_fast_check():
-    """Each of :func:`_tricky` put in place of each value of one example of each type: the
+    """Each of :func:`_tricky` put in place of each value of one example of each type: each
     fast check (of the whole config, and of the property's own subschema) accepts it only
-    where jsonschema does, at the oldest and the newest version with the type (the
-    fixtures, cases and mutations above try every version)."""
+    where jsonschema does, at the newest version with the type (the fixtures, cases and
+    mutations above try every version)."""
     tricky = _tricky()
     bases = {}
     for config in BASES:
@@ -232,34 +287,62 @@ def test_values_the_libraries_read_differently_never_pass_only_the_fast_check():
                 for part in path[:-1]:
                     parent = parent[part]
                 parent[path[-1]] = value
-                versions = catalog.versions_with_type(model_type)
-                for version in {versions[0], versions[-1]}:
-                    if schemas.accepts(version, model_type, config):
-                        assert _schema_valid(config, version), (version, path, value)
-                    props = schemas.inlined(version, model_type).get("properties", {})
-                    sub = props.get(path[0])
-                    if sub is not None and schemas.subschema_accepts(sub, config[path[0]]):
-                        assert _sub_valid(sub, config[path[0]]), (version, path, value)
+                for version in catalog.versions_with_type(model_type)[-1:]:
+                    # one walk where both checks accept
+                    passed = [
+                        n for n, check in _checks(version, model_type).items() if check(config)
+                    ]
+                    if passed:
+                        assert _schema_valid(config, version), (passed, version, path, value)
+                    sub = schemas.inlined(version, model_type).get("properties", {}).get(path[0])
+                    if sub is None:
+                        continue
+                    passed = [n for n, check in _sub_checks(sub).items() if check(config[path[0]])]
+                    if passed:
+                        assert _sub_valid(sub, config[path[0]]), (passed, version, path, value)
 
 
-def test_the_check_compiles_only_what_it_can_check_soundly():
+def test_the_closures_compile_only_what_they_can_check_soundly():
+    """A keyword whose strict reading would not be sound (``not``, a oneOf whose branches
+    two documents could both match) leaves a schema to the jsonschema walk; a discriminated
+    oneOf is an anyOf; a float is never an integer here (jsonschema takes 1.0 for one)."""
+
+    def compiled(schema):
+        return schema_check.compile_schema(schema, "https://example.test/s.json", schemas._deref)
+
+    assert compiled({"not": {"type": "string"}}) is None
+    assert compiled({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
+    tagged = {
+        "oneOf": [{"properties": {"kind": {"const": k}}, "required": ["kind"]} for k in ("a", "b")]
+    }
+    check = compiled(tagged)
+    assert check is not None
+    assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
+    integer = compiled({"type": "integer", "minimum": 1})
+    assert integer(3) and not integer(1.0) and not integer(True) and not integer(0)
+    assert not compiled({"type": "array"})(("a",))
+
+
+def test_jsonschema_rs_checks_only_what_it_reads_as_jsonschema_does():
     """A keyword whose stricter reading would not be sound (``not``, ``if``, a oneOf whose
     branches two documents could both match) or that the two libraries read differently
     (``pattern``, ``format``) leaves a schema to the jsonschema walk; a oneOf tagged by a
     const is fine. Integral floats are integers as in jsonschema, up to 2**53; a tuple is no
     array, as in jsonschema."""
-    assert compile_schema({"not": {"type": "string"}}) is None
-    assert compile_schema({"if": {"type": "string"}, "then": {"minLength": 2}}) is None
-    assert compile_schema({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
-    assert compile_schema({"type": "string", "pattern": "^a"}) is None
-    assert compile_schema({"type": "string", "format": "date"}) is None
+    assert schema_check_rs.compile_schema({"not": {"type": "string"}}) is None
+    assert (
+        schema_check_rs.compile_schema({"if": {"type": "string"}, "then": {"minLength": 2}}) is None
+    )
+    assert schema_check_rs.compile_schema({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
+    assert schema_check_rs.compile_schema({"type": "string", "pattern": "^a"}) is None
+    assert schema_check_rs.compile_schema({"type": "string", "format": "date"}) is None
     tagged = {
         "oneOf": [{"properties": {"kind": {"const": k}}, "required": ["kind"]} for k in ("a", "b")]
     }
-    check = compile_schema(tagged)
+    check = schema_check_rs.compile_schema(tagged)
     assert check is not None
     assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
-    integer = compile_schema({"type": "integer", "minimum": 1})
+    integer = schema_check_rs.compile_schema({"type": "integer", "minimum": 1})
     assert integer(3) and integer(1.0) and integer(2.0**53)
     assert not integer(True) and not integer(0) and not integer(1e20) and not integer(1.5)
     schema = {
@@ -267,7 +350,7 @@ def test_the_check_compiles_only_what_it_can_check_soundly():
         "properties": {"a": {"type": "array"}, "m": {"additionalProperties": {"type": "array"}}},
         "additionalProperties": {"items": {"anyOf": [{"type": "array"}]}},
     }
-    arrays = compile_schema(schema)
+    arrays = schema_check_rs.compile_schema(schema)
     assert arrays({"a": [1], "m": {"k": []}, "z": [[1]]})
     for bad in ({"a": (1,)}, {"m": {"k": ()}}, {"z": [(1,)]}):
         assert not arrays(bad), bad

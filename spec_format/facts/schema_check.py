@@ -1,198 +1,241 @@
-"""An accept-only fast check of a JSON Schema with jsonschema-rs (Rust), built once per schema.
+"""An accept-only compiled check of a JSON Schema: plain Python closures, built once per
+(format version, type), that say True only for a document jsonschema also accepts.
 
-Every config passes through it first (spec_format.rules.schema.schema_findings); jsonschema,
-the reference, walks and words the findings of only a config this check does not accept, so
-a passing config never imports jsonschema. The check must never accept what the reference
-(:class:`spec_format.base.numguard.IntegerValidator`, Draft 2020-12) rejects. jsonschema-rs
-implements the same draft, and reads a Python value the same way except in two places,
-both closed here:
-
-* an integral float past 2**53 (``1e20``) is an ``integer`` to jsonschema-rs and to plain
-  JSON Schema, not to the reference: wherever the schema says ``integer``, the copy
-  jsonschema-rs compiles also bounds the value to +-2**53 (a larger int is then walked, and
-  the walk accepts it: stricter is sound, only slower);
-* a tuple is an ``array`` to jsonschema-rs, not to jsonschema: :func:`_tuple_guard` looks
-  at every place where the schema names the ``array`` type (the few array-valued keys).
-
-Elsewhere jsonschema-rs is at least as strict: it refuses NaN and infinities, strings with
-lone surrogates, non-string keys and non-JSON objects (it raises: not accepted). Being
-stricter is sound only where a keyword's verdict grows with its subschemas' (``not``,
-``if``, a ``oneOf`` two branches of which a document can match all invert one), and the
-regular expressions and formats of the two differ, so a schema using a keyword outside
-:data:`_SOUND` (``oneOf`` only where a ``const`` tag tells its branches apart) gets no
-check (None) and is always walked. tests/test_fast_path.py compares the verdicts on every
-fixture, rule case and generated mutations.
-"""
+The first configs of a process pass through it (spec_format.facts.schemas.accepts): it is
+cheap to build (a few ms per type), so a run of a few configs never imports jsonschema-rs,
+whose check (spec_format.facts.schema_check_rs) takes over for a batch, about twice as fast
+per config. jsonschema walks, and words the findings of, only a config the check does not
+accept, so a passing config never imports jsonschema. Soundness rests on one rule: every
+keyword is checked as strictly as jsonschema or more strictly (only the exact JSON types
+dict, list, str, int, float, bool and None are accepted; ``1.0`` is no integer here;
+``enum``/``const`` compare types exactly), never more leniently. Keywords whose strict
+version would not be sound (``not``, an undiscriminated ``oneOf``) or that the bundled
+schemas do not use make :func:`compile_schema` return None, and that schema is always
+walked. tests/test_fast_path.py compares the verdicts on every fixture and on generated
+mutations."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import jsonschema_rs
-
-from spec_format.base.jsonload import MAX_EXACT_FLOAT_INT
-
 Check = Callable[[Any], bool]
+#: (node, base URI) -> the node with its $ref chain followed, and its new base URI
+Deref = Callable[[Any, str], tuple[Any, str]]
 
-#: keywords that assert nothing here (jsonschema and jsonschema-rs both ignore
-#: ``discriminator``, an OpenAPI annotation, and ``x-`` extensions; ``$defs`` only holds
-#: what a ``$ref`` points at, and the schemas checked here have none left)
+#: keywords that assert nothing (``$defs`` only holds what ``$ref`` points at; jsonschema
+#: ignores ``discriminator``, an OpenAPI annotation)
 _ANNOTATIONS = frozenset(
     {"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"}
     | {"discriminator", "deprecated", "readOnly", "writeOnly"}
 )
-#: keywords whose verdict holds whenever the verdicts of their subschemas do, and that the
-#: two validators read alike (no regular expression, no format)
-_SOUND = frozenset(
-    {"type", "enum", "const", "required", "properties", "additionalProperties", "items"}
-    | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-    | {"minLength", "maxLength", "minItems", "maxItems", "anyOf", "allOf", "oneOf"}
-)
-_TYPE_NAMES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
-#: every integer bounded to what the reference takes for one (a float past it is not)
-_EXACT = {"minimum": -MAX_EXACT_FLOAT_INT, "maximum": MAX_EXACT_FLOAT_INT}
+_JSON = (dict, list, str, int, float, bool, type(None))
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_NUMBERS = (int, float)
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": lambda x, v: x >= v,
+    "maximum": lambda x, v: x <= v,
+    "exclusiveMinimum": lambda x, v: x > v,
+    "exclusiveMaximum": lambda x, v: x < v,
+}
+_SIZES: dict[str, tuple[type, bool]] = {  # keyword -> (the type it applies to, is a minimum)
+    "minLength": (str, True),
+    "maxLength": (str, False),
+    "minItems": (list, True),
+    "maxItems": (list, False),
+}
 
 
-def compile_schema(schema: Any) -> Check | None:
-    """The accept-only check of ``schema`` (a Draft 2020-12 schema with no ``$ref``, as
-    :func:`spec_format.facts.schemas.inlined` makes them), or None when it uses a keyword
-    whose jsonschema-rs verdict could be more lenient than the reference's."""
-    if not _sound(schema):
+class _Unsupported(Exception):
+    pass
+
+
+def compile_schema(schema: Any, base: str, deref: Deref) -> Check | None:
+    """The accept-only check of ``schema`` (references resolved with ``deref`` against
+    ``base``) as nested closures, one per keyword, or None when it uses a keyword this
+    module cannot check soundly. Cheap to build; jsonschema-rs is faster per document."""
+    try:
+        return _compile(schema, base, deref)
+    except _Unsupported:
         return None
-    is_valid = jsonschema_rs.Draft202012Validator(
-        _bounded_integers(schema), validate_formats=False
-    ).is_valid
-    guard = _tuple_guard(schema)
 
-    def check(value: Any) -> bool:
-        try:
-            if not is_valid(value):
+
+def _compile(node: Any, base: str, deref: Deref) -> Check:
+    if node is True:
+        return lambda x: True
+    if node is False:
+        return lambda x: False
+    if not isinstance(node, dict):
+        raise _Unsupported(node)
+    node, base = deref(node, base)
+    checks: list[Check] = []
+    for key, value in node.items():
+        if key in _ANNOTATIONS or key == "additionalProperties":
+            continue  # additionalProperties: checked with properties
+        if key == "type":
+            checks.append(_type(value))
+        elif key in _BOUNDS:
+            checks.append(_bound(_BOUNDS[key], value))
+        elif key in _SIZES:
+            checks.append(_size(*_SIZES[key], value))
+        elif key == "required":
+            checks.append(_required(tuple(value)))
+        elif key == "properties":
+            checks.append(_properties(value, node.get("additionalProperties", True), base, deref))
+        elif key == "items" and isinstance(value, (dict, bool)):
+            checks.append(_items(_compile(value, base, deref)))
+        elif key == "enum":
+            checks.append(_enum(tuple(value)))
+        elif key == "const":
+            checks.append(_enum((value,)))
+        elif key in ("anyOf", "allOf") or (key == "oneOf" and _exclusive(value, base, deref)):
+            # a oneOf whose branches no document can match two of at once is an anyOf
+            branches = [_compile(b, base, deref) for b in value]
+            checks.append(_all(branches) if key == "allOf" else _any(branches))
+        else:
+            raise _Unsupported(key)
+    if "additionalProperties" in node and "properties" not in node:
+        checks.append(_properties({}, node["additionalProperties"], base, deref))
+    return _all(checks)
+
+
+def _all(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        only = checks[0]
+        return lambda x: type(x) in _JSON and only(x)
+    checks_ = tuple(checks)
+
+    def check(x: Any) -> bool:
+        if type(x) not in _JSON:
+            return False
+        for c in checks_:  # noqa: SIM110 - a loop: no generator per call (hot path)
+            if not c(x):
                 return False
-        except (ValueError, TypeError, OverflowError, RecursionError):
-            return False  # a value jsonschema-rs cannot read: the walk says what it is
-        return guard is None or guard(value)
+        return True
 
     return check
 
 
-def _types(node: dict[str, Any]) -> frozenset[str]:
-    value = node.get("type", ())
-    return frozenset([value] if isinstance(value, str) else value)
+def _any(checks: list[Check]) -> Check:
+    checks_ = tuple(checks)
 
-
-def _sound(node: Any) -> bool:
-    if isinstance(node, bool):
-        return True
-    if not isinstance(node, dict):
+    def check(x: Any) -> bool:
+        for c in checks_:  # noqa: SIM110 - a loop: no generator per call (hot path)
+            if c(x):
+                return True
         return False
-    for key, value in node.items():
-        if key in _ANNOTATIONS or key.startswith("x-"):
-            continue
-        if key not in _SOUND:
-            return False
-        if key == "type" and not (isinstance(value, (str, list)) and _types(node) <= _TYPE_NAMES):
-            return False
-        if key == "properties" and not (
-            isinstance(value, dict) and all(map(_sound, value.values()))
-        ):
-            return False
-        if key in ("additionalProperties", "items") and not _sound(value):
-            return False
-        if key in ("anyOf", "allOf", "oneOf") and not (
-            isinstance(value, list) and all(map(_sound, value))
-        ):
-            return False
-        if key == "oneOf" and not _tagged(value):
-            return False
-    return True
+
+    return check
 
 
-def _tagged(branches: list[Any]) -> bool:
-    """True when every branch requires one same property to be a ``const`` string, a
-    different one per branch: no document matches two branches, in either validator."""
-    shared: set[str] | None = None
-    for branch in branches:
-        if not isinstance(branch, dict):
-            return False
-        props, required = branch.get("properties", {}), branch.get("required", ())
-        tags = {
-            name
-            for name, sub in props.items()
-            if name in required and isinstance(sub, dict) and isinstance(sub.get("const"), str)
-        }
-        shared = tags if shared is None else shared & tags
-        if not shared:
-            return False
-    return any(
-        len({b["properties"][name]["const"] for b in branches}) == len(branches)
-        for name in shared or ()
-    )
+def _type(value: str | list[str]) -> Check:
+    names = [value] if isinstance(value, str) else value
+    try:
+        allowed = tuple({t for name in names for t in _TYPES[name]})
+    except (KeyError, TypeError):
+        raise _Unsupported(value) from None
+    return lambda x: type(x) in allowed
 
 
-def _bounded_integers(node: Any) -> Any:
-    """``node`` with every subschema that admits integers (and not all numbers) also bounded
-    to +-2**53, in an ``allOf`` so that the bounds it has stay as they are; ``$defs`` left
-    out (nothing refers to them in a schema without ``$ref``)."""
-    if not isinstance(node, dict):
-        return node
-    out = {k: v for k, v in node.items() if k != "$defs"}
-    if "properties" in node:
-        out["properties"] = {k: _bounded_integers(v) for k, v in node["properties"].items()}
-    for key in ("additionalProperties", "items"):
-        if key in node:
-            out[key] = _bounded_integers(node[key])
-    for key in ("anyOf", "allOf", "oneOf"):
-        if key in node:
-            out[key] = [_bounded_integers(v) for v in node[key]]
-    if "integer" in _types(node) and "number" not in _types(node):
-        out["allOf"] = [*out.get("allOf", ()), _EXACT]
-    return out
+def _bound(holds: Callable[[Any, Any], bool], limit: Any) -> Check:
+    if type(limit) not in _NUMBERS:
+        raise _Unsupported(limit)
+    return lambda x: type(x) not in _NUMBERS or holds(x, limit)
 
 
-def _tuple_guard(node: Any) -> Check | None:
-    """A check that no tuple sits where ``node`` (or a subschema of it) names the ``array``
-    type; None when it names it nowhere. Conservative: the places of every branch, and of
-    ``additionalProperties`` and ``items`` for every value, are looked at."""
-    places = tuple(_tuple_places(node, ()))
-    if not places:
-        return None
+def _size(kind: type, minimum: bool, limit: Any) -> Check:
+    if type(limit) is not int:
+        raise _Unsupported(limit)
+    if minimum:
+        return lambda x: type(x) is not kind or len(x) >= limit
+    return lambda x: type(x) is not kind or len(x) <= limit
 
-    def guard(x: Any) -> bool:
-        for path, inner in places:
-            v = x
-            for key in path:
-                if not isinstance(v, dict):  # no value there (the walk says what is)
-                    break
-                v = v.get(key, _MISSING)
-            else:
-                if inner is None:
-                    if type(v) is tuple:  # exactly: jsonschema-rs refuses a subclass
-                        return False
-                elif v is not _MISSING and not inner(v):
+
+def _required(keys: tuple[str, ...]) -> Check:
+    need = frozenset(keys)
+    return lambda x: type(x) is not dict or need <= x.keys()
+
+
+def _properties(props: dict[str, Any], additional: Any, base: str, deref: Deref) -> Check:
+    checks = {name: _compile(sub, base, deref) for name, sub in props.items()}
+    other = None if additional is True else _compile(additional, base, deref)
+
+    def check(x: Any) -> bool:
+        if type(x) is not dict:
+            return True
+        for key, value in x.items():
+            c = checks.get(key) if type(key) is str else None
+            if c is not None:
+                if not c(value):
+                    return False
+            elif other is not None and not other(value):
+                return False
+        return True
+
+    return check
+
+
+def _items(item: Check) -> Check:
+    def check(x: Any) -> bool:
+        if type(x) is list:
+            for v in x:
+                if not item(v):
                     return False
         return True
 
-    return guard
+    return check
 
 
-def _tuple_places(node: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """(the keys to a value, None) where the value must not be a tuple; (keys, a check)
-    where the check of every item or property value of the value must hold."""
-    if not isinstance(node, dict):
-        return
-    if "array" in _types(node):
-        yield path, None
-    for name, sub in node.get("properties", {}).items():
-        yield from _tuple_places(sub, (*path, name))
-    for key in ("anyOf", "allOf", "oneOf"):
-        for sub in node.get(key, ()):
-            yield from _tuple_places(sub, path)
-    values, items = _tuple_guard(node.get("additionalProperties")), _tuple_guard(node.get("items"))
-    if values is not None:
-        yield path, lambda x: not isinstance(x, dict) or all(map(values, x.values()))
-    if items is not None:
-        yield path, lambda x: not isinstance(x, list) or all(map(items, x))
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same JSON types all the way down (stricter than jsonschema's
+    ``equal``, which also takes 1 for 1.0)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b, strict=True))
+    return a == b
 
 
-_MISSING = object()
+def _enum(choices: tuple[Any, ...]) -> Check:
+    return lambda x: any(_same(x, c) for c in choices)
+
+
+def _exclusive(branches: Any, base: str, deref: Deref) -> bool:
+    """True when every branch requires one same property to be a ``const`` string, a
+    different one per branch: no document matches two branches."""
+    if not isinstance(branches, list) or not branches:
+        return False
+    seen: set[str] = set()
+    shared: set[str] | None = None
+    for branch in branches:
+        node, _ = deref(branch, base) if isinstance(branch, dict) else (branch, base)
+        if not isinstance(node, dict):
+            return False
+        tags = {
+            name: sub["const"]
+            for name, sub in node.get("properties", {}).items()
+            if name in node.get("required", ())
+            and isinstance(sub, dict)
+            and isinstance(sub.get("const"), str)
+        }
+        shared = set(tags) if shared is None else shared & set(tags)
+        if not shared:
+            return False
+    name = min(shared)  # type: ignore[type-var]
+    for branch in branches:
+        node, _ = deref(branch, base)
+        value = node["properties"][name]["const"]
+        if value in seen:
+            return False
+        seen.add(value)
+    return True

@@ -44,16 +44,17 @@ _ANNOTATIONS = frozenset(
     {"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"}
     | {"discriminator", "deprecated", "readOnly", "writeOnly"}
 )
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 #: keywords whose verdict holds whenever the verdicts of their subschemas do, and that the
 #: two validators read alike (no regular expression, no format)
 _SOUND = frozenset(
     {"type", "enum", "const", "required", "properties", "additionalProperties", "items"}
-    | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+    | _BOUNDS
     | {"minLength", "maxLength", "minItems", "maxItems", "anyOf", "allOf", "oneOf"}
 )
 _TYPE_NAMES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 #: every integer bounded to what the reference takes for one (a float past it is not)
-_EXACT = {"minimum": -MAX_EXACT_FLOAT_INT, "maximum": MAX_EXACT_FLOAT_INT}
+_EXACT = MAX_EXACT_FLOAT_INT
 
 
 def compile_schema(schema: Any) -> Check | None:
@@ -92,6 +93,8 @@ def _sound(node: Any) -> bool:
         if key in _ANNOTATIONS or key.startswith("x-"):
             continue
         if key not in _SOUND:
+            return False
+        if key in _BOUNDS and type(value) not in (int, float):
             return False
         if key == "type" and not (isinstance(value, (str, list)) and _types(node) <= _TYPE_NAMES):
             return False
@@ -134,8 +137,8 @@ def _tagged(branches: list[Any]) -> bool:
 
 def _bounded_integers(node: Any) -> Any:
     """``node`` with every subschema that admits integers (and not all numbers) also bounded
-    to +-2**53, in an ``allOf`` so that the bounds it has stay as they are; ``$defs`` left
-    out (nothing refers to them in a schema without ``$ref``)."""
+    to +-2**53 (its own ``minimum``/``maximum`` kept where tighter); ``$defs`` left out
+    (nothing refers to them in a schema without ``$ref``)."""
     if not isinstance(node, dict):
         return node
     out = {k: v for k, v in node.items() if k != "$defs"}
@@ -148,7 +151,8 @@ def _bounded_integers(node: Any) -> Any:
         if key in node:
             out[key] = [_bounded_integers(v) for v in node[key]]
     if "integer" in _types(node) and "number" not in _types(node):
-        out["allOf"] = [*out.get("allOf", ()), _EXACT]
+        out["minimum"] = max(node.get("minimum", -_EXACT), -_EXACT)
+        out["maximum"] = min(node.get("maximum", _EXACT), _EXACT)
     return out
 
 

@@ -16,13 +16,28 @@ import pytest
 from spec_format.testing.builder import build_checkpoint, tiny_config
 from tests.common import EXAMPLES, ROOT
 
-#: what no config-only validate of a passing config imports
-HEAVY = ("torch", "numpy", "pydantic", "jsonschema", "referencing", "rich", "huggingface_hub")
+#: what no config-only validate of a passing config imports (jsonschema_rs: only a batch
+#: past its first configs does, facts.schemas.RS_AFTER)
+HEAVY = (
+    "torch",
+    "numpy",
+    "pydantic",
+    "jsonschema",
+    "jsonschema_rs",
+    "referencing",
+    "rich",
+    "huggingface_hub",
+)
 OTHER_COMMANDS = tuple(
     f"spec_format.cli.{m}_cmd"
     for m in ("convert", "fix", "forward", "history", "inspect", "migrate", "rules", "schema")
 )
-VALIDATION = ("spec_format.engine.validation", "spec_format.rules.registry", "jsonschema", "pydantic")
+VALIDATION = (
+    "spec_format.engine.validation",
+    "spec_format.rules.registry",
+    "jsonschema",
+    "pydantic",
+)
 
 
 def _imported(args: list[str]) -> tuple[int, set[str], str]:

@@ -66,7 +66,7 @@ def compile_schema(schema: Any) -> Check | None:
     is_valid = jsonschema_rs.Draft202012Validator(
         _bounded_integers(schema), validate_formats=False
     ).is_valid
-    guard = _tuple_guard(schema)
+    places = tuple(_tuple_places(schema, ()))
 
     def check(value: Any) -> bool:
         try:
@@ -74,7 +74,7 @@ def compile_schema(schema: Any) -> Check | None:
                 return False
         except (ValueError, TypeError, OverflowError, RecursionError):
             return False  # a value jsonschema-rs cannot read: the walk says what it is
-        return guard is None or guard(value)
+        return not places or _no_tuple_at(places, value)
 
     return check
 
@@ -161,25 +161,23 @@ def _tuple_guard(node: Any) -> Check | None:
     type; None when it names it nowhere. Conservative: the places of every branch, and of
     ``additionalProperties`` and ``items`` for every value, are looked at."""
     places = tuple(_tuple_places(node, ()))
-    if not places:
-        return None
+    return (lambda x: _no_tuple_at(places, x)) if places else None
 
-    def guard(x: Any) -> bool:
-        for path, inner in places:
-            v = x
-            for key in path:
-                if not isinstance(v, dict):  # no value there (the walk says what is)
-                    break
-                v = v.get(key, _MISSING)
-            else:
-                if inner is None:
-                    if type(v) is tuple:  # exactly: jsonschema-rs refuses a subclass
-                        return False
-                elif v is not _MISSING and not inner(v):
+
+def _no_tuple_at(places: tuple, x: Any) -> bool:
+    for path, inner in places:
+        v = x
+        for key in path:
+            if not isinstance(v, dict):  # no value there (the walk says what is)
+                break
+            v = v.get(key, _MISSING)
+        else:
+            if inner is None:
+                if type(v) is tuple:  # exactly: jsonschema-rs refuses a subclass
                     return False
-        return True
-
-    return guard
+            elif v is not _MISSING and not inner(v):
+                return False
+    return True
 
 
 def _tuple_places(node: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:

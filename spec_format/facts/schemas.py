@@ -262,7 +262,12 @@ def accepts(version: str, model_type: str, config: Any) -> bool:
         check = closures(version, model_type)
     else:
         check = rs_check(version, model_type)
-    return check is not None and _accepted(check, config)
+    if check is None:
+        return False
+    try:
+        return check(config)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
 
 
 @cache

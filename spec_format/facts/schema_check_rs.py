@@ -4,17 +4,17 @@ Past the first configs of a process (checked with the closures of
 spec_format.facts.schema_check, cheaper to build than importing jsonschema-rs), every config
 passes through it first (spec_format.facts.schemas.accepts); jsonschema, the reference,
 walks and words the findings of only a config this check does not accept. It must never
-accept what the reference
-(:class:`spec_format.base.numguard.IntegerValidator`, Draft 2020-12) rejects. jsonschema-rs
-implements the same draft, and reads a Python value the same way except in two places,
-both closed here:
+accept what the reference (:class:`spec_format.base.numguard.IntegerValidator`, Draft
+2020-12) rejects. jsonschema-rs implements the same draft, on the same (inlined) schema, and
+reads a Python value the same way except in two places, both closed here:
 
 * an integral float past 2**53 (``1e20``) is an ``integer`` to jsonschema-rs and to plain
   JSON Schema, not to the reference: wherever the schema says ``integer``, the copy
   jsonschema-rs compiles also bounds the value to +-2**53 (a larger int is then walked, and
   the walk accepts it: stricter is sound, only slower);
-* a tuple is an ``array`` to jsonschema-rs, not to jsonschema: :func:`_tuple_guard` looks
-  at every place where the schema names the ``array`` type (the few array-valued keys).
+* a tuple is an ``array`` to jsonschema-rs, not to jsonschema: the check then looks at
+  every place where the schema names the ``array`` type (:func:`_tuple_places`: the few
+  array-valued keys).
 
 Elsewhere jsonschema-rs is at least as strict: it refuses NaN and infinities, strings with
 lone surrogates, non-string keys and non-JSON objects (it raises: not accepted). Being
@@ -23,7 +23,8 @@ stricter is sound only where a keyword's verdict grows with its subschemas' (``n
 regular expressions and formats of the two differ, so a schema using a keyword outside
 :data:`_SOUND` (``oneOf`` only where a ``const`` tag tells its branches apart) gets no
 check (None) and is always walked. tests/test_fast_path.py compares the verdicts on every
-fixture, rule case and generated mutations.
+fixture, rule case, generated mutations and Python values the two libraries read
+differently.
 """
 
 from __future__ import annotations

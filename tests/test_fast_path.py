@@ -1,15 +1,17 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
-Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs the
-accept-only fast check (jsonschema-rs, spec_format.facts.schema_check via schemas.accepts); a
-config it accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). That
-is only sound if the check is never more lenient than jsonschema; this file checks it on
+Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs an
+accept-only fast check (schemas.accepts: the closures of spec_format.facts.schema_check for
+the first configs of a process, jsonschema-rs via spec_format.facts.schema_check_rs after);
+a config it accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings).
+That is only sound if neither check is ever more lenient than jsonschema; this file checks
+both on
 every fixture, every rule case's config, Python values the two libraries read differently
 and random mutations of the examples and of the release fixtures, at every format version
 that has the config's type, and compares the findings of the fast and the explaining
 (``fast_path=False``) paths on every fixture, every rule case's config and every migrate
 golden: the fast path also runs the config rules as compiled plans and walks only the parts
-of a failing config that the compiled check does not accept. The generated pydantic models
+of a failing config that the fast check does not accept. The generated pydantic models
 (the typed API) are held to the same rule.
 """
 

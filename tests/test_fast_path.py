@@ -1,34 +1,29 @@
 """The schema layer's fast path must never accept what jsonschema rejects.
 
-Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs an
-accept-only fast check (schemas.accepts: the closures of spec_format.facts.schema_check for
-the first configs of a process, jsonschema-rs via spec_format.facts.schema_check_rs after);
-a config it accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings).
-That is only sound if neither check is ever more lenient than jsonschema; this file checks
-both on
-every fixture, every rule case's config, Python values the two libraries read differently
-and random mutations of the examples and of the release fixtures, at every format version
-that has the config's type, and compares the findings of the fast and the explaining
+Every validation (``ValidateOptions(fast_path=None)``, the default, or True) first runs the
+compiled accept-only check (spec_format.facts.schema_check via schemas.accepts); a config it
+accepts skips the jsonschema walk (spec_format.rules.schema.schema_findings). That is only
+sound if the check is never more lenient than jsonschema; this file checks it on every
+fixture and on random mutations of the examples and of the release fixtures, at every format
+version that has the config's type, and compares the findings of the fast and the explaining
 (``fast_path=False``) paths on every fixture, every rule case's config and every migrate
 golden: the fast path also runs the config rules as compiled plans and walks only the parts
-of a failing config that the fast check does not accept. The generated pydantic models
+of a failing config that the compiled check does not accept. The generated pydantic models
 (the typed API) are held to the same rule.
 """
 
 from __future__ import annotations
 
-import collections
 import copy
-import enum
 import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format.base.numguard import IntegerValidator
 from spec_format.engine.validation import ValidateOptions, validate_config
-from spec_format.facts import catalog, schema_check, schema_check_rs, schemas
+from spec_format.facts import catalog, schemas
+from spec_format.facts.schema_check import generate
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 from tests.rules.cases import all_cases
 
@@ -49,63 +44,32 @@ def _schema_valid(config, version) -> bool:
     return not any(True for _ in schemas.validator(version, model_type).iter_errors(config))
 
 
-def _checks(version, model_type):
-    """Both fast checks of a type: the closures of the first configs, jsonschema-rs after."""
-    return {
-        "closures": schemas.closures(version, model_type),
-        "rs": schemas.rs_check(version, model_type),
-    }
-
-
-_SUBS: dict[int, tuple] = {}
-
-
-def _sub_checks(sub):
-    """Both fast checks of an inlined subschema (the pruned walk skips what they accept)."""
-    if id(sub) not in _SUBS:
-        checks = {
-            "closures": schema_check.compile_schema(sub, "", schemas._deref),
-            "rs": schema_check_rs.compile_schema(sub),
-        }
-        _SUBS[id(sub)] = (sub, checks)
-    return _SUBS[id(sub)][1]
-
-
 def _agree(config) -> None:
-    """Where a version's model or a fast check accepts the config, that version's schema
-    must too; so must the schema of each property whose own fast check accepts its value
-    (the walk of a failing config skips those)."""
+    """Where a version's model or compiled check accepts the config, that version's schema
+    must too; the generated check says what the closures it is written from say."""
     model_type = config.get("speculators_model_type")
     if not isinstance(model_type, str):
         return
     for version in catalog.versions_with_type(model_type):
-        for name, check in _checks(version, model_type).items():
-            if check(config):
-                assert _schema_valid(config, version), (name, version, json.dumps(config)[:2000])
+        accepted = schemas.accepts(version, model_type, config)
+        closures = schemas._compiled(version, model_type)
+        generated = schemas.generated(version, model_type)
+        assert closures(config) == generated(config) == accepted, (version, model_type)
+        if accepted:
+            assert _schema_valid(config, version), ("check", version, json.dumps(config)[:2000])
         if schemas.accepts_strictly(version, model_type, config):
             assert _schema_valid(config, version), ("model", version, json.dumps(config)[:2000])
-        props = schemas.inlined(version, model_type).get("properties", {})
-        for key, value in config.items():
-            if key in props:
-                for name, check in _sub_checks(props[key]).items():
-                    if check(value):
-                        assert _sub_valid(props[key], value), (name, version, key)
 
 
-def _sub_valid(schema, value) -> bool:
-    return not any(True for _ in IntegerValidator(schema).iter_errors(value))
-
-
-def test_every_bundled_schema_has_both_fast_checks():
-    """No schema silently loses the fast path (a check is None where a keyword could not be
-    checked soundly)."""
+def test_every_bundled_schema_compiles():
+    """No schema silently loses the fast path (compile_schema returns None on a keyword it
+    cannot check soundly)."""
     for version, entry in catalog.versions().items():
         for model_type in entry.types:
-            for name, check in _checks(version, model_type).items():
-                assert check is not None, (name, version, model_type)
+            assert schemas._compiled(version, model_type) is not None, (version, model_type)
 
 
-def test_the_checks_accept_every_valid_fixture():
+def test_the_check_accepts_every_valid_fixture():
     """The fast path is taken where it should be: a valid config never needs the walk."""
     for name, config in _configs():
         model_type = config.get("speculators_model_type")
@@ -113,26 +77,7 @@ def test_the_checks_accept_every_valid_fixture():
             continue
         for version in catalog.versions_with_type(model_type):
             if _schema_valid(config, version):
-                for which, check in _checks(version, model_type).items():
-                    assert check(config), (which, name, version)
-
-
-def test_the_first_configs_use_the_closures_then_jsonschema_rs(monkeypatch):
-    """A run of a few configs never imports jsonschema-rs; a batch switches to it, for the
-    whole config and for the subschemas the walk of a failing one skips."""
-    monkeypatch.setattr(schemas, "_checked", 0)
-    monkeypatch.setattr(schemas, "RS_AFTER", 2)
-    config = json.loads((EXAMPLES[0] / "config.json").read_text())
-    model_type = config["speculators_model_type"]
-    version = catalog.versions_with_type(model_type)[-1]
-    sub = schemas.inlined(version, model_type)["properties"]["speculators_config"]
-    picked = []
-    for _ in range(3):
-        picked.append(schemas._subschema_check(sub))
-        schemas.accepts(version, model_type, config)
-    assert schemas._checked == 2
-    assert picked[0] is picked[1] is schemas._SUB_CHECKS[id(sub)][1]
-    assert picked[2] is schemas._SUB_CHECKS[id(sub)][2] is not None
+                assert schemas.accepts(version, model_type, config), (name, version)
 
 
 @pytest.mark.parametrize(
@@ -184,16 +129,6 @@ def test_fast_and_explaining_paths_agree_on_every_case_and_golden(name, config, 
         for fast in (False, True)
     ]
     assert found[0] == found[1]
-
-
-@pytest.mark.parametrize(
-    ("name", "config", "options"),
-    list(_case_configs()),
-    ids=lambda x: x if isinstance(x, str) else "",
-)
-def test_case_verdicts_agree(name, config, options):
-    if isinstance(config, dict):
-        _agree(config)
 
 
 @pytest.mark.parametrize(
@@ -251,66 +186,45 @@ def test_mutations_never_pass_the_model_and_fail_the_schema(data):
     _agree(config)
 
 
-#: Python values jsonschema-rs and jsonschema could read differently: integral floats past
-#: 2**53 (an integer to JSON Schema, not to the reference), big ints, tuples (an array to
-#: jsonschema-rs only), NaN and infinities, lone surrogates, subclasses, non-string keys
-def _tricky():
-    Pair = collections.namedtuple("Pair", "a b")
-
-    class Text(str):
-        pass
-
-    class Small(enum.IntEnum):
-        ONE = 1
-
-    return [
-        1e20, 2.0**53, 2.0**53 + 2, 2**53 + 1, 10**30, 1.0, float("nan"), float("inf"), True,
-        ("a",), (1, 2), Pair(1, 2), [("a",)], collections.OrderedDict(a=1), {"x": ("a",)},
-        {1: 2}, "\ud800", Text("llama"), Small.ONE,
-    ]  # fmt: skip
+def test_every_bundled_schema_is_generated():
+    """Each type's check can be generated, not left to the closures (a batch uses it after
+    its first configs of the type)."""
+    for version, entry in catalog.versions().items():
+        for model_type in entry.types:
+            schema = schemas.type_schema(version, model_type)
+            generate(schema, schema["$id"], schemas._deref)  # raises if it cannot
+            assert schemas.generated(version, model_type).__code__.co_filename == (
+                "<schema check>"
+            ), (version, model_type)
 
 
-def test_values_the_libraries_read_differently_never_pass_only_the_fast_check():
-    """Each of :func:`_tricky` put in place of each value of one example of each type: each
-    fast check (of the whole config, and of the property's own subschema) accepts it only
-    where jsonschema does, at the newest version with the type (the fixtures, cases and
-    mutations above try every version)."""
-    tricky = _tricky()
-    bases = {}
-    for config in BASES:
-        bases.setdefault(config["speculators_model_type"], config)
-    for model_type, base in bases.items():
-        for path in _paths(base):
-            if path == ("speculators_model_type",):
-                continue
-            for value in tricky:
-                config = copy.deepcopy(base)
-                parent = config
-                for part in path[:-1]:
-                    parent = parent[part]
-                parent[path[-1]] = value
-                for version in catalog.versions_with_type(model_type)[-1:]:
-                    # one walk where both checks accept
-                    passed = [
-                        n for n, check in _checks(version, model_type).items() if check(config)
-                    ]
-                    if passed:
-                        assert _schema_valid(config, version), (passed, version, path, value)
-                    sub = schemas.inlined(version, model_type).get("properties", {}).get(path[0])
-                    if sub is None:
-                        continue
-                    passed = [n for n, check in _sub_checks(sub).items() if check(config[path[0]])]
-                    if passed:
-                        assert _sub_valid(sub, config[path[0]]), (passed, version, path, value)
+def test_generated_subschema_checks_agree_with_their_closures():
+    """The walk of a failing config skips a property whose subschema's check accepts it,
+    with the closures first and the generated function later: both say the same of every
+    top-level value of every fixture, at every version with its type."""
+    from spec_format.facts.schema_check import compile_schema
+
+    for _, config in _configs():
+        model_type = config.get("speculators_model_type")
+        if not isinstance(model_type, str):
+            continue
+        for version in catalog.versions_with_type(model_type):
+            props = schemas.inlined(version, model_type).get("properties", {})
+            for key, value in config.items():
+                if key in props:
+                    closures = compile_schema(props[key], "", schemas._deref)
+                    generated = generate(props[key], "", schemas._deref)
+                    assert closures(value) == generated(value), (version, model_type, key)
 
 
-def test_the_closures_compile_only_what_they_can_check_soundly():
+def test_the_check_compiles_only_what_it_can_check_soundly():
     """A keyword whose strict reading would not be sound (``not``, a oneOf whose branches
     two documents could both match) leaves a schema to the jsonschema walk; a discriminated
     oneOf is an anyOf; a float is never an integer here (jsonschema takes 1.0 for one)."""
+    from spec_format.facts.schema_check import compile_schema
 
     def compiled(schema):
-        return schema_check.compile_schema(schema, "https://example.test/s.json", schemas._deref)
+        return compile_schema(schema, "https://example.test/s.json", schemas._deref)
 
     assert compiled({"not": {"type": "string"}}) is None
     assert compiled({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
@@ -322,38 +236,3 @@ def test_the_closures_compile_only_what_they_can_check_soundly():
     assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
     integer = compiled({"type": "integer", "minimum": 1})
     assert integer(3) and not integer(1.0) and not integer(True) and not integer(0)
-    assert not compiled({"type": "array"})(("a",))
-
-
-def test_jsonschema_rs_checks_only_what_it_reads_as_jsonschema_does():
-    """A keyword whose stricter reading would not be sound (``not``, ``if``, a oneOf whose
-    branches two documents could both match) or that the two libraries read differently
-    (``pattern``, ``format``) leaves a schema to the jsonschema walk; a oneOf tagged by a
-    const is fine. Integral floats are integers as in jsonschema, up to 2**53; a tuple is no
-    array, as in jsonschema."""
-    assert schema_check_rs.compile_schema({"not": {"type": "string"}}) is None
-    assert (
-        schema_check_rs.compile_schema({"if": {"type": "string"}, "then": {"minLength": 2}}) is None
-    )
-    assert schema_check_rs.compile_schema({"oneOf": [{"type": "integer"}, {"minimum": 0}]}) is None
-    assert schema_check_rs.compile_schema({"type": "string", "pattern": "^a"}) is None
-    assert schema_check_rs.compile_schema({"type": "string", "format": "date"}) is None
-    tagged = {
-        "oneOf": [{"properties": {"kind": {"const": k}}, "required": ["kind"]} for k in ("a", "b")]
-    }
-    check = schema_check_rs.compile_schema(tagged)
-    assert check is not None
-    assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
-    integer = schema_check_rs.compile_schema({"type": "integer", "minimum": 1})
-    assert integer(3) and integer(1.0) and integer(2.0**53)
-    assert not integer(True) and not integer(0) and not integer(1e20) and not integer(1.5)
-    schema = {
-        "type": "object",
-        "properties": {"a": {"type": "array"}, "m": {"additionalProperties": {"type": "array"}}},
-        "additionalProperties": {"items": {"anyOf": [{"type": "array"}]}},
-    }
-    arrays = schema_check_rs.compile_schema(schema)
-    assert arrays({"a": [1], "m": {"k": []}, "z": [[1]]})
-    for bad in ({"a": (1,)}, {"m": {"k": ()}}, {"z": [(1,)]}):
-        assert not arrays(bad), bad
-        assert not _sub_valid(schema, bad), bad  # what jsonschema says too

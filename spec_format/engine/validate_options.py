@@ -31,7 +31,7 @@ class ValidateOptions:
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
     #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
-    #: confirm valid configs with the fast check (facts.schema_check) before the
+    #: confirm valid configs with the compiled check (facts.schema_check) before the
     #: jsonschema walk, walk only what it does not accept, and run the config rules as a
     #: plan (same findings, a few us instead of 1-2 ms per valid config, and jsonschema is
     #: imported only to explain a config that failed; see rules.schema.schema_findings).

@@ -5,13 +5,12 @@ Schemas are read from the package (``spec_format.schema``, the repository's
 directory. Every file has an absolute ``$id``; references between files are resolved
 against the bundled files only: nothing is fetched. jsonschema and referencing are imported
 only when a validator is built (to explain a config that failed, or by callers that ask for
-one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below. The fast
-check every config meets first (:func:`accepts`: closures, then jsonschema-rs on the
-:func:`inlined` schema in a batch) imports jsonschema-rs past the first configs.
+one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -120,9 +119,9 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 @cache
 def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     """:func:`validator`, except that it does not descend into a property value or an
-    array that the fast check of its subschema accepts (:func:`subschema_accepts`).
+    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
 
-    The fast check never accepts what jsonschema rejects, so a subtree it accepts holds
+    The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
     no error: the errors are the same, in the same order, and a failing config costs the
     walk of its failing parts only. :func:`validator` stays the plain reference the checks
     are tested against; tests/test_fast_path.py compares the findings of the two."""
@@ -155,35 +154,42 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     return pruned(inlined(version, model_type), registry=registry())
 
 
-#: id of an inlined subschema -> [the subschema, its closures, its jsonschema-rs check] (a
-#: check: None when there is none, _UNBUILT until asked for); the inlined schemas are cached
-#: and never mutated, and each entry keeps its subschema alive
+#: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
+#: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
+#: its subschema alive. After GENERATE_AFTER uses the closures of a subschema that holds
+#: others give way to the generated function, as for a whole type in :func:`accepts`.
 _SUB_CHECKS: dict[int, list] = {}
-_UNBUILT = object()
 
 
 def _subschema_check(sub: Any):
-    """The fast check of an :func:`inlined` subschema, as :func:`accepts` picks it."""
     known = _SUB_CHECKS.get(id(sub))
     if known is None or known[0] is not sub:
-        known = _SUB_CHECKS[id(sub)] = [sub, _UNBUILT, _UNBUILT]
-    which = 2 if _checked >= RS_AFTER else 1
-    if known[which] is _UNBUILT:
-        if which == 2:
-            from spec_format.facts.schema_check_rs import compile_schema as build_rs
+        from spec_format.facts.schema_check import compile_schema
 
-            known[2] = build_rs(sub)
-        else:
-            from spec_format.facts.schema_check import compile_schema
+        # an inlined subschema has no $ref left: nothing for the resolver to look up
+        check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
+        known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
+    known[2] += 1
+    if known[2] == GENERATE_AFTER and known[1] is not None and _nested(sub):
+        from spec_format.facts.schema_check import generate
 
-            # an inlined subschema has no $ref left: nothing for the resolver to look up
-            known[1] = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
-    return known[which]
+        # where it cannot be generated (an unusual schema), the closures stay
+        with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+            known[1] = generate(sub, "", _deref)
+    return known[1]
+
+
+def _nested(sub: Any) -> bool:
+    """Whether a subschema holds others (an object's properties, an array's items, branches):
+    only those are worth generating; a leaf's closures are about as fast."""
+    return isinstance(sub, dict) and any(
+        k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
+    )
 
 
 def subschema_accepts(sub: Any, value: Any) -> bool:
-    """True when the fast check of ``sub`` (a part of an :func:`inlined` schema) accepts
-    ``value``; False when it does not, or there is none."""
+    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
+    accepts ``value``; False when it does not, or cannot be compiled."""
     check = _subschema_check(sub)
     return check is not None and _accepted(check, value)
 
@@ -191,7 +197,7 @@ def subschema_accepts(sub: Any, value: Any) -> bool:
 def _accepted(check, value: Any, every: bool = False) -> bool:
     try:
         if every:
-            return all(map(check, value))
+            return all(check(v) for v in value)
         return check(value)
     except RecursionError:  # absurdly deep input: let the walk say what is wrong
         return False
@@ -221,9 +227,8 @@ def _inline(node: Any, base: str) -> Any:
 
 
 @cache
-def closures(version: str, model_type: str):
-    """The type's check as Python closures (:mod:`spec_format.facts.schema_check`; None:
-    not compilable): a few ms to build."""
+def _compiled(version: str, model_type: str):
+    """The accept-only compiled check of the type's schema (None: not compilable)."""
     from spec_format.facts.schema_check import compile_schema
 
     schema = type_schema(version, model_type)
@@ -231,41 +236,49 @@ def closures(version: str, model_type: str):
 
 
 @cache
-def rs_check(version: str, model_type: str):
-    """The type's check with jsonschema-rs (:mod:`spec_format.facts.schema_check_rs` on the
-    :func:`inlined` schema; None: a keyword it cannot check soundly): about twice as fast
-    per config as the closures, after an import of about 12 ms of CPU."""
-    from spec_format.facts.schema_check_rs import compile_schema
+def generated(version: str, model_type: str):
+    """The type's compiled check as one generated function
+    (:func:`spec_format.facts.schema_check.generate`), or the closures where it cannot be
+    generated (None: not compilable)."""
+    from spec_format.facts.schema_check import generate
 
-    return compile_schema(inlined(version, model_type))
+    closures = _compiled(version, model_type)
+    if closures is None:
+        return None
+    schema = type_schema(version, model_type)
+    try:
+        return generate(schema, schema["$id"], _deref)
+    except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+        return closures
 
 
-#: configs checked with the closures before jsonschema-rs takes over, in a process: a run of
-#: a few configs never pays for importing it, a batch soon does
-RS_AFTER = 64
-_checked = 0
+#: configs of one (version, type) checked with the closures before its check is generated:
+#: a run of one config never pays for compiling the generated function, a batch soon does
+GENERATE_AFTER = 64
+_CHECKED: dict[tuple[str, str], int] = {}
 
 
 def accepts(version: str, model_type: str, config: Any) -> bool:
-    """True when the fast check accepts ``config`` against the type's schema: the closures
-    (:func:`closures`) for the first :data:`RS_AFTER` configs of the process, then
-    jsonschema-rs (:func:`rs_check`).
+    """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
+    against the type's schema: the closures for the first :data:`GENERATE_AFTER` configs of
+    a version and type, then the generated function (tests/test_fast_path.py checks that
+    they agree).
 
     Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
-    reference and words every finding. tests/test_fast_path.py checks that neither check
-    ever accepts what jsonschema rejects, on every fixture, rule case, generated mutations
-    and Python values the libraries read differently.
+    reference and words every finding. tests/test_fast_path.py checks that it never accepts
+    what jsonschema rejects, on every fixture and on generated mutations.
     """
-    global _checked
-    if _checked < RS_AFTER:
-        _checked += 1
-        check = closures(version, model_type)
+    key = (version, model_type)
+    seen = _CHECKED.get(key, 0)
+    if seen < GENERATE_AFTER:
+        _CHECKED[key] = seen + 1
+        compiled = _compiled(version, model_type)
     else:
-        check = rs_check(version, model_type)
-    if check is None:
+        compiled = generated(version, model_type)
+    if compiled is None:
         return False
     try:
-        return check(config)
+        return compiled(config)
     except RecursionError:  # absurdly deep input: let the walk say what is wrong
         return False
 

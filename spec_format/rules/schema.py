@@ -206,7 +206,7 @@ def schema_findings(
     """Validate ``config`` against its type schema; yield (rule, hit) per error.
 
     jsonschema is the reference and produces every message. With ``fast_path`` (the
-    default of every validation), a config that the fast check accepts
+    default of every validation), a config that the compiled validator accepts
     (:func:`spec_format.facts.schemas.accepts`, jsonschema-rs) is valid without the jsonschema
     walk, and jsonschema is not even imported; tests/test_fast_path.py checks on every
     fixture and on generated mutations that the two never disagree in that direction. The
@@ -243,10 +243,10 @@ def capped_errors(
     """The first :data:`MAX_SCHEMA_ERRORS` schema errors of ``config`` in path order, and
     how many more there are (counted up to :data:`MAX_SCHEMA_COUNTED`): a 1.5M-item list of
     wrong values costs the same bounded walk in validate and migrate. With ``fast_path`` a
-    config the fast check accepts is not walked at all."""
+    config the compiled check accepts is not walked at all."""
     if fast_path and schemas.accepts(version, model_type, config):
         return [], 0
-    # the fast path's walk skips the subtrees the fast check accepts (same errors)
+    # the fast path's walk skips the subtrees the compiled check accepts (same errors)
     walker = schemas.pruned_validator if fast_path else schemas.validator
     errors = walker(version, model_type).iter_errors(config)
     first = sorted(itertools.islice(errors, MAX_SCHEMA_ERRORS), key=_path_key)

@@ -34,11 +34,12 @@ def _batch(tmp_path) -> list[str]:
     return paths
 
 
-def _alone(path: str, options: ValidateOptions) -> list[dict]:
+def _alone(path: str, options: ValidateOptions) -> dict:
+    """The report of ``path`` checked on its own (whole: status, type, version, what was
+    skipped and checked, the findings located)."""
     run = Validation([path], options)  # one input: nothing to share, the memo unused
     (target,) = run.targets
-    report = _isolated(target, options, run.verifier, None)
-    return [f.to_dict() for f in report.located_findings()]
+    return _isolated(target, options, run.verifier, None).to_dict()
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_a_batch_finds_what_each_file_finds_alone(tmp_path, options):
     # every document but the first copy of each was shared, except the ones a shell quotes
     assert run.memo.shared >= len(_documents()) * (len(NAMES) - 2)
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, options), path
+        assert report.to_dict() == _alone(path, options), path
 
 
 def test_json_values_python_equates_are_different_documents(tmp_path):
@@ -72,25 +73,31 @@ def test_json_values_python_equates_are_different_documents(tmp_path):
         paths.append(str(path))
     reports = list(Validation(paths, ValidateOptions()))
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
+        assert report.to_dict() == _alone(path, ValidateOptions())
     schema_errors = [any(f.rule.startswith("S") for f in r.findings) for r in reports]
     assert schema_errors == [False, True, True]
 
 
-def test_a_document_with_a_parse_problem_is_never_shared(tmp_path):
-    """What the parser kept of a duplicate key is not all the file says: checked alone."""
+def test_a_document_with_a_parse_problem_is_never_shared_by_document(tmp_path):
+    """What the parser kept of a duplicate key is not all the file says: two checkpoints
+    whose configs hold one are each checked on their own; two files of the same bytes
+    share one report, which is a function of the bytes (I009 included)."""
     text = (EXAMPLES[0] / "config.json").read_text()
     duplicated = text.replace("{", '{"speculators_model_type": "eagle", ', 1)
-    paths = []
-    for name in ("a.json", "b.json"):
-        (tmp_path / name).write_text(duplicated)
-        paths.append(str(tmp_path / name))
-    run = Validation(paths, ValidateOptions())
-    reports = list(run)
-    assert run.memo.shared == 0
-    for path, report in zip(paths, reports, strict=True):
-        assert any(f.name == "duplicate-key" for f in report.findings)
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
+    folders, files = [], []
+    for name in ("a", "b"):
+        shutil.copytree(EXAMPLES[0], tmp_path / name)
+        (tmp_path / name / "config.json").write_text(duplicated)
+        folders.append(str(tmp_path / name))
+        (tmp_path / f"{name}.json").write_text(duplicated)
+        files.append(str(tmp_path / f"{name}.json"))
+    for paths, shared in ((folders, 0), (files, 1)):
+        run = Validation(paths, ValidateOptions())
+        reports = list(run)
+        assert run.memo.shared == shared
+        for path, report in zip(paths, reports, strict=True):
+            assert any(f.name == "duplicate-key" for f in report.findings)
+            assert report.to_dict() == _alone(path, ValidateOptions())
 
 
 def test_the_memo_stops_growing_at_its_limit(tmp_path, monkeypatch):
@@ -106,10 +113,10 @@ def test_the_memo_stops_growing_at_its_limit(tmp_path, monkeypatch):
             paths.append(str(path))
     run = Validation(paths, ValidateOptions())
     reports = list(run)
-    assert len(run.memo._seen) == 3
+    assert len(run.memo._files) == 3
     assert run.memo.shared == 3  # the second copies of the first three documents
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
+        assert report.to_dict() == _alone(path, ValidateOptions())
 
 
 def test_a_checkpoint_directory_shares_its_config_checks(tmp_path):
@@ -122,7 +129,7 @@ def test_a_checkpoint_directory_shares_its_config_checks(tmp_path):
     reports = list(run)
     assert run.memo.shared == 1
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
+        assert report.to_dict() == _alone(path, ValidateOptions())
 
 
 def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
@@ -137,6 +144,6 @@ def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
         paths.append(str(path))
     run = Validation(paths, ValidateOptions())
     reports = list(run)
-    assert run.memo._seen is None and run.memo.shared == 0
+    assert not run.memo.active and run.memo.shared == 0
     for path, report in zip(paths, reports, strict=True):
-        assert [f.to_dict() for f in report.located_findings()] == _alone(path, ValidateOptions())
+        assert report.to_dict() == _alone(path, ValidateOptions())

@@ -1,38 +1,43 @@
-"""The config checks of one run, shared by identical documents.
+"""What one run finds, shared by identical inputs.
 
-What the config checks find (format version, type dispatch, JSON Schema, the cross-field,
-consumer and version rules) is a function of the parsed document and of what one run holds
-fixed: its options and its verifier. A batch often holds one document many times (the
+What a config file's checks find is a function of its bytes and of what one run holds fixed
+(its options and its verifier); what the config checks of a checkpoint find (format
+version, type dispatch, JSON Schema, the cross-field, consumer and version rules) is a
+function of its parsed config. A batch often holds one config many times (the
 ``checkpoint-N`` folders of a training run, mirrors and quantized copies of one draft), so
-a run checks each distinct document once and hands the others the same findings under
-their own path.
+a run checks each distinct one once and hands the others the same findings under their own
+path:
 
-The key is the document as orjson writes it: it tells apart what JSON tells apart (``1``,
-``1.0`` and ``true``; the order of keys, which messages follow), and it is the whole key,
-not a digest of it. A document is checked on its own, never shared, when its parse reported
-a problem (a duplicate key or a non-finite number: what the parser kept is not all the file
-says), when its path is one a shell would quote (messages quote commands that name it), and
-for standard input and ``hf://`` paths (no command rewrites those in place).
+* a config file named on its own (no checkpoint around it) is looked up by its bytes, and
+  a repeat is neither parsed nor checked: it takes the whole report of the first
+  (:meth:`ConfigMemo.file_report`);
+* the config of a checkpoint is looked up by the document as orjson writes it, which tells
+  apart what JSON tells apart (``1``, ``1.0`` and ``true``; the order of keys, which
+  messages follow): its weights are checked as always (:meth:`ConfigMemo.outcome`).
 
-A run whose first documents do not repeat stops looking (GIVE_UP_AFTER), so that a batch
-of distinct configs pays neither for the keys nor for the copies. The findings of a shared
-document are computed under a placeholder path and given each
-file's own on the way out; tests/test_config_memo.py checks a batch against each file
-checked alone.
+Keys are whole, never digests. An input is checked on its own, never shared, when its
+parse reported a problem (a duplicate key or a non-finite number: what the parser kept is
+not all the file says), when its path is one a shell would quote (messages quote commands
+that name it), for standard input and ``hf://`` paths (no command rewrites those in
+place), and when a message would come out long enough to be shortened. A run whose first
+inputs do not repeat stops looking (GIVE_UP_AFTER), so that a batch of distinct configs
+pays neither for keys nor for copies. What is shared is computed under a placeholder path
+and given each file's own on the way out; tests/test_config_memo.py checks a batch against
+each file checked alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from spec_format.base.jsonload import Loaded, TextPositions
-from spec_format.base.report import Finding, PositionSource
+from spec_format.base.jsonload import Loaded
+from spec_format.base.report import FileReport, Finding, PositionSource
 
 #: the path a shared document is checked under (shell-safe: quoted the same in any command)
 PLACEHOLDER = "specfmt-shared-config-path.json"
@@ -41,7 +46,7 @@ LIMIT = 4096
 #: after this many distinct documents with fewer than a quarter as many repeats, a run
 #: stops looking for repeats (a batch of distinct configs pays for neither key nor copy)
 GIVE_UP_AFTER = 256
-#: the bytes of files a run keeps to share their positions
+#: the bytes of files a run keeps (to share reports and positions by bytes)
 TEXT_BYTES = 8 << 20
 #: a message this long may have been shortened around its middle (rules/base.bounded),
 #: where a longer or shorter path would have cut it elsewhere: such a document is not shared
@@ -64,14 +69,13 @@ class Outcome:
     findings: tuple[Finding, ...]
 
 
-class _Shared:
-    """A stored outcome with its findings cut at the placeholder: each file's copy joins the
-    pieces around its own path (searching every message again per file costs more)."""
+class _Pieces:
+    """Findings found under the placeholder, cut at it: each file's copy joins the pieces
+    around its own path (searching every message again per file costs more)."""
 
-    __slots__ = ("outcome", "pieces")
+    __slots__ = ("pieces",)
 
-    def __init__(self, outcome: Outcome) -> None:
-        self.outcome = outcome
+    def __init__(self, findings: Iterable[Finding]) -> None:
         self.pieces = [
             (
                 f.__dict__,
@@ -79,11 +83,11 @@ class _Shared:
                 None if f.file == PLACEHOLDER else f.file.split(PLACEHOLDER),
                 None if f.command is None else [a.split(PLACEHOLDER) for a in f.command],
             )
-            for f in outcome.findings
+            for f in findings
         ]
 
-    def at(self, file: str) -> Outcome | None:
-        """The outcome for ``file`` (None when a message would come out too long)."""
+    def at(self, file: str) -> list[Finding] | None:
+        """The findings for ``file`` (None when a message would come out too long)."""
         moved = []
         for fields, message, name, command in self.pieces:
             copy = object.__new__(Finding)
@@ -99,8 +103,52 @@ class _Shared:
             if command is not None:
                 mine["command"] = tuple([file.join(a) for a in command])
             moved.append(copy)
+        return moved
+
+
+class _Shared:
+    """A stored outcome of the config checks."""
+
+    __slots__ = ("findings", "outcome")
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome, self.findings = outcome, _Pieces(outcome.findings)
+
+    def at(self, file: str) -> Outcome | None:
+        moved = self.findings.at(file)
+        if moved is None:
+            return None
         o = self.outcome
         return Outcome(o.version, o.source, o.detection, o.model_type, o.dispatched, tuple(moved))
+
+
+class _SharedReport:
+    """A stored report of a config file, found under the placeholder."""
+
+    __slots__ = ("findings", "report", "skipped")
+
+    def __init__(self, report: FileReport) -> None:
+        self.report, self.findings = report, _Pieces(report.findings)
+        self.skipped = [s.split(PLACEHOLDER) for s in report.skipped]
+
+    def at(self, shown: str, path: object) -> FileReport | None:
+        findings = self.findings.at(shown)
+        if findings is None:
+            return None
+        t = self.report
+        return FileReport(
+            path=shown,
+            findings=findings,
+            model_type=t.model_type,
+            format_version=t.format_version,
+            version_source=t.version_source,
+            skipped=[shown.join(s) for s in self.skipped],
+            unreadable=t.unreadable,
+            weights_absent=t.weights_absent,
+            weights_required=t.weights_required,
+            coverage=t.coverage,
+            positions=None if t.positions is None else _SameText(path, t.positions),
+        )
 
 
 class ConfigMemo:
@@ -108,32 +156,62 @@ class ConfigMemo:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = LIMIT if limit is None else limit
-        #: outcomes by document (None: checked alone, every time); None once given up
-        self._seen: dict[bytes, _Shared | None] | None = {}
-        self.shared = 0  # documents that took a stored outcome (for tests and benches)
+        self.active = True  # False once the run's inputs proved not to repeat
+        #: config checks by document, reports by file bytes (None: checked alone, always)
+        self._seen: dict[bytes, _Shared | None] = {}
+        self._files: dict[bytes, _SharedReport | None] = {}
         #: the positions of the first file of each text, shared by files of the same text
-        self._texts: dict[bytes, TextPositions] = {}
-        self._text_bytes = 0
+        self._texts: dict[bytes, PositionSource] = {}
+        self._bytes = 0  # of the files kept in _files and _texts
+        self.shared = 0  # inputs that took a stored outcome or report (for tests, benches)
+
+    def _stored(self, table: dict, key: bytes, value: Any, size: int = 0) -> None:
+        if len(table) < self.limit and self._bytes + size <= TEXT_BYTES:
+            table[key] = value
+            self._bytes += size
+        distinct = len(self._seen) + len(self._files)
+        if distinct == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:
+            # the inputs of this run do not repeat: stop looking
+            self.active = False
+            self._seen, self._files, self._texts = {}, {}, {}
+
+    def file_report(
+        self, raw: bytes, shown: str, path: object, check: Callable[[], FileReport]
+    ) -> FileReport | None:
+        """The report of the config file ``shown`` whose bytes are ``raw``, from a file of
+        the same bytes or from ``check()`` (its report under the placeholder path); None
+        when it must be checked on its own (``shown`` is not shell-safe, or the report
+        cannot be moved to it)."""
+        if not _SHELL_SAFE.fullmatch(shown) or PLACEHOLDER in shown:
+            return None
+        stored = self._files.get(raw, _UNSEEN)
+        if stored is _UNSEEN:
+            report = check()
+            stored = None
+            if not report.internal_error and all(
+                len(f.message) <= LONG_MESSAGE for f in report.findings
+            ):
+                stored = _SharedReport(report)
+            self._stored(self._files, raw, stored, len(raw))
+        else:
+            self.shared += 1
+        return stored.at(shown, path) if stored is not None else None
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
         """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""
         file = str(loaded.path)
-        seen = self._seen
-        key = None if seen is None else _key(loaded, file)
+        key = _key(loaded, file) if self.active else None
         if key is None:
             return check(file)
-        stored = seen.get(key, _UNSEEN)
+        stored = self._seen.get(key, _UNSEEN)
         if stored is _UNSEEN:
             checked = check(PLACEHOLDER)
             stored = None
             if all(len(f.message) <= LONG_MESSAGE for f in checked.findings):
                 # detection: what the version rules read, and they have run
                 stored = _Shared(dataclasses.replace(checked, detection=None))
-            if len(seen) < self.limit:  # a copy: orjson's buffer is larger than its bytes
-                seen[memoryview(key).tobytes()] = stored
-            if len(seen) == GIVE_UP_AFTER and self.shared * 4 < GIVE_UP_AFTER:
-                self._seen = None  # the documents of this run do not repeat: stop looking
-                self._texts = {}
+            # a copy of the key: orjson's buffer is larger than its bytes
+            self._stored(self._seen, memoryview(key).tobytes(), stored)
         else:
             self.shared += 1
         here = stored.at(file) if stored is not None else None
@@ -145,14 +223,14 @@ class ConfigMemo:
         document repeats its findings, and placing them would tokenise each copy)."""
         mine = loaded.positions()
         raw = loaded.raw  # the same bytes, the same text and positions
-        if mine is None or self._seen is None or not raw:
+        if mine is None or not self.active or not raw:
             return mine
         first = self._texts.get(raw)
         if first is not None:
             return _SameText(mine.path, first)
-        if self._text_bytes + len(raw) <= TEXT_BYTES:
+        if len(self._texts) < self.limit and self._bytes + len(raw) <= TEXT_BYTES:
             self._texts[raw] = mine
-            self._text_bytes += len(raw)
+            self._bytes += len(raw)
         return mine
 
 
@@ -161,7 +239,7 @@ class _SameText:
 
     __slots__ = ("path", "_first")
 
-    def __init__(self, path: object, first: TextPositions) -> None:
+    def __init__(self, path: object, first: PositionSource) -> None:
         self.path, self._first = path, first
 
     def locate(self, pointer: str | None) -> tuple[int | None, int | None]:

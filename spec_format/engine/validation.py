@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from spec_format.base import notes
+from spec_format.base.bounded import ReadRefused, read_file
 from spec_format.base.errors import InputError, UsageError
+from spec_format.base.jsonload import MAX_JSON_BYTES
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
     CONFIG_LAYERS,
@@ -27,7 +30,7 @@ from spec_format.engine.config_checks import (
     engines_of,
     validate_config,
 )
-from spec_format.engine.config_memo import ConfigMemo
+from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
 from spec_format.engine.dispatch import third_party_kind
 from spec_format.engine.input_paths import CONFIG_NAME, Target, expand
 from spec_format.engine.validate_options import ValidateOptions, filtered, rule_ids, selected
@@ -206,6 +209,10 @@ def validate_target(
     verifier: VerifierInfo | None = None,
     memo: ConfigMemo | None = None,
 ) -> FileReport:
+    if memo is not None and memo.active and _plain_file(target, options):
+        shared = _shared_file(target, options, verifier, memo)
+        if shared is not None:
+            return shared
     report = FileReport(path=target.shown)
     if target.weights_file is not None:
         return audit_safetensors_file(target, options)
@@ -217,6 +224,53 @@ def validate_target(
     else:
         assert target.config_path is not None
         loaded = documents.load(stdin.DASH if target.stdin else target.config_path)
+    return _checked(target, loaded, report, checkpoint, options, verifier, memo)
+
+
+def _plain_file(target: Target, options: ValidateOptions) -> bool:
+    """A config file named on its own, whose report is a function of its bytes and the run
+    (with --deep or --scan-weights its I013 finding names its folder: not shared)."""
+    return (
+        target.config_path is not None
+        and target.checkpoint_dir is None
+        and target.remote is None
+        and target.weights_file is None
+        and not target.stdin
+        and not (options.deep or options.scan_weights)
+        and target.shown == str(target.config_path)
+    )
+
+
+def _shared_file(
+    target: Target, options: ValidateOptions, verifier: VerifierInfo | None, memo: ConfigMemo
+) -> FileReport | None:
+    """The report of a plain config file from an earlier file of the run with the same
+    bytes (:meth:`ConfigMemo.file_report`), or None: the usual path checks it (a file that
+    cannot be read is always checked that way, which says why)."""
+    try:
+        raw = read_file(target.config_path, limit=MAX_JSON_BYTES, what="a JSON file")
+    except ReadRefused:
+        return None
+
+    def check() -> FileReport:  # under the placeholder path, from the bytes just read
+        path = Path(PLACEHOLDER)
+        loaded = documents.load(path, raw=raw)
+        placeholder = Target(PLACEHOLDER, path, None)
+        return _checked(placeholder, loaded, FileReport(path=PLACEHOLDER), None, options, verifier)
+
+    return memo.file_report(raw, target.shown, target.config_path, check)
+
+
+def _checked(
+    target: Target,
+    loaded,
+    report: FileReport,
+    checkpoint,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None,
+    memo: ConfigMemo | None = None,
+) -> FileReport:
+    """The checks of one read input: its config, then its checkpoint when there is one."""
     ctx = check_loaded(loaded, target.config_path, report, options, verifier, memo)
     if ctx is None and report.unreadable:
         if checkpoint is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from spec_format.base import notes
 from spec_format.base.bounded import ReadRefused, read_file
 from spec_format.base.errors import InputError, UsageError
-from spec_format.base.jsonload import MAX_JSON_BYTES
+from spec_format.base import jsonload
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
     CONFIG_LAYERS,
@@ -248,7 +248,7 @@ def _shared_file(
     bytes (:meth:`ConfigMemo.file_report`), or None: the usual path checks it (a file that
     cannot be read is always checked that way, which says why)."""
     try:
-        raw = read_file(target.config_path, limit=MAX_JSON_BYTES, what="a JSON file")
+        raw = read_file(target.config_path, limit=jsonload.MAX_JSON_BYTES, what="a JSON file")
     except ReadRefused:
         return None
 

@@ -18,10 +18,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from spec_format.base import notes
+from spec_format.base import jsonload, notes
 from spec_format.base.bounded import ReadRefused, read_file
 from spec_format.base.errors import InputError, UsageError
-from spec_format.base import jsonload
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
     CONFIG_LAYERS,

@@ -183,7 +183,7 @@ def layer_kinds(config: dict[str, Any]) -> tuple[str, ...]:
     tlc = tlc if isinstance(tlc, dict) else {}
     types = tlc.get("layer_types")
     if isinstance(types, list) and types:
-        return tuple("sliding" if t == "sliding_attention" else "full" for t in types[:4096])
+        return tuple(["sliding" if t == "sliding_attention" else "full" for t in types[:4096]])
     n = tlc.get("num_hidden_layers")
     n = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 else 1
     sliding = tlc.get("use_sliding_window") is True and tlc.get("sliding_window") is not None
@@ -294,38 +294,62 @@ def disputes(
     engines: Sequence[readers.Release],
 ) -> list[Dispute]:
     """Fields on which an engine that serves the type means something else than the writer."""
+    plan_key, contested, names, unset, scoped = _plan_for(writer, engines, model_type)
+    # the readings depend only on the fields the rows name (a refusal may name another
+    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
+    # that agree on those share one answer
+    values = tuple(map(config.get, names, unset))  # config.get(name, _UNSET), in C
+    types = tuple(map(type, values))
+    if _PLAIN.issuperset(types):  # most configs: scalars, keyed as they are with their types
+        key: tuple = (plan_key, values, types)
+    else:  # an array or object among them: the compound values keyed by _hashable
+        budget = [_KEY_ITEMS - len(values)]
+        try:
+            parts = tuple(
+                [
+                    v if t in _PLAIN else _hashable(v, budget)
+                    for v, t in zip(values, types, strict=True)
+                ]
+            )
+            key = (plan_key, parts, types, None)
+        except _TooBig:  # a value of thousands of items: worked out, not kept
+            return list(_disputes(config, model_type, writer, contested))
+    if scoped:  # the layer kinds matter only to a scoped field's meaning
+        key = (*key, layer_kinds(config))
+    found = _DISPUTES.get(key)
+    if found is None:
+        if len(_DISPUTES) > 4096:
+            _DISPUTES.clear()
+        _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
+    return list(found)
+
+
+#: (id of the writer, id of the engines, type) -> (writer, engines, plan): the plan of the
+#: release objects a run passes again and again, found without building their ids (both
+#: are kept, so their ids stay theirs)
+_PLAN_OF: dict[tuple[int, int, str], tuple] = {}
+
+
+def _plan_for(
+    writer: readers.Release, engines: Sequence[readers.Release], model_type: str
+) -> tuple[tuple, dict[str, list[readers.Release]], tuple[str, ...], tuple, bool]:
+    """:func:`_plan` with the key its answers are kept under and the defaults of the look-ups
+    of its fields (absent: :data:`_UNSET`), once per writer, engines and type."""
+    memo = (id(writer), id(engines), model_type)
+    known = _PLAN_OF.get(memo)
+    if known is not None and known[0] is writer and known[1] is engines:
+        return known[2]
     plan_key = (writer.id, tuple(e.id for e in engines), model_type)
     plan = _PLANS.get(plan_key)
     if plan is None:
         plan = _PLANS[plan_key] = _plan(writer, engines, model_type)
     serving, contested, names, scoped = plan
-    # the readings depend only on the fields the rows name (a refusal may name another
-    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
-    # that agree on those share one answer
-    budget = [_KEY_ITEMS]
-    values = []
-    try:
-        for n in names:
-            value = config.get(n, _UNSET)
-            kind = type(value)
-            if kind in _SCALARS:  # most fields: no call, one budget item (as _hashable)
-                budget[0] -= 1
-                values.append((kind, value))
-            else:
-                values.append(_hashable(value, budget))
-        if budget[0] < 0:
-            raise _TooBig
-    except _TooBig:  # a value of thousands of items: worked out, not kept
-        return list(_disputes(config, model_type, writer, contested))
-    # the layer kinds matter only to a scoped field's meaning
-    kinds = layer_kinds(config) if scoped else None
-    key = (writer.id, serving, model_type, tuple(values), kinds)
-    if key in _DISPUTES:
-        return list(_DISPUTES[key])
-    if len(_DISPUTES) > 4096:
-        _DISPUTES.clear()
-    _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
-    return list(found)
+    found = ((writer.id, serving, model_type), contested, names, (_UNSET,) * len(names), scoped)
+    if type(engines) is tuple:  # a list may change: looked up by its ids every time
+        if len(_PLAN_OF) > 256:
+            _PLAN_OF.clear()
+        _PLAN_OF[memo] = (writer, engines, found)
+    return found
 
 
 _PLANS: dict[tuple[str, tuple[str, ...], str], tuple] = {}  # a few per run
@@ -352,9 +376,15 @@ def _plan(
     return tuple(e.id for e in serving), contested, names, scoped
 
 
-_UNSET = object()
+class _Unset:
+    """An absent field (its own type, so a key's types tell it from every value)."""
+
+
+_UNSET = _Unset()
 _DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
 _SCALARS = (str, int, float, bool, type(None))
+#: the types of values a key holds as they are: equal values of these types read alike
+_PLAIN = frozenset((*_SCALARS, _Unset))
 #: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
 #: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
 _KEY_ITEMS = 512
@@ -377,7 +407,12 @@ def _hashable(value: Any, budget: list[int]) -> Any:
     if kind in (list, dict) and len(value) > budget[0]:
         raise _TooBig
     if kind is list:
-        return list, tuple(_hashable(v, budget) for v in value)
+        items = tuple(value)
+        types = tuple(map(type, items))
+        if _PLAIN.issuperset(types):  # scalars (layer ids): as they are, with their types
+            budget[0] -= len(items)
+            return list, items, types
+        return list, tuple([_hashable(v, budget) for v in items])
     if kind is dict:
         return dict, tuple((k, _hashable(v, budget)) for k, v in value.items())
     return kind, repr(value)

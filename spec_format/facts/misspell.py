@@ -59,11 +59,11 @@ def _escape(key: str) -> str:
 def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
     """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
     out: list[Misspelling] = []
-    for pointer, parts, declared, memo in _checked_objects(line, model_type):
-        for where, obj in _objects(config, pointer):
-            unknown = obj.keys() - declared  # a set difference, in C
-            if not unknown:
+    for pointer, steps, parts, declared, memo in _checked_objects(line, model_type):
+        for where, obj in _objects(config, pointer, steps):
+            if declared.issuperset(obj):  # most objects: no unknown key, no set built
                 continue
+            unknown = obj.keys() - declared  # a set difference, in C
             slips = {}
             for key in unknown:
                 close = memo.get(key)
@@ -94,35 +94,34 @@ _MEMO = 4096
 @lru_cache(maxsize=256)  # per (line, type): what every config of the pair is checked against
 def _checked_objects(
     line: str, model_type: str
-) -> tuple[tuple[str, tuple[str, ...], frozenset[str], dict[str, tuple[str, ...]]], ...]:
-    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys and the
-    memo of the unknown keys seen there."""
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...], frozenset[str], dict], ...]:
+    """The objects of :data:`OBJECTS` whose schema declares keys: each pointer with the keys
+    that lead to it (:func:`_objects`), its schema path, the declared keys and the memo of
+    the unknown keys seen there."""
     entry = catalog.versions().get(line)
     if entry is None or model_type not in entry.types:
         return ()
-    found = ((p, parts, _declared(line, model_type, parts), {}) for p, parts in OBJECTS)
-    return tuple(item for item in found if item[2])
+    found = (
+        (p, tuple(p[1:].split("/")) if p else (), parts, _declared(line, model_type, parts), {})
+        for p, parts in OBJECTS
+    )
+    return tuple(item for item in found if item[3])
 
 
-def _objects(config: dict[str, Any], pointer: str) -> list[tuple[str, dict[str, Any]]]:
-    if pointer == "":
-        return [("", config)]
-    if "*" not in pointer:  # one object at most: no list to expand
-        node: Any = config
-        for part in pointer[1:].split("/"):
-            node = node.get(part) if isinstance(node, dict) else None
-        return [(pointer, node)] if isinstance(node, dict) else []
-    parts = pointer.strip("/").split("/")
-    nodes: list[tuple[str, Any]] = [("", config)]
-    for part in parts:
-        nxt = []
-        for where, node in nodes:
-            if part == "*" and isinstance(node, list):
-                nxt += [(f"{where}/{i}", item) for i, item in enumerate(node)]
-            elif isinstance(node, dict) and part in node:
-                nxt.append((f"{where}/{part}", node[part]))
-        nodes = nxt
-    return [(w, n) for w, n in nodes if isinstance(n, dict)]
+def _objects(
+    config: dict[str, Any], pointer: str, steps: tuple[str, ...]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The objects at ``pointer`` (reached by the keys ``steps``; a last ``*`` stands for
+    every item of a list there), each with its own pointer."""
+    node: Any = config
+    for part in steps:
+        if part == "*" and isinstance(node, list):
+            parent = pointer[:-2]
+            return [(f"{parent}/{i}", m) for i, m in enumerate(node) if isinstance(m, dict)]
+        if not isinstance(node, dict) or part not in node:
+            return []
+        node = node[part]
+    return [(pointer, node)] if isinstance(node, dict) else []
 
 
 def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from spec_format.base import package_data
@@ -183,6 +183,17 @@ def verifier_form(value: Any) -> str:
         return "null"
     if not isinstance(value, str):
         return "non-string"
+    if type(value) is str and len(value) <= 256:  # the few ids of a batch, classified once
+        return _string_form(value)
+    return _form_of(value)
+
+
+@lru_cache(maxsize=4096)
+def _string_form(value: str) -> str:
+    return _form_of(value)
+
+
+def _form_of(value: str) -> str:
     if "://" in value:
         return "url"
     if value.startswith("/"):
@@ -224,10 +235,12 @@ def _parts(pointer: str) -> tuple[str, ...]:
 def _walk(doc: Any, parts: tuple[str, ...]) -> Any:
     node = doc
     for part in parts:
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return _MISSING
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
         else:
             return _MISSING
     return node

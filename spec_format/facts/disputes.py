@@ -294,26 +294,16 @@ def disputes(
     engines: Sequence[readers.Release],
 ) -> list[Dispute]:
     """Fields on which an engine that serves the type means something else than the writer."""
-    plan_key, contested, names, unset, scoped = _plan_for(writer, engines, model_type)
+    plan_key, contested, values_of, scoped = _plan_for(writer, engines, model_type)
+    if not contested:  # no field whose rows differ: no config is read differently
+        return []
     # the readings depend only on the fields the rows name (a refusal may name another
     # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
     # that agree on those share one answer
-    values = tuple(map(config.get, names, unset))  # config.get(name, _UNSET), in C
-    types = tuple(map(type, values))
-    if _PLAIN.issuperset(types):  # most configs: scalars, keyed as they are with their types
-        key: tuple = (plan_key, values, types)
-    else:  # an array or object among them: the compound values keyed by _hashable
-        budget = [_KEY_ITEMS - len(values)]
-        try:
-            parts = tuple(
-                [
-                    v if t in _PLAIN else _hashable(v, budget)
-                    for v, t in zip(values, types, strict=True)
-                ]
-            )
-            key = (plan_key, parts, types, None)
-        except _TooBig:  # a value of thousands of items: worked out, not kept
-            return list(_disputes(config, model_type, writer, contested))
+    values = values_of(config)
+    if values is None:  # a value of thousands of items: worked out, not kept
+        return list(_disputes(config, model_type, writer, contested))
+    key = (plan_key, *values)
     if scoped:  # the layer kinds matter only to a scoped field's meaning
         key = (*key, layer_kinds(config))
     found = _DISPUTES.get(key)
@@ -332,9 +322,9 @@ _PLAN_OF: dict[tuple[int, int, str], tuple] = {}
 
 def _plan_for(
     writer: readers.Release, engines: Sequence[readers.Release], model_type: str
-) -> tuple[tuple, dict[str, list[readers.Release]], tuple[str, ...], tuple, bool]:
-    """:func:`_plan` with the key its answers are kept under and the defaults of the look-ups
-    of its fields (absent: :data:`_UNSET`), once per writer, engines and type."""
+) -> tuple[tuple, dict[str, list[readers.Release]], ValuesKey, bool]:
+    """:func:`_plan` with the key its answers are kept under and the key of the values its
+    fields hold, once per writer, engines and type."""
     memo = (id(writer), id(engines), model_type)
     known = _PLAN_OF.get(memo)
     if known is not None and known[0] is writer and known[1] is engines:
@@ -344,7 +334,7 @@ def _plan_for(
     if plan is None:
         plan = _PLANS[plan_key] = _plan(writer, engines, model_type)
     serving, contested, names, scoped = plan
-    found = ((writer.id, serving, model_type), contested, names, (_UNSET,) * len(names), scoped)
+    found = ((writer.id, serving, model_type), contested, ValuesKey(names), scoped)
     if type(engines) is tuple:  # a list may change: looked up by its ids every time
         if len(_PLAN_OF) > 256:
             _PLAN_OF.clear()
@@ -357,23 +347,30 @@ _PLANS: dict[tuple[str, tuple[str, ...], str], tuple] = {}  # a few per run
 
 def _plan(
     writer: readers.Release, engines: Sequence[readers.Release], model_type: str
-) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...]]:
+) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...], bool]:
     """Per writer, engines and type: the ids of the engines that serve the type, the
-    contested fields with the engines that contest each, the fields a reading depends on
-    (each once), and whether a row of them has a scope (its meaning depends on the layer
-    kinds)."""
+    contested fields with the engines that contest each, the fields their readings depend
+    on (each once), and whether a row of them has a scope (its meaning depends on the
+    layer kinds)."""
     serving = [e for e in engines if e.serves(model_type)]
     contested: dict[str, list[readers.Release]] = {}
     for e in serving:
         for name in _contested(writer, e, model_type):
             contested.setdefault(name, []).append(e)
-    names = tuple(dict.fromkeys((*contested, *writer.fields(model_type))))
-    scoped = any(
-        (row := r.row(model_type, name)) is not None and row.get("scope") is not None
-        for r in (writer, *serving)
-        for name in names
-    )
-    return tuple(e.id for e in serving), contested, names, scoped
+    # a reading of a contested field reads that field and those its refusals name (a row's
+    # ``given_rejects`` may ask another field); the other fields are never read
+    names = list(contested)
+    rows = [
+        row
+        for name, others in contested.items()
+        for r in (writer, *others)
+        if (row := r.row(model_type, name)) is not None
+    ]
+    for row in rows:
+        for entry in row.get("given_rejects", []):
+            names += list(entry["when"].get("with", {}))
+    scoped = any(row.get("scope") is not None for row in rows)
+    return tuple(e.id for e in serving), contested, tuple(dict.fromkeys(names)), scoped
 
 
 class _Unset:
@@ -388,6 +385,34 @@ _PLAIN = frozenset((*_SCALARS, _Unset))
 #: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
 #: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
 _KEY_ITEMS = 512
+
+
+class ValuesKey:
+    """The values of some top-level fields of a config as a cache key: equal keys for
+    configs whose fields hold equal values of the same types (``1``, ``1.0`` and ``true``
+    read differently, an absent field differs from every value); ``None`` for values too
+    many to key by (:data:`_KEY_ITEMS`). Absent fields are looked up in C."""
+
+    __slots__ = ("names", "_unset")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = tuple(names)
+        self._unset = (_UNSET,) * len(self.names)
+
+    def __call__(self, config: dict[str, Any]) -> tuple | None:
+        values = tuple(map(config.get, self.names, self._unset))
+        types = tuple(map(type, values))
+        if _PLAIN.issuperset(types):  # most configs: scalars, keyed as they are
+            return values, types
+        budget = [_KEY_ITEMS - len(values)]  # an array or object: keyed by _hashable
+        try:
+            parts = [
+                v if t in _PLAIN else _hashable(v, budget)
+                for v, t in zip(values, types, strict=True)
+            ]
+        except _TooBig:
+            return None
+        return tuple(parts), types, None  # three parts: never equal to a plain key
 
 
 class _TooBig(Exception):

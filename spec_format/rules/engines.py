@@ -220,7 +220,10 @@ class EngineRejects(_ReaderRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for r in disputes.rejections(ctx.config, named_engines(ctx)):
+        named = named_engines(ctx)
+        if not named:
+            return
+        for r in disputes.rejections(ctx.config, named):
             yield Hit(f"{r.engine.id} refuses this config: {r.message}", pointer=r.pointer)
 
 
@@ -257,7 +260,9 @@ class EngineIgnoresTrainedFlag(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _unread_hits(ctx, named_engines(ctx))
+        named = named_engines(ctx)
+        if named:  # none named: C016 asks the assumed ones
+            yield from _unread_hits(ctx, named)
 
 
 class AssumedEngineIgnoresTrainedFlag(_ReaderRule):

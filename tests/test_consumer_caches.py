@@ -31,7 +31,7 @@ def _variants(base: dict, field: str, values: list) -> list[dict]:
 
 _ABSENT = object()
 #: values equal under ``==`` (or alike in shape) that a reader may read differently
-LOOK_ALIKES = [True, 1, 1.0, False, 0, 0.0, None, _ABSENT, "true", [], [1], [True], [1.0], {}]
+LOOK_ALIKES = [True, 1, 1.0, False, 0, 0.0, -0.0, None, _ABSENT, "true", [], [1], [True], [1.0], {}]
 
 
 def test_values_key_tells_apart_what_equality_does_not():
@@ -42,6 +42,9 @@ def test_values_key_tells_apart_what_equality_does_not():
     assert len(set(keys)) == len(configs)  # no two of them share a key
     assert [key(copy.deepcopy(c)) for c in configs] == keys  # equal configs: equal keys
     assert key({"a": [1, 2, {"x": [True]}]}) != key({"a": [1, 2, {"x": [1]}]})
+    # values marshal does not write (a Python caller's objects) are keyed another way
+    odd = [{"a": object()}, {"a": [object()]}, {"a": (1,)}, {"a": [1, (True,)]}]
+    assert len({key(c) for c in odd} | set(keys)) == len(odd) + len(keys)
 
 
 def test_values_key_refuses_values_too_many_to_key_by():

@@ -15,6 +15,7 @@ reports flags a release ignores).
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -385,6 +386,8 @@ _PLAIN = frozenset((*_SCALARS, _Unset))
 #: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
 #: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
 _KEY_ITEMS = 512
+#: the longest marshalled key (a few dozen fields of scalars and short lists take ~200 bytes)
+_KEY_BYTES = 4096
 
 
 class ValuesKey:
@@ -400,7 +403,20 @@ class ValuesKey:
         self._unset = (_UNSET,) * len(self.names)
 
     def __call__(self, config: dict[str, Any]) -> tuple | None:
-        values = tuple(map(config.get, self.names, self._unset))
+        # most configs: the values and which are present, serialized in C by marshal,
+        # whose format names each type (true, 1 and 1.0 differ) and round-trips, so equal
+        # bytes are equal values of equal types; version 2 writes no back-references
+        names = self.names
+        try:
+            code = marshal.dumps(
+                (tuple(map(config.get, names)), tuple(map(config.__contains__, names))), 2
+            )
+        except ValueError:  # an object marshal does not write, or nested too deep
+            pass
+        else:
+            if len(code) <= _KEY_BYTES:
+                return (code,)
+        values = tuple(map(config.get, names, self._unset))
         types = tuple(map(type, values))
         if _PLAIN.issuperset(types):  # most configs: scalars, keyed as they are
             return values, types

@@ -114,7 +114,7 @@ class Release(NamedTuple):
                 out.append((pointer, message))
         for name, by_case, given_rejects in fields:
             value = config.get(name, _MISSING)
-            message = by_case.get(_case(value))
+            message = by_case.get(_case(value)) if by_case else None
             if message is not None:
                 out.append((f"/{name}", message))
             for entry in given_rejects:

@@ -56,7 +56,10 @@ def trained_flags_unread(
     if writer is None:
         return []
     plan_key, ignored, values_of, scoped = _plan(writer, engines, model_type)
-    if not ignored:
+    for name in ignored:
+        if isinstance(config.get(name), bool):
+            break
+    else:  # most configs: no ignored field holds a flag
         return []
     # the answer depends on the ignored fields, the fields the writer's rows of them name
     # and, for a scoped one, the layer kinds: configs that agree on those share it

@@ -416,9 +416,11 @@ class ValuesKey:
         else:
             if len(code) <= _KEY_BYTES:
                 return (code,)
+        # a Python caller's objects, or a long value: typed tuples (three sizes of key, so
+        # the kinds never meet)
         values = tuple(map(config.get, names, self._unset))
         types = tuple(map(type, values))
-        if _PLAIN.issuperset(types):  # most configs: scalars, keyed as they are
+        if _PLAIN.issuperset(types):  # scalars: as they are, with their types
             return values, types
         budget = [_KEY_ITEMS - len(values)]  # an array or object: keyed by _hashable
         try:
@@ -428,7 +430,7 @@ class ValuesKey:
             ]
         except _TooBig:
             return None
-        return tuple(parts), types, None  # three parts: never equal to a plain key
+        return tuple(parts), types, None
 
 
 class _TooBig(Exception):

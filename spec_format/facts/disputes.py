@@ -15,6 +15,7 @@ reports flags a release ignores).
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -183,7 +184,7 @@ def layer_kinds(config: dict[str, Any]) -> tuple[str, ...]:
     tlc = tlc if isinstance(tlc, dict) else {}
     types = tlc.get("layer_types")
     if isinstance(types, list) and types:
-        return tuple("sliding" if t == "sliding_attention" else "full" for t in types[:4096])
+        return tuple(["sliding" if t == "sliding_attention" else "full" for t in types[:4096]])
     n = tlc.get("num_hidden_layers")
     n = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 else 1
     sliding = tlc.get("use_sliding_window") is True and tlc.get("sliding_window") is not None
@@ -294,38 +295,52 @@ def disputes(
     engines: Sequence[readers.Release],
 ) -> list[Dispute]:
     """Fields on which an engine that serves the type means something else than the writer."""
+    plan_key, contested, values_of, scoped = _plan_for(writer, engines, model_type)
+    if not contested:  # no field whose rows differ: no config is read differently
+        return []
+    # the readings depend only on the fields the rows name (a refusal may name another
+    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
+    # that agree on those share one answer
+    values = values_of(config)
+    if values is None:  # a value of thousands of items: worked out, not kept
+        return list(_disputes(config, model_type, writer, contested))
+    key = (plan_key, *values)
+    if scoped:  # the layer kinds matter only to a scoped field's meaning
+        key = (*key, layer_kinds(config))
+    found = _DISPUTES.get(key)
+    if found is None:
+        if len(_DISPUTES) > 4096:
+            _DISPUTES.clear()
+        _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
+    return list(found)
+
+
+#: (id of the writer, id of the engines, type) -> (writer, engines, plan): the plan of the
+#: release objects a run passes again and again, found without building their ids (both
+#: are kept, so their ids stay theirs)
+_PLAN_OF: dict[tuple[int, int, str], tuple] = {}
+
+
+def _plan_for(
+    writer: readers.Release, engines: Sequence[readers.Release], model_type: str
+) -> tuple[tuple, dict[str, list[readers.Release]], ValuesKey, bool]:
+    """:func:`_plan` with the key its answers are kept under and the key of the values its
+    fields hold, once per writer, engines and type."""
+    memo = (id(writer), id(engines), model_type)
+    known = _PLAN_OF.get(memo)
+    if known is not None and known[0] is writer and known[1] is engines:
+        return known[2]
     plan_key = (writer.id, tuple(e.id for e in engines), model_type)
     plan = _PLANS.get(plan_key)
     if plan is None:
         plan = _PLANS[plan_key] = _plan(writer, engines, model_type)
     serving, contested, names, scoped = plan
-    # the readings depend only on the fields the rows name (a refusal may name another
-    # field of the writer's rows) and, for scoped ones, the layer kinds: configs of a batch
-    # that agree on those share one answer
-    budget = [_KEY_ITEMS]
-    values = []
-    try:
-        for n in names:
-            value = config.get(n, _UNSET)
-            kind = type(value)
-            if kind in _SCALARS:  # most fields: no call, one budget item (as _hashable)
-                budget[0] -= 1
-                values.append((kind, value))
-            else:
-                values.append(_hashable(value, budget))
-        if budget[0] < 0:
-            raise _TooBig
-    except _TooBig:  # a value of thousands of items: worked out, not kept
-        return list(_disputes(config, model_type, writer, contested))
-    # the layer kinds matter only to a scoped field's meaning
-    kinds = layer_kinds(config) if scoped else None
-    key = (writer.id, serving, model_type, tuple(values), kinds)
-    if key in _DISPUTES:
-        return list(_DISPUTES[key])
-    if len(_DISPUTES) > 4096:
-        _DISPUTES.clear()
-    _DISPUTES[key] = found = _disputes(config, model_type, writer, contested)
-    return list(found)
+    found = ((writer.id, serving, model_type), contested, ValuesKey(names), scoped)
+    if type(engines) is tuple:  # a list may change: looked up by its ids every time
+        if len(_PLAN_OF) > 256:
+            _PLAN_OF.clear()
+        _PLAN_OF[memo] = (writer, engines, found)
+    return found
 
 
 _PLANS: dict[tuple[str, tuple[str, ...], str], tuple] = {}  # a few per run
@@ -333,31 +348,89 @@ _PLANS: dict[tuple[str, tuple[str, ...], str], tuple] = {}  # a few per run
 
 def _plan(
     writer: readers.Release, engines: Sequence[readers.Release], model_type: str
-) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...]]:
+) -> tuple[tuple[str, ...], dict[str, list[readers.Release]], tuple[str, ...], bool]:
     """Per writer, engines and type: the ids of the engines that serve the type, the
-    contested fields with the engines that contest each, the fields a reading depends on
-    (each once), and whether a row of them has a scope (its meaning depends on the layer
-    kinds)."""
+    contested fields with the engines that contest each, the fields their readings depend
+    on (each once), and whether a row of them has a scope (its meaning depends on the
+    layer kinds)."""
     serving = [e for e in engines if e.serves(model_type)]
     contested: dict[str, list[readers.Release]] = {}
     for e in serving:
         for name in _contested(writer, e, model_type):
             contested.setdefault(name, []).append(e)
-    names = tuple(dict.fromkeys((*contested, *writer.fields(model_type))))
-    scoped = any(
-        (row := r.row(model_type, name)) is not None and row.get("scope") is not None
-        for r in (writer, *serving)
-        for name in names
-    )
-    return tuple(e.id for e in serving), contested, names, scoped
+    # a reading of a contested field reads that field and those its refusals name (a row's
+    # ``given_rejects`` may ask another field); the other fields are never read
+    names = list(contested)
+    rows = [
+        row
+        for name, others in contested.items()
+        for r in (writer, *others)
+        if (row := r.row(model_type, name)) is not None
+    ]
+    for row in rows:
+        for entry in row.get("given_rejects", []):
+            names += list(entry["when"].get("with", {}))
+    scoped = any(row.get("scope") is not None for row in rows)
+    return tuple(e.id for e in serving), contested, tuple(dict.fromkeys(names)), scoped
 
 
-_UNSET = object()
+class _Unset:
+    """An absent field (its own type, so a key's types tell it from every value)."""
+
+
+_UNSET = _Unset()
 _DISPUTES: dict[tuple, tuple[Dispute, ...]] = {}
 _SCALARS = (str, int, float, bool, type(None))
+#: the types of values a key holds as they are: equal values of these types read alike
+_PLAIN = frozenset((*_SCALARS, _Unset))
 #: the most values (scalars, arrays, objects) one cache key holds: the configs a batch shares
 #: answers between have a few dozen; a 1.4M-item list would make a key of 1.4M tuples
 _KEY_ITEMS = 512
+#: the longest marshalled key (a few dozen fields of scalars and short lists take ~200 bytes)
+_KEY_BYTES = 4096
+
+
+class ValuesKey:
+    """The values of some top-level fields of a config as a cache key: equal keys for
+    configs whose fields hold equal values of the same types (``1``, ``1.0`` and ``true``
+    read differently, an absent field differs from every value); ``None`` for values too
+    many to key by (:data:`_KEY_ITEMS`). Absent fields are looked up in C."""
+
+    __slots__ = ("names", "_unset")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = tuple(names)
+        self._unset = (_UNSET,) * len(self.names)
+
+    def __call__(self, config: dict[str, Any]) -> tuple | None:
+        # most configs: the values and which are present, serialized in C by marshal,
+        # whose format names each type (true, 1 and 1.0 differ) and round-trips, so equal
+        # bytes are equal values of equal types; version 2 writes no back-references
+        names = self.names
+        try:
+            code = marshal.dumps(
+                (tuple(map(config.get, names)), tuple(map(config.__contains__, names))), 2
+            )
+        except ValueError:  # an object marshal does not write, or nested too deep
+            pass
+        else:
+            if len(code) <= _KEY_BYTES:
+                return (code,)
+        # a Python caller's objects, or a long value: typed tuples (three sizes of key, so
+        # the kinds never meet)
+        values = tuple(map(config.get, names, self._unset))
+        types = tuple(map(type, values))
+        if _PLAIN.issuperset(types):  # scalars: as they are, with their types
+            return values, types
+        budget = [_KEY_ITEMS - len(values)]  # an array or object: keyed by _hashable
+        try:
+            parts = [
+                v if t in _PLAIN else _hashable(v, budget)
+                for v, t in zip(values, types, strict=True)
+            ]
+        except _TooBig:
+            return None
+        return tuple(parts), types, None
 
 
 class _TooBig(Exception):
@@ -377,7 +450,12 @@ def _hashable(value: Any, budget: list[int]) -> Any:
     if kind in (list, dict) and len(value) > budget[0]:
         raise _TooBig
     if kind is list:
-        return list, tuple(_hashable(v, budget) for v in value)
+        items = tuple(value)
+        types = tuple(map(type, items))
+        if _PLAIN.issuperset(types):  # scalars (layer ids): as they are, with their types
+            budget[0] -= len(items)
+            return list, items, types
+        return list, tuple([_hashable(v, budget) for v in items])
     if kind is dict:
         return dict, tuple((k, _hashable(v, budget)) for k, v in value.items())
     return kind, repr(value)

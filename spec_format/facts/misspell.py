@@ -59,29 +59,49 @@ def _escape(key: str) -> str:
 def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling]:
     """Every misspelled key of ``config`` (type ``model_type``, format ``line``)."""
     out: list[Misspelling] = []
-    for pointer, parts, declared, memo in _checked_objects(line, model_type):
-        for where, obj in _objects(config, pointer):
-            unknown = obj.keys() - declared  # a set difference, in C
-            if not unknown:
+    for place in _checked_objects(line, model_type):
+        pointer, path, star, clean = place[0], place[1], place[2], place[6]
+        node: Any = config
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if star:  # every object of a list (or the object a "*" key holds)
+            if isinstance(node, list):
+                parent = pointer[:-2]
+                for i, item in enumerate(node):
+                    if isinstance(item, dict) and not clean.issuperset(item):
+                        out += _slips(f"{parent}/{i}", item, place)
                 continue
-            slips = {}
-            for key in unknown:
-                close = memo.get(key)
-                if close is None:
-                    if not isinstance(key, str):
-                        continue
-                    close = _close(key, declared)
-                    if close and key in _ever_declared(parts, pointer == ""):
-                        close = ()  # declared by another version or type: never a typo
-                    if len(memo) < _MEMO:
-                        memo[key] = close
-                if close:
-                    slips[key] = close
-            for key in obj if slips else ():  # in the object's order
-                close = slips.get(key)
-                if close:
-                    present = len(close) == 1 and close[0] in obj
-                    out.append(Misspelling(where, key, close, present))
+            node = node.get("*") if isinstance(node, dict) else None
+        # most objects: keys seen before, none a slip (one set test)
+        if isinstance(node, dict) and not clean.issuperset(node):
+            out += _slips(pointer, node, place)
+    return out
+
+
+def _slips(where: str, obj: dict[str, Any], place: tuple) -> list[Misspelling]:
+    """The misspelled keys of one object, in its order."""
+    pointer, _, _, parts, declared, memo, clean = place
+    slips = {}
+    for key in obj.keys() - declared:  # a set difference, in C
+        close = memo.get(key)
+        if close is None:
+            close = ()
+            if isinstance(key, str):
+                close = _close(key, declared)
+                if close and key in _ever_declared(parts, pointer == ""):
+                    close = ()  # declared by another version or type: never a typo
+            if len(memo) < _MEMO:
+                memo[key] = close
+                if not close:
+                    clean.add(key)
+        if close:
+            slips[key] = close
+    out = []
+    for key in obj if slips else ():  # in the object's order
+        close = slips.get(key)
+        if close:
+            present = len(close) == 1 and close[0] in obj
+            out.append(Misspelling(where, key, close, present))
     return out
 
 
@@ -92,37 +112,24 @@ _MEMO = 4096
 
 
 @lru_cache(maxsize=256)  # per (line, type): what every config of the pair is checked against
-def _checked_objects(
-    line: str, model_type: str
-) -> tuple[tuple[str, tuple[str, ...], frozenset[str], dict[str, tuple[str, ...]]], ...]:
-    """The objects of :data:`OBJECTS` whose schema declares keys, with those keys and the
-    memo of the unknown keys seen there."""
+def _checked_objects(line: str, model_type: str) -> tuple[tuple, ...]:
+    """The objects of :data:`OBJECTS` whose schema declares keys: each pointer with the keys
+    that lead to it and whether it stands for every item of a list there (a last ``*``),
+    its schema path, the declared keys, the memo of the unknown keys seen there (key ->
+    the keys it is a slip of) and the keys known to be no slip there (the declared ones
+    and those of the memo that are none): an object of those keys only has nothing to
+    report, found by one set test."""
     entry = catalog.versions().get(line)
     if entry is None or model_type not in entry.types:
         return ()
-    found = ((p, parts, _declared(line, model_type, parts), {}) for p, parts in OBJECTS)
-    return tuple(item for item in found if item[2])
-
-
-def _objects(config: dict[str, Any], pointer: str) -> list[tuple[str, dict[str, Any]]]:
-    if pointer == "":
-        return [("", config)]
-    if "*" not in pointer:  # one object at most: no list to expand
-        node: Any = config
-        for part in pointer[1:].split("/"):
-            node = node.get(part) if isinstance(node, dict) else None
-        return [(pointer, node)] if isinstance(node, dict) else []
-    parts = pointer.strip("/").split("/")
-    nodes: list[tuple[str, Any]] = [("", config)]
-    for part in parts:
-        nxt = []
-        for where, node in nodes:
-            if part == "*" and isinstance(node, list):
-                nxt += [(f"{where}/{i}", item) for i, item in enumerate(node)]
-            elif isinstance(node, dict) and part in node:
-                nxt.append((f"{where}/{part}", node[part]))
-        nodes = nxt
-    return [(w, n) for w, n in nodes if isinstance(n, dict)]
+    out = []
+    for p, parts in OBJECTS:
+        declared = _declared(line, model_type, parts)
+        if declared:
+            path = tuple(p[1:].split("/")) if p else ()
+            star = path[-1:] == ("*",)  # only a last step may be "*"
+            out.append((p, path[:-1] if star else path, star, parts, declared, {}, set(declared)))
+    return tuple(out)
 
 
 def _declared(line: str, model_type: str, parts: tuple[str, ...]) -> frozenset[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from spec_format.base import package_data
@@ -93,35 +93,36 @@ class Release(NamedTuple):
             plan = _refusal_plan(self.data, model_type, self.serves(model_type))
             if cacheable and len(_REFUSALS) < 1024:
                 _REFUSALS[key] = (self.data, plan)  # kept alive: its id stays its own
-        top_level, requires, refused_type, verifier, model_requires, fields, layer = plan
+        top_level, requires, refused_type, verifier, model_requires, fields, layer, walks = plan
+        found = _walk_all(config, walks)  # every pointer the checks ask, each walked once
         out: list[tuple[str, str]] = []
         for name, allowed, message in top_level:
             if name in config and config[name] not in allowed:
                 out.append((f"/{name}", message))
-        for pointer, parts, message in requires:
-            if _walk(config, parts) is _MISSING:
+        for pointer, at, message in requires:
+            if found[at] is _MISSING:
                 out.append((pointer, message))
         if refused_type is not None:
             out.append(("/speculators_model_type", refused_type))
             return out
         if verifier is not None:
-            pointer, parts, rejects, message = verifier
-            value = _walk(config, parts)
+            pointer, at, rejects, message = verifier
+            value = found[at]
             if value is not _MISSING and verifier_form(value) in rejects:
                 out.append((pointer, message))
-        for pointer, parts, message in model_requires:
-            if _walk(config, parts) is _MISSING:
+        for pointer, at, message in model_requires:
+            if found[at] is _MISSING:
                 out.append((pointer, message))
         for name, by_case, given_rejects in fields:
             value = config.get(name, _MISSING)
-            message = by_case.get(_case(value))
+            message = by_case.get(_case(value)) if by_case else None
             if message is not None:
                 out.append((f"/{name}", message))
             for entry in given_rejects:
                 if value is not _MISSING and _match(entry["when"], value, config):
                     out.append((f"/{name}", entry["message"]))
         if layer:
-            value = _walk(config, ("transformer_layer_config", "model_type"))
+            value = found[-1]  # the layer model type, walked last
             value = layer["absent"] if value is _MISSING else value
             if value not in layer["accepts"]:
                 out.append(
@@ -139,23 +140,32 @@ def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
     """The table's refusals of one release for one type, in the order they are reported:
     top-level keys, required pointers, the type (its message when refused), the verifier
     form, the type's required pointers (with those of the release) and the fields that can
-    refuse a case or a given value, and the layer model type."""
+    refuse a case or a given value, and the layer model type; the pointers are walked
+    together (:func:`_walk_all`), the checks name them by their place in ``walks``."""
+    walks: list[tuple[str, ...]] = []
+
+    def at(pointer: str) -> int:
+        parts = _parts(pointer)
+        if parts not in walks:
+            walks.append(parts)
+        return walks.index(parts)
+
     top_level = tuple(
         (key, entry.get("except", []), entry["message"])
         for key, entry in data.get("top_level", {}).items()
     )
-    requires = [(p, _parts(p), m) for p, m in data.get("requires", {}).items()]
+    requires = [(p, at(p), m) for p, m in data.get("requires", {}).items()]
     if not serves:
         types = data["types"]
         refused = types.get("fails", {}).get(model_type, types["message"])
-        return top_level, tuple(requires), refused, None, (), (), None
+        return top_level, tuple(requires), refused, None, (), (), None, tuple(walks)
     verifier = data.get("verifier")
     checked = None
     if verifier:
         p = verifier["pointer"]
-        checked = (p, _parts(p), verifier["rejects"], verifier["message"])
+        checked = (p, at(p), verifier["rejects"], verifier["message"])
     model = data.get("models", {}).get(model_type, {})
-    model_requires = [(p, _parts(p), m) for p, m in model.get("requires", {}).items()]
+    model_requires = [(p, at(p), m) for p, m in model.get("requires", {}).items()]
     fields = []
     for name, row in model.get("fields", {}).items():
         by_case = {
@@ -166,6 +176,9 @@ def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
         given = tuple(row.get("given_rejects", []))
         if by_case or given:
             fields.append((name, by_case, given))
+    layer = model.get("layer_model_type")
+    if layer:  # last, wherever else it is asked
+        walks.append(("transformer_layer_config", "model_type"))
     return (
         top_level,
         tuple(requires),
@@ -173,7 +186,8 @@ def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
         checked,
         tuple(model_requires),
         tuple(fields),
-        model.get("layer_model_type"),
+        layer,
+        tuple(walks),
     )
 
 
@@ -183,6 +197,17 @@ def verifier_form(value: Any) -> str:
         return "null"
     if not isinstance(value, str):
         return "non-string"
+    if type(value) is str and len(value) <= 256:  # the few ids of a batch, classified once
+        return _string_form(value)
+    return _form_of(value)
+
+
+@lru_cache(maxsize=4096)
+def _string_form(value: str) -> str:
+    return _form_of(value)
+
+
+def _form_of(value: str) -> str:
     if "://" in value:
         return "url"
     if value.startswith("/"):
@@ -221,13 +246,34 @@ def _parts(pointer: str) -> tuple[str, ...]:
     return tuple(pointer.strip("/").split("/"))
 
 
+def _walk_all(doc: Any, walks: tuple[tuple[str, ...], ...]) -> list[Any]:
+    """:func:`_walk` of each of ``walks``, in one call."""
+    out = []
+    for parts in walks:
+        node = doc
+        for part in parts:
+            if isinstance(node, dict):
+                node = node.get(part, _MISSING)
+                if node is _MISSING:
+                    break
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                node = _MISSING
+                break
+        out.append(node)
+    return out
+
+
 def _walk(doc: Any, parts: tuple[str, ...]) -> Any:
     node = doc
     for part in parts:
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return _MISSING
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
         else:
             return _MISSING
     return node

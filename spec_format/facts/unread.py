@@ -55,7 +55,66 @@ def trained_flags_unread(
     ``engines`` (serving the type) never reads."""
     if writer is None:
         return []
+    plan_key, ignored, values_of, scoped = _plan(writer, engines, model_type)
+    for name in ignored:
+        if isinstance(config.get(name), bool):
+            break
+    else:  # most configs: no ignored field holds a flag
+        return []
+    # the answer depends on the ignored fields, the fields the writer's rows of them name
+    # and, for a scoped one, the layer kinds: configs that agree on those share it
+    values = values_of(config)
+    if values is None:  # a value of thousands of items: worked out, not kept
+        return _unread(config, model_type, writer, ignored)
+    key = (plan_key, *values)
+    if scoped:
+        key = (*key, disputes.layer_kinds(config))
+    found = _FOUND.get(key)
+    if found is None:
+        if len(_FOUND) > 4096:
+            _FOUND.clear()
+        _FOUND[key] = found = tuple(_unread(config, model_type, writer, ignored))
+    return list(found)
+
+
+_FOUND: dict[tuple, tuple[Unread, ...]] = {}
+#: (id of the writer, id of the engines, type) -> (writer, engines, plan); both are kept,
+#: so their ids stay theirs
+_PLANS: dict[tuple[int, int, str], tuple] = {}
+
+
+def _plan(
+    writer: readers.Release, engines: Sequence[readers.Release], model_type: str
+) -> tuple[tuple, dict[str, list[str]], disputes.ValuesKey, bool]:
+    """Per writer, engines and type: the key its answers are kept under, the fields the
+    engines ignore, the key of the values an answer depends on, and whether a writer row
+    of them has a scope."""
+    memo = (id(writer), id(engines), model_type)
+    known = _PLANS.get(memo)
+    if known is not None and known[0] is writer and known[1] is engines:
+        return known[2]
     ignored = disputes.ignored_fields(model_type, tuple(engines))
+    names = list(ignored)
+    rows = [row for name in ignored if (row := writer.row(model_type, name)) is not None]
+    for row in rows:
+        for entry in row.get("given_rejects", []):
+            names += list(entry["when"].get("with", {}))
+    scoped = any(row.get("scope") is not None for row in rows)
+    plan_key = (writer.id, tuple(e.id for e in engines), model_type)
+    plan = (plan_key, ignored, disputes.ValuesKey(dict.fromkeys(names)), scoped)
+    if type(engines) is tuple:  # a list may change: worked out again each time
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[memo] = (writer, engines, plan)
+    return plan
+
+
+def _unread(
+    config: dict[str, Any],
+    model_type: str,
+    writer: readers.Release,
+    ignored: dict[str, list[str]],
+) -> list[Unread]:
     out = []
     for name, who in ignored.items():
         if not isinstance(config.get(name), bool):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from spec_format.base.report import Severity
@@ -32,7 +33,8 @@ class LayerModelTypeMissing(_ConsumerRule):
     references = ("vllm-project/speculators#620", "vllm-project/vllm#43132")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        if ctx.layer_config and "model_type" not in ctx.layer_config:
+        layer = ctx.config.get("transformer_layer_config")
+        if isinstance(layer, dict) and layer and "model_type" not in layer:
             options = catalog.buildable_layers(ctx.model_type) or ("qwen3",)
             # what each reader builds instead: the catalog (speculators releases) and the
             # reader table (engines)
@@ -55,6 +57,9 @@ _NESTED = {
     "/speculators_config/verifier": ("name_or_path", "architectures"),
 }
 _PROPOSAL_KEYS = ("proposal_type", "speculative_tokens", "verifier_accept_k", "accept_tolerance")
+_KNOWN_SPEC = frozenset(_NESTED["/speculators_config"])
+_KNOWN_VERIFIER = frozenset(_NESTED["/speculators_config/verifier"])
+_KNOWN_PROPOSAL = frozenset(_PROPOSAL_KEYS)
 
 
 class NestedKeyDropped(_ConsumerRule):
@@ -67,29 +72,51 @@ class NestedKeyDropped(_ConsumerRule):
     severity = Severity.WARNING
 
     def check(self, ctx: Context) -> Iterator[Hit]:
+        spec = ctx.config.get("speculators_config")
+        if not isinstance(spec, dict):
+            return
+        if _all_known(spec):  # most configs: nothing to report
+            return
+        verifier = spec.get("verifier")
         objects: list[tuple[str, Any, tuple[str, ...]]] = [
-            ("/speculators_config", ctx.spec_config, _NESTED["/speculators_config"]),
-            (
-                "/speculators_config/verifier",
-                ctx.spec_config.get("verifier"),
-                _NESTED["/speculators_config/verifier"],
-            ),
+            ("/speculators_config", spec, _NESTED["/speculators_config"]),
+            ("/speculators_config/verifier", verifier, _NESTED["/speculators_config/verifier"]),
         ]
         objects += [
             (f"/speculators_config/proposal_methods/{i}", m, _PROPOSAL_KEYS)
             for i, m in enumerate(ctx.proposal_methods)
         ]
-        typos = misspelled_pointers(ctx)  # C014 names the key that was meant
+        typos = None
         for where, obj, known in objects:
             if not isinstance(obj, dict):
                 continue
             for key in obj:
-                if key not in known and f"{where}/{key}" not in typos:
+                if key in known:
+                    continue
+                if typos is None:  # C014 names the key that was meant
+                    typos = misspelled_pointers(ctx)
+                if f"{where}/{key}" not in typos:
                     yield Hit(
                         f"{where[1:]}.{key} is not a field of that object: speculators drops "
                         "it silently on load; move it where it belongs or remove it",
                         pointer=f"{where}/{key}",
                     )
+
+
+def _all_known(spec: dict[str, Any]) -> bool:
+    """Whether every key of ``speculators_config``, its verifier and its proposal methods
+    is a field of that object."""
+    if not _KNOWN_SPEC.issuperset(spec):
+        return False
+    verifier = spec.get("verifier")
+    if isinstance(verifier, dict) and not _KNOWN_VERIFIER.issuperset(verifier):
+        return False
+    methods = spec.get("proposal_methods")
+    if isinstance(methods, list):
+        for m in methods:
+            if isinstance(m, dict) and not _KNOWN_PROPOSAL.issuperset(m):
+                return False
+    return True
 
 
 class AuxLayerCountNotThree(_ConsumerRule):
@@ -131,7 +158,8 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
     legacy_severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        verifier = ctx.spec_config.get("verifier")
+        spec = ctx.config.get("speculators_config")
+        verifier = spec.get("verifier") if isinstance(spec, dict) else None
         if isinstance(verifier, dict) and verifier.get("architectures") == []:
             head = (
                 "verifier.architectures is empty, so no reader can check the draft's target "
@@ -167,6 +195,8 @@ class ObsoleteKey(_ConsumerRule):
     severity = Severity.INFO
 
     def check(self, ctx: Context) -> Iterator[Hit]:
+        if _obsolete_keys(ctx.model_type).isdisjoint(ctx.config):
+            return  # most configs: none of those keys
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
                 same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
@@ -191,6 +221,12 @@ class ObsoleteKey(_ConsumerRule):
                 )
 
 
+@cache
+def _obsolete_keys(model_type: str) -> frozenset[str]:
+    """The keys C009 reports for a type: the serialization noise and the removed fields."""
+    return frozenset((*catalog.noise_keys(), *versions.removed_fields(model_type)))
+
+
 class AnchorSamplingSupport(_ConsumerRule):
     """A DFlash draft samples from the anchor position, which most readers do not support."""
 
@@ -208,20 +244,25 @@ class AnchorSamplingSupport(_ConsumerRule):
         def reads(release: readers.Release) -> bool | None:
             if not release.serves(ctx.model_type):
                 return None
-            return release.reading(ctx.model_type, "sample_from_anchor", ctx.config).how != "ignored"
+            return (
+                release.reading(ctx.model_type, "sample_from_anchor", ctx.config).how != "ignored"
+            )
 
         ignoring = readers.spans("vllm", lambda r: reads(r) is False)
         reading = readers.spans("vllm", lambda r: reads(r) is True)
         ignored = (
             f"vLLM {ignoring} ignore it and draft without anchor sampling, a layout the draft "
-            "was not trained for; " if ignoring else ""
+            "was not trained for; "
+            if ignoring
+            else ""
         )
-        served = f"serve it with vLLM {reading}, which read it" if reading else (
-            "no covered vLLM release reads it"
+        served = (
+            f"serve it with vLLM {reading}, which read it"
+            if reading
+            else ("no covered vLLM release reads it")
         )
         yield Hit(
-            f"sample_from_anchor is true: {ignored}{served}, and check acceptance after "
-            "deploying",
+            f"sample_from_anchor is true: {ignored}{served}, and check acceptance after deploying",
             pointer="/sample_from_anchor",
         )
 

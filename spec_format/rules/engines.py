@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import cache
 
 from spec_format.base.report import Severity
 from spec_format.facts import catalog, disputes, schemas, unread, writers
@@ -36,12 +37,14 @@ def engines(ctx: Context) -> tuple:
 
 def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     """Refusals of one kind by the assumed engines (none when engines are named: C012)."""
-    if named_engines(ctx):
+    if ctx.options.get("engines"):
         return []
-    key = "_assumed_refusals"  # four rules share one look, once per config
-    if key not in ctx.options:
-        ctx.options[key] = disputes.rejections(ctx.config, disputes.assumed_engines())
-    return [r for r in ctx.options[key] if r.kind == kind]
+    by_kind = ctx.options.get("_assumed_refusals")  # four rules share one look per config
+    if by_kind is None:
+        by_kind = ctx.options["_assumed_refusals"] = {}
+        for r in disputes.rejections(ctx.config, disputes.assumed_engines()):
+            by_kind.setdefault(r.kind, []).append(r)
+    return by_kind.get(kind, [])
 
 
 def _fix_command(ctx: Context, *args: str) -> tuple[str, ...] | None:
@@ -64,24 +67,28 @@ class ReadersDisagree(_ReaderRule):
     )
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        writer = disputes.writer_of(ctx.format_version)
+        writer, aux = _writer_and_aux(ctx.format_version, ctx.model_type)
         if writer is None:
             return
-        aux = catalog.aux_key(ctx.model_type)
-        meant = disputes.view(writer, ctx.model_type, aux, ctx.config) if aux else None
-        if aux and meant is not None and meant.how in ("absent", "null") and meant.value is None:
-            yield _aux_hit(ctx, aux, meant)
-        readers = [writer, *engines(ctx)]
         config = ctx.config
+        if aux and config.get(aux) is None:  # absent or null: maybe left to the readers
+            meant = disputes.view(writer, ctx.model_type, aux, config)
+            if meant is not None and meant.how in ("absent", "null") and meant.value is None:
+                yield _aux_hit(ctx, aux, meant)
+        judged = engines(ctx)
         if writers.dspark_anchor_missing(config) is not None:
             # what its writer meant is not the table's default (M005 reports it, and fix
             # writes it first): compare the readers on the config as fix will see it
             config = {**config, "sample_from_anchor": writers.DSPARK_ANCHOR_MEANT}
+        found = disputes.disputes(config, ctx.model_type, writer, judged)
+        if not found:
+            return
         # a field whose misspelling is present is C014's: the author gave it a value
-        meant_as = {m.known[0] for m in misspellings(ctx) if m.parent == "" and m.target}
-        if "C014" not in ctx.options.get("running", ("C014",)):
-            meant_as = set()
-        for d in disputes.disputes(config, ctx.model_type, writer, engines(ctx)):
+        meant_as: set[str] = set()
+        if "C014" in ctx.options.get("running", ("C014",)):
+            meant_as = {m.known[0] for m in misspellings(ctx) if m.parent == "" and m.target}
+        readers = [writer, *judged]
+        for d in found:
             if d.field in meant_as:
                 continue
             state = "absent" if d.field not in config else f"{disputes.show(d.meant.value)}"
@@ -102,6 +109,12 @@ class ReadersDisagree(_ReaderRule):
                 pointer=d.pointer,
                 command=command,
             )
+
+
+@cache
+def _writer_and_aux(line: str, model_type: str) -> tuple:
+    """The speculators release that writes format ``line`` and the type's aux layer ids key."""
+    return disputes.writer_of(line), catalog.aux_key(model_type)
 
 
 def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
@@ -207,7 +220,10 @@ class EngineRejects(_ReaderRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for r in disputes.rejections(ctx.config, named_engines(ctx)):
+        named = named_engines(ctx)
+        if not named:
+            return
+        for r in disputes.rejections(ctx.config, named):
             yield Hit(f"{r.engine.id} refuses this config: {r.message}", pointer=r.pointer)
 
 
@@ -244,7 +260,9 @@ class EngineIgnoresTrainedFlag(_ReaderRule):
     references = ("vllm-project/vllm#38111", "vllm-project/vllm#46488")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        yield from _unread_hits(ctx, named_engines(ctx))
+        named = named_engines(ctx)
+        if named:  # none named: C016 asks the assumed ones
+            yield from _unread_hits(ctx, named)
 
 
 class AssumedEngineIgnoresTrainedFlag(_ReaderRule):

@@ -35,15 +35,22 @@ class Target:
 def expand(
     paths: Iterable[str | os.PathLike], options: ValidateOptions
 ) -> Iterator[Target | FileReport]:
+    """The targets of ``paths``, made one at a time as they are checked (10,000 inputs
+    are not 10,000 targets held at once); a usage error (``-`` twice) is raised here, before
+    any target."""
     from spec_format.parsers import stdin
 
-    read_stdin = False
-    for raw in paths:
-        shown = os.fspath(raw)
+    names = [os.fspath(p) for p in paths]
+    if sum(1 for n in names if stdin.is_stdin(n)) > 1:
+        raise UsageError("- (standard input) was given twice; it can be read once")
+    return _targets(names, options)
+
+
+def _targets(names: list[str], options: ValidateOptions) -> Iterator[Target | FileReport]:
+    from spec_format.parsers import stdin
+
+    for shown in names:
         if stdin.is_stdin(shown):
-            if read_stdin:
-                raise UsageError("- (standard input) was given twice; it can be read once")
-            read_stdin = True
             yield Target(stdin.NAME, Path(stdin.NAME), None, stdin=True)
             continue
         if shown.startswith("hf://"):

@@ -94,7 +94,7 @@ class Validation:
         # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
         self.verifier = load_verifier(options.verifier) if options.verifier else None
         self.engines = engines_of(tuple(options.engines))  # an unknown engine: usage error too
-        self.targets = list(expand(paths, options))
+        self.targets = expand(paths, options)  # made as they are checked
         self.memo = ConfigMemo()  # identical documents of this run are checked once
         self._typed = False  # some input had a model type
         self._absent: list[str] = []  # checkpoints without weights

@@ -160,7 +160,10 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
     same = folded.get(_fold(key), ())
     scored = [(0, known) for known in same]
     lower = key.lower()
-    for known, low, limit, pieces in near.get(len(key), ()):
+    any_piece, entries = near.get(len(key), (None, ()))
+    if any_piece is not None and not any_piece.search(lower):
+        entries = ()  # no piece of any known key of this length intact: none is near
+    for known, low, limit, pieces in entries:
         if known in same:
             continue
         if not pieces.search(lower):  # no piece intact: too far apart
@@ -201,7 +204,15 @@ def _index(declared: frozenset[str]):
         entry = (known, low, limit, pieces)  # the pieces as one pattern: one search in C
         for length in range(len(known) - limit, len(known) + limit + 1):
             near.setdefault(length, []).append(entry)
-    return folded, {length: tuple(entries) for length, entries in near.items()}
+    # per key length, also every piece of its known keys as one pattern: most unknown keys
+    # hold none of them, and one search in C then settles all the known keys of the length
+    return folded, {
+        length: (
+            re.compile("|".join(sorted({e[3].pattern for e in entries}))),
+            tuple(entries),
+        )
+        for length, entries in near.items()
+    }
 
 
 def _pieces(text: str, count: int) -> tuple[str, ...]:

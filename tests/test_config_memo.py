@@ -147,3 +147,25 @@ def test_a_run_of_distinct_documents_stops_looking(tmp_path, monkeypatch):
     assert not run.memo.active and run.memo.shared == 0
     for path, report in zip(paths, reports, strict=True):
         assert report.to_dict() == _alone(path, ValidateOptions())
+
+
+def test_a_bug_in_a_check_is_each_identical_files_own_finding(tmp_path, monkeypatch):
+    """Nothing is stored from a check that raised: every copy reports the bug (I012)."""
+    from spec_format.rules import crossfield
+
+    rule = next(r for r in vars(crossfield).values() if getattr(r, "id", "") == "X001")
+
+    def check(self, ctx):
+        raise RuntimeError("a bug in one rule")
+
+    monkeypatch.setattr(rule, "check", check)
+    text = (EXAMPLES[0] / "config.json").read_text()
+    paths = []
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    run = Validation(paths, ValidateOptions())
+    reports = list(run)
+    assert run.memo.shared == 0
+    assert [[f.rule for f in r.findings] for r in reports] == [["I012"], ["I012"]]
+    assert all(r.internal_error and r.path == p for r, p in zip(reports, paths, strict=True))

@@ -202,6 +202,12 @@ def pointer_from_parts(parts) -> str:
     return "".join("/" + escape_pointer_token(str(p)) for p in parts)
 
 
+def read_json_bytes(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of the JSON file ``path`` within the size limit (``ReadRefused`` says why
+    not): what :func:`load_json` parses."""
+    return read_file(path, limit=MAX_JSON_BYTES if max_bytes is None else max_bytes, what=_WHAT)
+
+
 def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None = None) -> Loaded:
     """Read and parse ``path``; never raises for bad input.
 
@@ -210,7 +216,7 @@ def load_json(path: Path, *, require_object: bool = True, max_bytes: int | None 
     unreadable, too large): a fatal problem of that kind."""
     out = Loaded(path=path)
     try:
-        raw = read_file(path, limit=MAX_JSON_BYTES if max_bytes is None else max_bytes, what=_WHAT)
+        raw = read_json_bytes(path, max_bytes)
     except ReadRefused as refused:
         out.problems.append(Problem(refused.kind, refused.message, True))
         return out

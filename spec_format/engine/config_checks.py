@@ -107,17 +107,20 @@ def check_config(
     report.positions = loaded.positions() if memo is None else memo.positions(loaded)
     if not outcome.dispatched:
         return None
-    return _context(loaded, outcome, options, verifier)
+    return _context(loaded.data, loaded.path, outcome, options, verifier)
 
 
 def _context(
-    loaded: Loaded, outcome: Outcome, options: ValidateOptions, verifier: VerifierInfo | None
+    config: dict[str, Any],
+    path: Path,
+    outcome: Outcome,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None,
 ) -> Context:
-    config = loaded.data
     declared = config.get("speculators_version")
     ctx = Context(
         config=config,
-        config_path=loaded.path,
+        config_path=path,
         model_type=outcome.model_type,
         format_version=outcome.version,
         detection=outcome.detection,
@@ -168,7 +171,7 @@ def _outcome(
             rule.finding(hit.message, file, profile=options.profile, pointer=hit.pointer)
         )
     outcome = Outcome(version, source, detection, model_type, True, ())
-    ctx = _context(Loaded(path=path, data=config), outcome, options, verifier)
+    ctx = _context(config, path, outcome, options, verifier)
     rules, _, plan = _config_rules(model_type, version, options.select, options.ignore)
     if options.fast_path is False:  # the explaining path: each rule through run_rule
         for rule in rules:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from spec_format.base import jsonload, notes
-from spec_format.base.bounded import ReadRefused, read_file
+from spec_format.base.bounded import ReadRefused
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
@@ -247,7 +247,7 @@ def _shared_file(
     bytes (:meth:`ConfigMemo.file_report`), or None: the usual path checks it (a file that
     cannot be read is always checked that way, which says why)."""
     try:
-        raw = read_file(target.config_path, limit=jsonload.MAX_JSON_BYTES, what="a JSON file")
+        raw = jsonload.read_json_bytes(target.config_path)
     except ReadRefused:
         return None
 

@@ -11,7 +11,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from spec_format.base.bounded import ReadRefused
 from spec_format.base.errors import UsageError
+from spec_format.base.jsonload import read_json_bytes
 from spec_format.base.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
 from spec_format.base.report import FileReport
 from spec_format.engine.validate_options import ValidateOptions
@@ -30,6 +32,9 @@ class Target:
     remote: str | None = None  # hf://ORG/NAME[@REV]: config and headers fetched remotely
     weights_file: Path | None = None  # a bare .safetensors file: header audit only
     stdin: bool = False  # "-": the config is read from standard input
+    #: the bytes of ``config_path``, read when the target was made (a path that turned out
+    #: to be a regular file within the size limit); None: the check reads the file itself
+    raw: bytes | None = None
 
 
 def expand(
@@ -57,6 +62,16 @@ def _targets(names: list[str], options: ValidateOptions) -> Iterator[Target | Fi
             yield Target(shown, None, None, remote=shown)
             continue
         path = Path(shown)
+        if not shown.endswith(".safetensors"):
+            # the read tells a regular file (its fstat) without a stat of its own; anything
+            # else (missing, a directory, too large ...) is looked at below, as it always was
+            try:
+                raw = read_json_bytes(path)
+            except ReadRefused:
+                pass
+            else:
+                yield Target(shown, path, None, raw=raw)
+                continue
         kind = kind_of(path)
         if kind == MISSING:
             report = FileReport(path=shown, unreadable=True)

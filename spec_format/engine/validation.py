@@ -222,7 +222,8 @@ def validate_target(
             return report
     else:
         assert target.config_path is not None
-        loaded = documents.load(stdin.DASH if target.stdin else target.config_path)
+        source = stdin.DASH if target.stdin else target.config_path
+        loaded = documents.load(source, raw=target.raw)
     return _checked(target, loaded, report, checkpoint, options, verifier, memo)
 
 
@@ -246,10 +247,12 @@ def _shared_file(
     """The report of a plain config file from an earlier file of the run with the same
     bytes (:meth:`ConfigMemo.file_report`), or None: the usual path checks it (a file that
     cannot be read is always checked that way, which says why)."""
-    try:
-        raw = jsonload.read_json_bytes(target.config_path)
-    except ReadRefused:
-        return None
+    raw = target.raw
+    if raw is None:
+        try:
+            raw = jsonload.read_json_bytes(target.config_path)
+        except ReadRefused:
+            return None
 
     def check() -> FileReport:  # under the placeholder path, from the bytes just read
         path = Path(PLACEHOLDER)

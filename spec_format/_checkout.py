@@ -1,7 +1,8 @@
 """Import the package from a source checkout.
 
-The wheel has ``spec_format/cli``, ``spec_format/schema`` and ``spec_format/models`` inside the
-package; the repository keeps them at the top level (``cli/``, ``schema/``, ``generated/models/``)
+The wheel has ``spec_format/cli``, ``spec_format/schema``, ``spec_format/models`` and
+``spec_format/checks`` inside the package; the repository keeps them at the top level (``cli/``,
+``schema/``, ``generated/models/``, ``generated/checks/``)
 and ``pyproject.toml`` maps them in with ``[tool.setuptools.package-dir]``. When ``spec_format``
 is imported from a checkout (an editable install, ``PYTHONPATH=<checkout>``, scripts/, a scratch
 copy in a test), this finder applies the same map to that checkout, ahead of any other finder,
@@ -16,7 +17,12 @@ from importlib.machinery import ModuleSpec, PathFinder
 
 #: subpackage of spec_format -> its folder in the checkout; tests/test_layout.py holds this
 #: equal to pyproject.toml's [tool.setuptools.package-dir]
-SOURCE_DIRS = {"cli": "cli", "schema": "schema", "models": "generated/models"}
+SOURCE_DIRS = {
+    "cli": "cli",
+    "schema": "schema",
+    "models": "generated/models",
+    "checks": "generated/checks",
+}
 
 
 class CheckoutFinder:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 
 from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, schemas
-from spec_format.facts.schema_check import generate
+from spec_format.facts.schema_check import generate, module_source
 from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
 from tests.rules.cases import all_cases
 
@@ -196,6 +198,20 @@ def test_every_bundled_schema_is_generated():
             assert schemas.generated(version, model_type).__code__.co_filename == (
                 "<schema check>"
             ), (version, model_type)
+
+
+def test_every_bundled_schema_is_checked_by_its_module():
+    """Each type's check is imported from generated/checks (a process that validates one
+    config builds no closures and compiles nothing), from the source module_source writes
+    for it now (`scripts/generate.py --check` holds the files to the same source)."""
+    for version, entry in catalog.versions().items():
+        for model_type in entry.types:
+            check = schemas.pregenerated(version, model_type)
+            assert check is not None, (version, model_type)
+            module = sys.modules[check.__module__]
+            schema = schemas.type_schema(version, model_type)
+            source = module_source(schema, schema["$id"], schemas._deref, "")
+            assert Path(module.__file__).read_text(encoding="utf-8").endswith(source)
 
 
 def test_generated_subschema_checks_agree_with_their_closures():

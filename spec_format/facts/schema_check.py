@@ -14,6 +14,8 @@ tests/test_fast_path.py compares the verdicts on every fixture and on generated 
 
 from __future__ import annotations
 
+import contextlib
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -259,6 +261,69 @@ def generate(schema: Any, base: str, deref: Deref) -> Check:
     return namespace[root]
 
 
+#: what a generated module's ``build`` is given (the names its code refers to)
+_BUILD_ARGUMENTS = ("_MISSING", "_JSON", "_NUMBERS", "_enum")
+
+
+def module_source(schema: Any, base: str, deref: Deref, header: str) -> str | None:
+    """The function :func:`generate` compiles, written out as the source of a module (for
+    scripts/generate.py; :func:`load_module` builds it): a process that imports it pays
+    neither for building the closures nor for compiling the generated function. None where
+    :func:`generate` would raise (such a schema keeps the closures)."""
+    gen = _Generator(deref)
+    try:
+        root = gen.function(schema, base)
+    except (_Unsupported, RecursionError, ValueError, TypeError):
+        return None
+    given = set(_BUILD_ARGUMENTS)
+    if any(name not in gen.sources for name in gen.constants if name not in given):
+        return None  # a constant with no source
+    constants = [f"    {name} = {gen.sources[name]}" for name in gen.constants if name not in given]
+    body = [f"    {line}" if line else "" for line in gen.lines]
+    return "\n".join(
+        [
+            header,
+            f"def build({', '.join(_BUILD_ARGUMENTS)}):",
+            *constants,
+            "",
+            *body,
+            f"    return {root}",
+            "",
+        ]
+    )
+
+
+def load_module(module: Any) -> Check:
+    """The check of a module :func:`module_source` wrote."""
+    return module.build(_MISSING, _JSON, _NUMBERS, _enum)
+
+
+_TYPE_NAMES = {t: "type(None)" if t is type(None) else t.__name__ for t in _JSON}
+
+
+def _literal(value: Any) -> str:
+    """Python source for a constant of the generated code (exact: equal and of the same
+    type once evaluated); raises _Unsupported for anything else."""
+    if type(value) is type:
+        if value not in _TYPE_NAMES:
+            raise _Unsupported(value)
+        return _TYPE_NAMES[value]
+    if type(value) is tuple:
+        return "(" + "".join(f"{_literal(v)}, " for v in value) + ")"
+    if type(value) is frozenset:
+        items = sorted(_literal(v) for v in value)
+        return f"frozenset({{{', '.join(items)}}})" if items else "frozenset()"
+    if type(value) is list:
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if type(value) is float and not math.isfinite(value):
+        raise _Unsupported(value)
+    if type(value) in (str, int, float, bool, type(None)):
+        return repr(value)
+    raise _Unsupported(value)
+
+
 class _Generator:
     def __init__(self, deref: Deref) -> None:
         self.deref = deref
@@ -268,15 +333,19 @@ class _Generator:
             "_NUMBERS": _NUMBERS,
             "_MISSING": _MISSING,
         }
+        self.sources: dict[str, str] = {}
         self.count = 0
 
     def name(self, prefix: str) -> str:
         self.count += 1
         return f"{prefix}{self.count}"
 
-    def constant(self, value: Any) -> str:
+    def constant(self, value: Any, source: str | None = None) -> str:
         name = self.name("c")
         self.constants[name] = value
+        # its source, for module_source (None: it has none; generate does not need it)
+        with contextlib.suppress(_Unsupported):
+            self.sources[name] = source if source is not None else _literal(value)
         return name
 
     def function(self, node: Any, base: str) -> str:
@@ -387,7 +456,12 @@ class _Generator:
             if choices and all(type(c) is kind for c in choices):
                 member = self.constant(frozenset(choices))
                 return f"({t} is {self.constant(kind)} and {var} in {member})"
-        return f"{self.constant(_enum(choices))}({var})"
+        try:
+            source: str | None = f"_enum({_literal(choices)})"
+        except _Unsupported:
+            source = None
+        check = self.constant(_enum(choices), source)
+        return f"{check}({var})"
 
     def items(self, item: Any, base: str, var: str, guard: str, out: list[str], depth: int):
         pad = "    " * depth

@@ -258,23 +258,65 @@ GENERATE_AFTER = 64
 _CHECKED: dict[tuple[str, str], int] = {}
 
 
+#: the package of the checks written out ahead (generated/checks, scripts/generate.py)
+CHECKS_PACKAGE = "spec_format.checks"
+
+
+def check_module_name(version: str, model_type: str) -> str:
+    return f"v{version.replace('.', '_')}_{model_type}"
+
+
+def check_modules(header: str) -> dict[str, str]:
+    """The module of each bundled type's generated check (name -> source; scripts/generate.py
+    writes them to generated/checks), for every type whose check can be generated."""
+    from spec_format.facts.schema_check import module_source
+
+    out = {}
+    for version, entry in catalog.versions().items():
+        for model_type in entry.types:
+            schema = type_schema(version, model_type)
+            text = module_source(
+                schema, schema["$id"], _deref, header.format(schema=f"{version}/{model_type}")
+            )
+            if text is not None:
+                out[check_module_name(version, model_type)] = text
+    return out
+
+
+@cache
+def pregenerated(version: str, model_type: str):
+    """The type's check as generated/checks holds it (None: no module for it): the
+    generated function of :func:`generated`, without building the closures or compiling."""
+    import importlib
+
+    from spec_format.facts.schema_check import load_module
+
+    try:
+        module = importlib.import_module(f"{CHECKS_PACKAGE}.{check_module_name(version, model_type)}")
+    except ModuleNotFoundError:
+        return None
+    return load_module(module)
+
+
 def accepts(version: str, model_type: str, config: Any) -> bool:
     """True when the compiled check (:mod:`spec_format.facts.schema_check`) accepts ``config``
-    against the type's schema: the closures for the first :data:`GENERATE_AFTER` configs of
-    a version and type, then the generated function (tests/test_fast_path.py checks that
-    they agree).
+    against the type's schema: the generated function as generated/checks holds it; for a
+    type without one, the closures for the first :data:`GENERATE_AFTER` configs of a version
+    and type, then the generated function (tests/test_fast_path.py checks that they agree).
 
     Only ever used to *accept*: False sends the config to the jsonschema walk, which is the
     reference and words every finding. tests/test_fast_path.py checks that it never accepts
     what jsonschema rejects, on every fixture and on generated mutations.
     """
-    key = (version, model_type)
-    seen = _CHECKED.get(key, 0)
-    if seen < GENERATE_AFTER:
-        _CHECKED[key] = seen + 1
-        compiled = _compiled(version, model_type)
-    else:
-        compiled = generated(version, model_type)
+    compiled = pregenerated(version, model_type)
+    if compiled is None:
+        key = (version, model_type)
+        seen = _CHECKED.get(key, 0)
+        if seen < GENERATE_AFTER:
+            _CHECKED[key] = seen + 1
+            compiled = _compiled(version, model_type)
+        else:
+            compiled = generated(version, model_type)
     if compiled is None:
         return False
     try:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spec_format.engine import config_memo
+from spec_format.engine.input_paths import written_as_a_path
 from spec_format.engine.validation import ValidateOptions, Validation, _isolated
 from tests.common import EXAMPLES, INVALID, VALID, load_case
 
@@ -169,3 +173,24 @@ def test_a_bug_in_a_check_is_each_identical_files_own_finding(tmp_path, monkeypa
     assert run.memo.shared == 0
     assert [[f.rule for f in r.findings] for r in reports] == [["I012"], ["I012"]]
     assert all(r.internal_error and r.path == p for r, p in zip(reports, paths, strict=True))
+
+
+def test_names_a_report_spells_otherwise_find_what_they_find_alone(tmp_path, monkeypatch):
+    """`./a.json` is reported as `a.json` (its Path): the run never hands it the report of
+    an earlier file of the same bytes, which would name it as it was typed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    text = (EXAMPLES[0] / "config.json").read_text()
+    names = ["a.json", "./a.json", "sub/b.json", "sub//b.json", "sub/./b.json", "./sub/b.json"]
+    for name in ("a.json", "sub/b.json"):
+        (tmp_path / name).write_text(text)
+    options = ValidateOptions()
+    reports = list(Validation(names, options))
+    for name, report in zip(names, reports, strict=True):
+        assert report.to_dict() == _alone(name, options), name
+
+
+@settings(max_examples=2000)
+@given(st.text(alphabet="a./", max_size=12))
+def test_a_name_is_written_as_a_path_exactly_when_pathlib_writes_it_so(name):
+    assert written_as_a_path(name) == (str(Path(name)) == name)

@@ -131,7 +131,7 @@ class _SharedReport:
         self.report, self.findings = report, _Pieces(report.findings)
         self.skipped = [s.split(PLACEHOLDER) for s in report.skipped]
 
-    def at(self, shown: str, path: object) -> FileReport | None:
+    def at(self, shown: str) -> FileReport | None:
         findings = self.findings.at(shown)
         if findings is None:
             return None
@@ -147,7 +147,7 @@ class _SharedReport:
             weights_absent=t.weights_absent,
             weights_required=t.weights_required,
             coverage=t.coverage,
-            positions=None if t.positions is None else _SameText(path, t.positions),
+            positions=None if t.positions is None else _SameText(shown, t.positions),
         )
 
 
@@ -176,7 +176,7 @@ class ConfigMemo:
             self._seen, self._files, self._texts = {}, {}, {}
 
     def file_report(
-        self, raw: bytes, shown: str, path: object, check: Callable[[], FileReport]
+        self, raw: bytes, shown: str, check: Callable[[], FileReport]
     ) -> FileReport | None:
         """The report of the config file ``shown`` whose bytes are ``raw``, from a file of
         the same bytes or from ``check()`` (its report under the placeholder path); None
@@ -193,7 +193,7 @@ class ConfigMemo:
             self._stored(self._files, raw, stored, len(raw))
         else:
             self.shared += 1
-        return stored.at(shown, path) if stored is not None else None
+        return stored.at(shown) if stored is not None else None
 
     def outcome(self, loaded: Loaded, check: Callable[[str], Outcome]) -> Outcome:
         """``check(file)`` for ``loaded``, or the stored outcome of an identical document."""

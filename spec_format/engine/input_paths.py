@@ -37,9 +37,36 @@ class Target:
     raw: bytes | None = None
 
 
+class ReadConfig:
+    """A path named on its own that was a regular file when its target was made, and its
+    bytes: a run may answer it from an earlier file of the same bytes without making its
+    :class:`Target` (:meth:`target`)."""
+
+    __slots__ = ("shown", "raw")
+
+    def __init__(self, shown: str, raw: bytes) -> None:
+        self.shown, self.raw = shown, raw
+
+    def target(self) -> Target:
+        return Target(self.shown, Path(self.shown), None, raw=self.raw)
+
+
+def written_as_a_path(name: str) -> bool:
+    """True when ``name`` is spelled as ``str(Path(name))`` spells it (no empty or ``.``
+    component, no trailing slash): a report that names the file either way says the same."""
+    return (
+        name != ""
+        and "//" not in name[1:]
+        and (not name.endswith("/") or name in ("/", "//"))
+        and not name.startswith("./")
+        and not name.endswith("/.")
+        and "/./" not in name
+    )
+
+
 def expand(
     paths: Iterable[str | os.PathLike], options: ValidateOptions
-) -> Iterator[Target | FileReport]:
+) -> Iterator[Target | ReadConfig | FileReport]:
     """The targets of ``paths``, made one at a time as they are checked (10,000 inputs
     are not 10,000 targets held at once); a usage error (``-`` twice) is raised here, before
     any target."""
@@ -51,7 +78,9 @@ def expand(
     return _targets(names, options)
 
 
-def _targets(names: list[str], options: ValidateOptions) -> Iterator[Target | FileReport]:
+def _targets(
+    names: list[str], options: ValidateOptions
+) -> Iterator[Target | ReadConfig | FileReport]:
     from spec_format.parsers import stdin
 
     for shown in names:
@@ -61,17 +90,17 @@ def _targets(names: list[str], options: ValidateOptions) -> Iterator[Target | Fi
         if shown.startswith("hf://"):
             yield Target(shown, None, None, remote=shown)
             continue
-        path = Path(shown)
         if not shown.endswith(".safetensors"):
             # the read tells a regular file (its fstat) without a stat of its own; anything
             # else (missing, a directory, too large ...) is looked at below, as it always was
             try:
-                raw = read_json_bytes(path)
+                raw = read_json_bytes(shown)  # type: ignore[arg-type]
             except ReadRefused:
                 pass
             else:
-                yield Target(shown, path, None, raw=raw)
+                yield ReadConfig(shown, raw)
                 continue
+        path = Path(shown)
         kind = kind_of(path)
         if kind == MISSING:
             report = FileReport(path=shown, unreadable=True)

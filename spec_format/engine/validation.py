@@ -18,8 +18,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from spec_format.base import jsonload, notes
-from spec_format.base.bounded import ReadRefused
+from spec_format.base import notes
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
@@ -31,7 +30,13 @@ from spec_format.engine.config_checks import (
 )
 from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
 from spec_format.engine.dispatch import third_party_kind
-from spec_format.engine.input_paths import CONFIG_NAME, Target, expand
+from spec_format.engine.input_paths import (
+    CONFIG_NAME,
+    ReadConfig,
+    Target,
+    expand,
+    written_as_a_path,
+)
 from spec_format.engine.validate_options import ValidateOptions, filtered, rule_ids, selected
 from spec_format.engine.weight_checks import (
     WEIGHT_LAYERS,
@@ -151,7 +156,7 @@ def _require_numpy(options: ValidateOptions) -> None:
 
 
 def _isolated(
-    target: Target,
+    target: Target | ReadConfig,
     options: ValidateOptions,
     verifier: VerifierInfo | None,
     memo: ConfigMemo | None = None,
@@ -203,15 +208,17 @@ def _verifier_note(options: ValidateOptions) -> str | None:
 
 
 def validate_target(
-    target: Target,
+    target: Target | ReadConfig,
     options: ValidateOptions,
     verifier: VerifierInfo | None = None,
     memo: ConfigMemo | None = None,
 ) -> FileReport:
-    if memo is not None and memo.active and _plain_file(target, options):
-        shared = _shared_file(target, options, verifier, memo)
-        if shared is not None:
-            return shared
+    if type(target) is ReadConfig:
+        if memo is not None and memo.active and _shareable(target.shown, options):
+            shared = _shared_file(target.shown, target.raw, options, verifier, memo)
+            if shared is not None:
+                return shared
+        target = target.target()
     report = FileReport(path=target.shown)
     if target.weights_file is not None:
         return audit_safetensors_file(target, options)
@@ -227,32 +234,23 @@ def validate_target(
     return _checked(target, loaded, report, checkpoint, options, verifier, memo)
 
 
-def _plain_file(target: Target, options: ValidateOptions) -> bool:
-    """A config file named on its own, whose report is a function of its bytes and the run
-    (with --deep or --scan-weights its I013 finding names its folder: not shared)."""
-    return (
-        target.config_path is not None
-        and target.checkpoint_dir is None
-        and target.remote is None
-        and target.weights_file is None
-        and not target.stdin
-        and not (options.deep or options.scan_weights)
-        and target.shown == str(target.config_path)
-    )
+def _shareable(shown: str, options: ValidateOptions) -> bool:
+    """Whether the report of a config file named on its own is a function of its bytes and
+    the run: not with --deep or --scan-weights (its I013 finding names its folder), nor for
+    a name its report would spell otherwise (``./a.json`` is reported as ``a.json``)."""
+    return not (options.deep or options.scan_weights) and written_as_a_path(shown)
 
 
 def _shared_file(
-    target: Target, options: ValidateOptions, verifier: VerifierInfo | None, memo: ConfigMemo
+    shown: str,
+    raw: bytes,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None,
+    memo: ConfigMemo,
 ) -> FileReport | None:
-    """The report of a plain config file from an earlier file of the run with the same
-    bytes (:meth:`ConfigMemo.file_report`), or None: the usual path checks it (a file that
-    cannot be read is always checked that way, which says why)."""
-    raw = target.raw
-    if raw is None:
-        try:
-            raw = jsonload.read_json_bytes(target.config_path)
-        except ReadRefused:
-            return None
+    """The report of the config file ``shown`` (its bytes ``raw``) from an earlier file of
+    the run with the same bytes (:meth:`ConfigMemo.file_report`), or None: the usual path
+    checks it."""
 
     def check() -> FileReport:  # under the placeholder path, from the bytes just read
         path = Path(PLACEHOLDER)
@@ -260,7 +258,7 @@ def _shared_file(
         placeholder = Target(PLACEHOLDER, path, None)
         return _checked(placeholder, loaded, FileReport(path=PLACEHOLDER), None, options, verifier)
 
-    return memo.file_report(raw, target.shown, target.config_path, check)
+    return memo.file_report(raw, shown, check)
 
 
 def _checked(

@@ -172,7 +172,7 @@ def _errors_below(walker, schema: Any, instance: Any, root: bool = False):
     part = _Part.of(schema)
     layout = part.layout(walker.VALIDATORS, root)
     if layout is None or not _passes(layout[0], instance):
-        yield from walker.iter_errors(instance) if root else walker.descend(instance, schema)
+        yield from walker.iter_errors(instance) if root else part.descend(walker, instance)
         return
     for keyword, children in layout[1]:
         if keyword == "properties":
@@ -208,7 +208,7 @@ class _Part:
     After :data:`GENERATE_AFTER` uses the closures of a subschema that holds others give
     way to the generated function, as for a whole type in :func:`accepts`."""
 
-    __slots__ = ("schema", "check", "uses", "_layout")
+    __slots__ = ("schema", "check", "uses", "_layout", "_evolved")
 
     def __init__(self, schema: Any) -> None:
         from spec_format.facts.schema_check import compile_schema
@@ -219,6 +219,7 @@ class _Part:
         self.check = compile_schema(schema, "", _deref) if ok else None
         self.uses = 0
         self._layout: Any = _UNSET
+        self._evolved: tuple[Any, Any] | None = None
 
     @staticmethod
     def of(schema: Any) -> _Part:
@@ -263,6 +264,20 @@ class _Part:
                 SyntaxError, RecursionError, MemoryError, ValueError, TypeError
             ):
                 self.check = generate(self.schema, "", _deref)
+
+    def descend(self, walker: Any, instance: Any) -> Iterator[ValidationError]:
+        """``walker.descend(instance, schema)``: its validator for the subschema is built
+        once. With no ``$``-keyword (no ``$id``, no ``$schema``) the subschema gets the
+        walker's own class and resolver, so evolving the walker yields the same validator
+        descend would build, and its iter_errors are descend's errors."""
+        evolved = self._evolved
+        if evolved is None or evolved[0] is not walker:
+            schema = self.schema
+            plain = isinstance(schema, dict) and not any(key.startswith("$") for key in schema)
+            evolved = self._evolved = (walker, walker.evolve(schema=schema) if plain else None)
+        if evolved[1] is None:
+            return walker.descend(instance, self.schema)
+        return evolved[1].iter_errors(instance)
 
     def layout(self, keywords: Any, root: bool):
         """(the check of the subschema's own keywords, its ``properties`` and ``items`` in

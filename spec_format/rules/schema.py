@@ -250,7 +250,9 @@ def capped_errors(
         errors = schemas.explained_errors(version, model_type, config)
     else:
         errors = schemas.validator(version, model_type).iter_errors(config)
-    first = sorted(itertools.islice(errors, MAX_SCHEMA_ERRORS), key=_path_key)
+    first = list(itertools.islice(errors, MAX_SCHEMA_ERRORS))
+    if len(first) > 1:
+        first.sort(key=_path_key)
     left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))  # streamed
     return first, left_out
 

@@ -120,7 +120,7 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 @cache
 def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     """:func:`validator`, except that it does not descend into a property value or an
-    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
+    array that the compiled check of its subschema accepts (:class:`_Part`).
 
     The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
     no error: the errors are the same, in the same order, and a failing config costs the
@@ -151,8 +151,8 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
 
 
 def explained_errors(version: str, model_type: str, config: Any) -> Iterator[ValidationError]:
-    """The errors of ``pruned_validator(version, model_type).iter_errors(config)``, the same
-    objects in the same order, found with less of jsonschema's walk.
+    """The errors ``pruned_validator(version, model_type).iter_errors(config)`` yields, in
+    the same order and with the same attributes, found with less of jsonschema's walk.
 
     jsonschema checks every keyword of each object it descends into before descending
     further; here an object whose own keywords (all but ``properties`` and ``items``) the
@@ -208,15 +208,11 @@ class _Part:
     After :data:`GENERATE_AFTER` uses the closures of a subschema that holds others give
     way to the generated function, as for a whole type in :func:`accepts`."""
 
-    __slots__ = ("schema", "check", "uses", "_layout", "_evolved")
+    __slots__ = ("schema", "_check", "uses", "_layout", "_evolved")
 
     def __init__(self, schema: Any) -> None:
-        from spec_format.facts.schema_check import compile_schema
-
         self.schema = schema
-        # an inlined subschema has no $ref left: nothing for the resolver to look up
-        ok = isinstance(schema, (dict, bool))
-        self.check = compile_schema(schema, "", _deref) if ok else None
+        self._check: Any = _UNSET  # compiled when first asked for
         self.uses = 0
         self._layout: Any = _UNSET
         self._evolved: tuple[Any, Any] | None = None
@@ -227,6 +223,17 @@ class _Part:
         if known is None or known.schema is not schema:
             known = _PARTS[id(schema)] = _Part(schema)
         return known
+
+    @property
+    def check(self):
+        """The compiled check of the subschema (None: not compilable)."""
+        if self._check is _UNSET:
+            from spec_format.facts.schema_check import compile_schema
+
+            # an inlined subschema has no $ref left: nothing for the resolver to look up
+            ok = isinstance(self.schema, (dict, bool))
+            self._check = compile_schema(self.schema, "", _deref) if ok else None
+        return self._check
 
     def accepts(self, value: Any) -> bool:
         """True when the compiled check accepts ``value``; False when it does not, or
@@ -263,7 +270,7 @@ class _Part:
             with contextlib.suppress(
                 SyntaxError, RecursionError, MemoryError, ValueError, TypeError
             ):
-                self.check = generate(self.schema, "", _deref)
+                self._check = generate(self.schema, "", _deref)
 
     def descend(self, walker: Any, instance: Any) -> Iterator[ValidationError]:
         """``walker.descend(instance, schema)``: its validator for the subschema is built
@@ -391,12 +398,6 @@ def _nested(sub: Any) -> bool:
     return isinstance(sub, dict) and any(
         k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
     )
-
-
-def subschema_accepts(sub: Any, value: Any) -> bool:
-    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
-    accepts ``value``; False when it does not, or cannot be compiled."""
-    return _Part.of(sub).accepts(value)
 
 
 @cache

@@ -24,8 +24,8 @@ def _shape(error) -> tuple:
     return (
         error.message,
         error.validator,
-        json.dumps(error.validator_value, sort_keys=True, default=repr),
-        json.dumps(error.instance, sort_keys=True, default=repr),
+        repr(error.validator_value),
+        repr(error.instance),  # parts of the one config both walk: the same order
         id(error.schema),
         list(error.relative_path),
         list(error.relative_schema_path),

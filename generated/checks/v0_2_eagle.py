@@ -155,29 +155,33 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c337 = bool
     c340 = bool
     c343 = (type(None), str, )
-    c344 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c347 = (type(None), str, )
-    c348 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c349 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
-    c352 = str
-    c353 = frozenset({'model_type'})
-    c356 = list
-    c359 = str
-    c362 = (type(None), str, )
-    c363 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c366 = (type(None), str, )
-    c367 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c370 = str
-    c373 = bool
-    c376 = dict
-    c379 = frozenset()
-    c381 = str
-    c384 = bool
-    c387 = (type(None), dict, )
-    c390 = str
-    c393 = bool
-    c396 = bool
-    c397 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
+    c344 = frozenset({str, type(None)})
+    c345 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c348 = (type(None), str, )
+    c349 = frozenset({str, type(None)})
+    c350 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c351 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
+    c354 = str
+    c355 = frozenset({'model_type'})
+    c358 = list
+    c361 = str
+    c364 = (type(None), str, )
+    c365 = frozenset({str, type(None)})
+    c366 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c369 = (type(None), str, )
+    c370 = frozenset({str, type(None)})
+    c371 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c374 = str
+    c377 = bool
+    c380 = dict
+    c383 = frozenset()
+    c385 = str
+    c388 = bool
+    c391 = (type(None), dict, )
+    c394 = str
+    c397 = bool
+    c400 = bool
+    c401 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
 
     def f43(x):
         t23 = type(x)
@@ -463,7 +467,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if t316 is not c317: return False
         return True
 
-    def f398(x):
+    def f402(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -637,78 +641,78 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
                     if v341 is not _MISSING:
                         t342 = type(v341)
                         if t342 not in c343: return False
-                        if not c344(v341): return False
-                    v345 = v121.get('torch_dtype', _MISSING)
-                    if v345 is not _MISSING:
-                        t346 = type(v345)
-                        if t346 not in c347: return False
-                        if not c348(v345): return False
-                if not c349 <= v121.keys(): return False
+                        if not (t342 in c344 and (t342, v341) in c345): return False
+                    v346 = v121.get('torch_dtype', _MISSING)
+                    if v346 is not _MISSING:
+                        t347 = type(v346)
+                        if t347 not in c348: return False
+                        if not (t347 in c349 and (t347, v346) in c350): return False
+                if not c351 <= v121.keys(): return False
                 if True:
-                    v350 = v121.get('model_type', _MISSING)
-                    if v350 is not _MISSING:
-                        t351 = type(v350)
-                        if t351 is not c352: return False
-                        if len(v350) < 1: return False
-                if not c353 <= v121.keys(): return False
-            v354 = x.get('architectures', _MISSING)
-            if v354 is not _MISSING:
-                t355 = type(v354)
-                if t355 is not c356: return False
+                    v352 = v121.get('model_type', _MISSING)
+                    if v352 is not _MISSING:
+                        t353 = type(v352)
+                        if t353 is not c354: return False
+                        if len(v352) < 1: return False
+                if not c355 <= v121.keys(): return False
+            v356 = x.get('architectures', _MISSING)
+            if v356 is not _MISSING:
+                t357 = type(v356)
+                if t357 is not c358: return False
                 if True:
-                    for v357 in v354:
-                        t358 = type(v357)
-                        if t358 is not c359: return False
-                        if len(v357) < 1: return False
-            v360 = x.get('dtype', _MISSING)
-            if v360 is not _MISSING:
-                t361 = type(v360)
-                if t361 not in c362: return False
-                if not c363(v360): return False
-            v364 = x.get('torch_dtype', _MISSING)
-            if v364 is not _MISSING:
-                t365 = type(v364)
-                if t365 not in c366: return False
-                if not c367(v364): return False
-            v368 = x.get('transformers_version', _MISSING)
-            if v368 is not _MISSING:
-                t369 = type(v368)
-                if t369 is not c370: return False
-            v371 = x.get('tie_word_embeddings', _MISSING)
-            if v371 is not _MISSING:
-                t372 = type(v371)
-                if t372 is not c373: return False
-            v374 = x.get('auto_map', _MISSING)
-            if v374 is not _MISSING:
-                t375 = type(v374)
-                if t375 is not c376: return False
+                    for v359 in v356:
+                        t360 = type(v359)
+                        if t360 is not c361: return False
+                        if len(v359) < 1: return False
+            v362 = x.get('dtype', _MISSING)
+            if v362 is not _MISSING:
+                t363 = type(v362)
+                if t363 not in c364: return False
+                if not (t363 in c365 and (t363, v362) in c366): return False
+            v367 = x.get('torch_dtype', _MISSING)
+            if v367 is not _MISSING:
+                t368 = type(v367)
+                if t368 not in c369: return False
+                if not (t368 in c370 and (t368, v367) in c371): return False
+            v372 = x.get('transformers_version', _MISSING)
+            if v372 is not _MISSING:
+                t373 = type(v372)
+                if t373 is not c374: return False
+            v375 = x.get('tie_word_embeddings', _MISSING)
+            if v375 is not _MISSING:
+                t376 = type(v375)
+                if t376 is not c377: return False
+            v378 = x.get('auto_map', _MISSING)
+            if v378 is not _MISSING:
+                t379 = type(v378)
+                if t379 is not c380: return False
                 if True:
-                    for k377, v378 in v374.items():
-                        if type(k377) is str and k377 in c379: continue
-                        t380 = type(v378)
-                        if t380 is not c381: return False
-            v382 = x.get('has_no_defaults_at_init', _MISSING)
-            if v382 is not _MISSING:
-                t383 = type(v382)
-                if t383 is not c384: return False
-            v385 = x.get('base_model_ep_plan', _MISSING)
-            if v385 is not _MISSING:
-                t386 = type(v385)
-                if t386 not in c387: return False
-            v388 = x.get('transformer_layer_architecture', _MISSING)
-            if v388 is not _MISSING:
-                t389 = type(v388)
-                if t389 is not c390: return False
-                if len(v388) < 1: return False
-            v391 = x.get('layernorms', _MISSING)
-            if v391 is not _MISSING:
-                t392 = type(v391)
-                if t392 is not c393: return False
-            v394 = x.get('fusion_bias', _MISSING)
-            if v394 is not _MISSING:
-                t395 = type(v394)
-                if t395 is not c396: return False
-        if not c397 <= x.keys(): return False
+                    for k381, v382 in v378.items():
+                        if type(k381) is str and k381 in c383: continue
+                        t384 = type(v382)
+                        if t384 is not c385: return False
+            v386 = x.get('has_no_defaults_at_init', _MISSING)
+            if v386 is not _MISSING:
+                t387 = type(v386)
+                if t387 is not c388: return False
+            v389 = x.get('base_model_ep_plan', _MISSING)
+            if v389 is not _MISSING:
+                t390 = type(v389)
+                if t390 not in c391: return False
+            v392 = x.get('transformer_layer_architecture', _MISSING)
+            if v392 is not _MISSING:
+                t393 = type(v392)
+                if t393 is not c394: return False
+                if len(v392) < 1: return False
+            v395 = x.get('layernorms', _MISSING)
+            if v395 is not _MISSING:
+                t396 = type(v395)
+                if t396 is not c397: return False
+            v398 = x.get('fusion_bias', _MISSING)
+            if v398 is not _MISSING:
+                t399 = type(v398)
+                if t399 is not c400: return False
+        if not c401 <= x.keys(): return False
         return True
 
-    return f398
+    return f402

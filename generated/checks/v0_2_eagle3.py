@@ -154,34 +154,38 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c335 = bool
     c338 = bool
     c341 = (type(None), str, )
-    c342 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c345 = (type(None), str, )
-    c346 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c347 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
-    c350 = list
-    c353 = str
-    c356 = (type(None), str, )
-    c357 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c360 = (type(None), str, )
-    c361 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c364 = str
-    c367 = bool
-    c370 = dict
-    c373 = frozenset()
-    c375 = str
-    c378 = int
-    c379 = 1
-    c382 = bool
-    c385 = (type(None), int, )
-    c386 = (int, float, )
-    c387 = 1
-    c390 = (type(None), list, )
-    c391 = list
-    c394 = int
-    c395 = 0
-    c398 = bool
-    c401 = (type(None), dict, )
-    c402 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
+    c342 = frozenset({str, type(None)})
+    c343 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c346 = (type(None), str, )
+    c347 = frozenset({str, type(None)})
+    c348 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c349 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
+    c352 = list
+    c355 = str
+    c358 = (type(None), str, )
+    c359 = frozenset({str, type(None)})
+    c360 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c363 = (type(None), str, )
+    c364 = frozenset({str, type(None)})
+    c365 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c368 = str
+    c371 = bool
+    c374 = dict
+    c377 = frozenset()
+    c379 = str
+    c382 = int
+    c383 = 1
+    c386 = bool
+    c389 = (type(None), int, )
+    c390 = (int, float, )
+    c391 = 1
+    c394 = (type(None), list, )
+    c395 = list
+    c398 = int
+    c399 = 0
+    c402 = bool
+    c405 = (type(None), dict, )
+    c406 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
 
     def f43(x):
         t23 = type(x)
@@ -467,7 +471,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if t314 is not c315: return False
         return True
 
-    def f403(x):
+    def f407(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -639,81 +643,81 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
                     if v339 is not _MISSING:
                         t340 = type(v339)
                         if t340 not in c341: return False
-                        if not c342(v339): return False
-                    v343 = v121.get('torch_dtype', _MISSING)
-                    if v343 is not _MISSING:
-                        t344 = type(v343)
-                        if t344 not in c345: return False
-                        if not c346(v343): return False
-                if not c347 <= v121.keys(): return False
-            v348 = x.get('architectures', _MISSING)
-            if v348 is not _MISSING:
-                t349 = type(v348)
-                if t349 is not c350: return False
+                        if not (t340 in c342 and (t340, v339) in c343): return False
+                    v344 = v121.get('torch_dtype', _MISSING)
+                    if v344 is not _MISSING:
+                        t345 = type(v344)
+                        if t345 not in c346: return False
+                        if not (t345 in c347 and (t345, v344) in c348): return False
+                if not c349 <= v121.keys(): return False
+            v350 = x.get('architectures', _MISSING)
+            if v350 is not _MISSING:
+                t351 = type(v350)
+                if t351 is not c352: return False
                 if True:
-                    for v351 in v348:
-                        t352 = type(v351)
-                        if t352 is not c353: return False
-                        if len(v351) < 1: return False
-            v354 = x.get('dtype', _MISSING)
-            if v354 is not _MISSING:
-                t355 = type(v354)
-                if t355 not in c356: return False
-                if not c357(v354): return False
-            v358 = x.get('torch_dtype', _MISSING)
-            if v358 is not _MISSING:
-                t359 = type(v358)
-                if t359 not in c360: return False
-                if not c361(v358): return False
-            v362 = x.get('transformers_version', _MISSING)
-            if v362 is not _MISSING:
-                t363 = type(v362)
-                if t363 is not c364: return False
-            v365 = x.get('tie_word_embeddings', _MISSING)
-            if v365 is not _MISSING:
-                t366 = type(v365)
-                if t366 is not c367: return False
-            v368 = x.get('auto_map', _MISSING)
-            if v368 is not _MISSING:
-                t369 = type(v368)
-                if t369 is not c370: return False
+                    for v353 in v350:
+                        t354 = type(v353)
+                        if t354 is not c355: return False
+                        if len(v353) < 1: return False
+            v356 = x.get('dtype', _MISSING)
+            if v356 is not _MISSING:
+                t357 = type(v356)
+                if t357 not in c358: return False
+                if not (t357 in c359 and (t357, v356) in c360): return False
+            v361 = x.get('torch_dtype', _MISSING)
+            if v361 is not _MISSING:
+                t362 = type(v361)
+                if t362 not in c363: return False
+                if not (t362 in c364 and (t362, v361) in c365): return False
+            v366 = x.get('transformers_version', _MISSING)
+            if v366 is not _MISSING:
+                t367 = type(v366)
+                if t367 is not c368: return False
+            v369 = x.get('tie_word_embeddings', _MISSING)
+            if v369 is not _MISSING:
+                t370 = type(v369)
+                if t370 is not c371: return False
+            v372 = x.get('auto_map', _MISSING)
+            if v372 is not _MISSING:
+                t373 = type(v372)
+                if t373 is not c374: return False
                 if True:
-                    for k371, v372 in v368.items():
-                        if type(k371) is str and k371 in c373: continue
-                        t374 = type(v372)
-                        if t374 is not c375: return False
-            v376 = x.get('draft_vocab_size', _MISSING)
-            if v376 is not _MISSING:
-                t377 = type(v376)
-                if t377 is not c378: return False
-                if not (v376 >= c379): return False
-            v380 = x.get('norm_before_residual', _MISSING)
+                    for k375, v376 in v372.items():
+                        if type(k375) is str and k375 in c377: continue
+                        t378 = type(v376)
+                        if t378 is not c379: return False
+            v380 = x.get('draft_vocab_size', _MISSING)
             if v380 is not _MISSING:
                 t381 = type(v380)
                 if t381 is not c382: return False
-            v383 = x.get('target_hidden_size', _MISSING)
-            if v383 is not _MISSING:
-                t384 = type(v383)
-                if t384 not in c385: return False
-                if t384 in c386 and not (v383 >= c387): return False
-            v388 = x.get('eagle_aux_hidden_state_layer_ids', _MISSING)
-            if v388 is not _MISSING:
-                t389 = type(v388)
-                if t389 not in c390: return False
-                if t389 is c391 and True:
-                    for v392 in v388:
-                        t393 = type(v392)
-                        if t393 is not c394: return False
-                        if not (v392 >= c395): return False
-            v396 = x.get('has_no_defaults_at_init', _MISSING)
-            if v396 is not _MISSING:
-                t397 = type(v396)
-                if t397 is not c398: return False
-            v399 = x.get('base_model_ep_plan', _MISSING)
-            if v399 is not _MISSING:
-                t400 = type(v399)
-                if t400 not in c401: return False
-        if not c402 <= x.keys(): return False
+                if not (v380 >= c383): return False
+            v384 = x.get('norm_before_residual', _MISSING)
+            if v384 is not _MISSING:
+                t385 = type(v384)
+                if t385 is not c386: return False
+            v387 = x.get('target_hidden_size', _MISSING)
+            if v387 is not _MISSING:
+                t388 = type(v387)
+                if t388 not in c389: return False
+                if t388 in c390 and not (v387 >= c391): return False
+            v392 = x.get('eagle_aux_hidden_state_layer_ids', _MISSING)
+            if v392 is not _MISSING:
+                t393 = type(v392)
+                if t393 not in c394: return False
+                if t393 is c395 and True:
+                    for v396 in v392:
+                        t397 = type(v396)
+                        if t397 is not c398: return False
+                        if not (v396 >= c399): return False
+            v400 = x.get('has_no_defaults_at_init', _MISSING)
+            if v400 is not _MISSING:
+                t401 = type(v400)
+                if t401 is not c402: return False
+            v403 = x.get('base_model_ep_plan', _MISSING)
+            if v403 is not _MISSING:
+                t404 = type(v403)
+                if t404 not in c405: return False
+        if not c406 <= x.keys(): return False
         return True
 
-    return f403
+    return f407

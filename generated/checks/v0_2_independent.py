@@ -61,18 +61,20 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c119 = frozenset({'architectures', 'name_or_path'})
     c120 = frozenset({'algorithm', 'default_proposal_method', 'proposal_methods', 'verifier'})
     c123 = (type(None), str, )
-    c124 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c127 = (type(None), str, )
-    c128 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c131 = str
-    c134 = bool
-    c137 = dict
-    c140 = frozenset()
-    c142 = str
-    c145 = bool
-    c148 = (type(None), dict, )
-    c151 = (type(None), str, )
-    c152 = frozenset({'speculators_config', 'speculators_model_type'})
+    c124 = frozenset({str, type(None)})
+    c125 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c128 = (type(None), str, )
+    c129 = frozenset({str, type(None)})
+    c130 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c133 = str
+    c136 = bool
+    c139 = dict
+    c142 = frozenset()
+    c144 = str
+    c147 = bool
+    c150 = (type(None), dict, )
+    c153 = (type(None), str, )
+    c154 = frozenset({'speculators_config', 'speculators_model_type'})
 
     def f43(x):
         t23 = type(x)
@@ -178,7 +180,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if not c102 <= x.keys(): return False
         return True
 
-    def f153(x):
+    def f155(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -241,42 +243,42 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
             if v121 is not _MISSING:
                 t122 = type(v121)
                 if t122 not in c123: return False
-                if not c124(v121): return False
-            v125 = x.get('torch_dtype', _MISSING)
-            if v125 is not _MISSING:
-                t126 = type(v125)
-                if t126 not in c127: return False
-                if not c128(v125): return False
-            v129 = x.get('transformers_version', _MISSING)
-            if v129 is not _MISSING:
-                t130 = type(v129)
-                if t130 is not c131: return False
-            v132 = x.get('tie_word_embeddings', _MISSING)
-            if v132 is not _MISSING:
-                t133 = type(v132)
-                if t133 is not c134: return False
-            v135 = x.get('auto_map', _MISSING)
-            if v135 is not _MISSING:
-                t136 = type(v135)
-                if t136 is not c137: return False
+                if not (t122 in c124 and (t122, v121) in c125): return False
+            v126 = x.get('torch_dtype', _MISSING)
+            if v126 is not _MISSING:
+                t127 = type(v126)
+                if t127 not in c128: return False
+                if not (t127 in c129 and (t127, v126) in c130): return False
+            v131 = x.get('transformers_version', _MISSING)
+            if v131 is not _MISSING:
+                t132 = type(v131)
+                if t132 is not c133: return False
+            v134 = x.get('tie_word_embeddings', _MISSING)
+            if v134 is not _MISSING:
+                t135 = type(v134)
+                if t135 is not c136: return False
+            v137 = x.get('auto_map', _MISSING)
+            if v137 is not _MISSING:
+                t138 = type(v137)
+                if t138 is not c139: return False
                 if True:
-                    for k138, v139 in v135.items():
-                        if type(k138) is str and k138 in c140: continue
-                        t141 = type(v139)
-                        if t141 is not c142: return False
-            v143 = x.get('has_no_defaults_at_init', _MISSING)
-            if v143 is not _MISSING:
-                t144 = type(v143)
-                if t144 is not c145: return False
-            v146 = x.get('base_model_ep_plan', _MISSING)
-            if v146 is not _MISSING:
-                t147 = type(v146)
-                if t147 not in c148: return False
-            v149 = x.get('model_type', _MISSING)
-            if v149 is not _MISSING:
-                t150 = type(v149)
-                if t150 not in c151: return False
-        if not c152 <= x.keys(): return False
+                    for k140, v141 in v137.items():
+                        if type(k140) is str and k140 in c142: continue
+                        t143 = type(v141)
+                        if t143 is not c144: return False
+            v145 = x.get('has_no_defaults_at_init', _MISSING)
+            if v145 is not _MISSING:
+                t146 = type(v145)
+                if t146 is not c147: return False
+            v148 = x.get('base_model_ep_plan', _MISSING)
+            if v148 is not _MISSING:
+                t149 = type(v148)
+                if t149 not in c150: return False
+            v151 = x.get('model_type', _MISSING)
+            if v151 is not _MISSING:
+                t152 = type(v151)
+                if t152 not in c153: return False
+        if not c154 <= x.keys(): return False
         return True
 
-    return f153
+    return f155

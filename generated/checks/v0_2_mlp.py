@@ -63,28 +63,29 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c123 = list
     c126 = str
     c129 = (type(None), str, )
-    c130 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c133 = str
-    c136 = str
-    c139 = bool
-    c142 = dict
-    c145 = frozenset()
-    c147 = str
-    c150 = bool
-    c153 = (type(None), dict, )
-    c156 = list
-    c159 = str
-    c162 = bool
-    c165 = int
-    c166 = 1
-    c169 = int
-    c170 = 1
-    c173 = int
-    c174 = 1
-    c177 = int
-    c178 = 1
-    c181 = bool
-    c182 = frozenset({'speculators_config', 'speculators_model_type'})
+    c130 = frozenset({str, type(None)})
+    c131 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c134 = str
+    c137 = str
+    c140 = bool
+    c143 = dict
+    c146 = frozenset()
+    c148 = str
+    c151 = bool
+    c154 = (type(None), dict, )
+    c157 = list
+    c160 = str
+    c163 = bool
+    c166 = int
+    c167 = 1
+    c170 = int
+    c171 = 1
+    c174 = int
+    c175 = 1
+    c178 = int
+    c179 = 1
+    c182 = bool
+    c183 = frozenset({'speculators_config', 'speculators_model_type'})
 
     def f43(x):
         t23 = type(x)
@@ -190,7 +191,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if not c102 <= x.keys(): return False
         return True
 
-    def f183(x):
+    def f184(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -262,73 +263,73 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
             if v127 is not _MISSING:
                 t128 = type(v127)
                 if t128 not in c129: return False
-                if not c130(v127): return False
-            v131 = x.get('torch_dtype', _MISSING)
-            if v131 is not _MISSING:
-                t132 = type(v131)
-                if t132 is not c133: return False
-            v134 = x.get('transformers_version', _MISSING)
-            if v134 is not _MISSING:
-                t135 = type(v134)
-                if t135 is not c136: return False
-            v137 = x.get('tie_word_embeddings', _MISSING)
-            if v137 is not _MISSING:
-                t138 = type(v137)
-                if t138 is not c139: return False
-            v140 = x.get('auto_map', _MISSING)
-            if v140 is not _MISSING:
-                t141 = type(v140)
-                if t141 is not c142: return False
+                if not (t128 in c130 and (t128, v127) in c131): return False
+            v132 = x.get('torch_dtype', _MISSING)
+            if v132 is not _MISSING:
+                t133 = type(v132)
+                if t133 is not c134: return False
+            v135 = x.get('transformers_version', _MISSING)
+            if v135 is not _MISSING:
+                t136 = type(v135)
+                if t136 is not c137: return False
+            v138 = x.get('tie_word_embeddings', _MISSING)
+            if v138 is not _MISSING:
+                t139 = type(v138)
+                if t139 is not c140: return False
+            v141 = x.get('auto_map', _MISSING)
+            if v141 is not _MISSING:
+                t142 = type(v141)
+                if t142 is not c143: return False
                 if True:
-                    for k143, v144 in v140.items():
-                        if type(k143) is str and k143 in c145: continue
-                        t146 = type(v144)
-                        if t146 is not c147: return False
-            v148 = x.get('has_no_defaults_at_init', _MISSING)
-            if v148 is not _MISSING:
-                t149 = type(v148)
-                if t149 is not c150: return False
-            v151 = x.get('base_model_ep_plan', _MISSING)
-            if v151 is not _MISSING:
-                t152 = type(v151)
-                if t152 not in c153: return False
-            v154 = x.get('inputs', _MISSING)
-            if v154 is not _MISSING:
-                t155 = type(v154)
-                if t155 is not c156: return False
+                    for k144, v145 in v141.items():
+                        if type(k144) is str and k144 in c146: continue
+                        t147 = type(v145)
+                        if t147 is not c148: return False
+            v149 = x.get('has_no_defaults_at_init', _MISSING)
+            if v149 is not _MISSING:
+                t150 = type(v149)
+                if t150 is not c151: return False
+            v152 = x.get('base_model_ep_plan', _MISSING)
+            if v152 is not _MISSING:
+                t153 = type(v152)
+                if t153 not in c154: return False
+            v155 = x.get('inputs', _MISSING)
+            if v155 is not _MISSING:
+                t156 = type(v155)
+                if t156 is not c157: return False
                 if True:
-                    for v157 in v154:
-                        t158 = type(v157)
-                        if t158 is not c159: return False
-            v160 = x.get('inputs_hidden_states_normalized', _MISSING)
-            if v160 is not _MISSING:
-                t161 = type(v160)
-                if t161 is not c162: return False
-            v163 = x.get('hidden_size', _MISSING)
-            if v163 is not _MISSING:
-                t164 = type(v163)
-                if t164 is not c165: return False
-                if not (v163 >= c166): return False
-            v167 = x.get('intermediate_size', _MISSING)
-            if v167 is not _MISSING:
-                t168 = type(v167)
-                if t168 is not c169: return False
-                if not (v167 >= c170): return False
-            v171 = x.get('vocab_size', _MISSING)
-            if v171 is not _MISSING:
-                t172 = type(v171)
-                if t172 is not c173: return False
-                if not (v171 >= c174): return False
-            v175 = x.get('num_layers', _MISSING)
-            if v175 is not _MISSING:
-                t176 = type(v175)
-                if t176 is not c177: return False
-                if not (v175 >= c178): return False
-            v179 = x.get('tie_weights', _MISSING)
-            if v179 is not _MISSING:
-                t180 = type(v179)
-                if t180 is not c181: return False
-        if not c182 <= x.keys(): return False
+                    for v158 in v155:
+                        t159 = type(v158)
+                        if t159 is not c160: return False
+            v161 = x.get('inputs_hidden_states_normalized', _MISSING)
+            if v161 is not _MISSING:
+                t162 = type(v161)
+                if t162 is not c163: return False
+            v164 = x.get('hidden_size', _MISSING)
+            if v164 is not _MISSING:
+                t165 = type(v164)
+                if t165 is not c166: return False
+                if not (v164 >= c167): return False
+            v168 = x.get('intermediate_size', _MISSING)
+            if v168 is not _MISSING:
+                t169 = type(v168)
+                if t169 is not c170: return False
+                if not (v168 >= c171): return False
+            v172 = x.get('vocab_size', _MISSING)
+            if v172 is not _MISSING:
+                t173 = type(v172)
+                if t173 is not c174: return False
+                if not (v172 >= c175): return False
+            v176 = x.get('num_layers', _MISSING)
+            if v176 is not _MISSING:
+                t177 = type(v176)
+                if t177 is not c178: return False
+                if not (v176 >= c179): return False
+            v180 = x.get('tie_weights', _MISSING)
+            if v180 is not _MISSING:
+                t181 = type(v180)
+                if t181 is not c182: return False
+        if not c183 <= x.keys(): return False
         return True
 
-    return f183
+    return f184

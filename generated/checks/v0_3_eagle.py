@@ -122,29 +122,33 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c274 = bool
     c277 = bool
     c280 = (type(None), str, )
-    c281 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c284 = (type(None), str, )
-    c285 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c286 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
-    c289 = str
-    c290 = frozenset({'model_type'})
-    c293 = list
-    c296 = str
-    c299 = (type(None), str, )
-    c300 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c303 = (type(None), str, )
-    c304 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c307 = str
-    c310 = bool
-    c313 = dict
-    c316 = frozenset()
-    c318 = str
-    c321 = bool
-    c324 = (type(None), dict, )
-    c327 = str
-    c330 = bool
-    c333 = bool
-    c334 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
+    c281 = frozenset({str, type(None)})
+    c282 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c285 = (type(None), str, )
+    c286 = frozenset({str, type(None)})
+    c287 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c288 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
+    c291 = str
+    c292 = frozenset({'model_type'})
+    c295 = list
+    c298 = str
+    c301 = (type(None), str, )
+    c302 = frozenset({str, type(None)})
+    c303 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c306 = (type(None), str, )
+    c307 = frozenset({str, type(None)})
+    c308 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c311 = str
+    c314 = bool
+    c317 = dict
+    c320 = frozenset()
+    c322 = str
+    c325 = bool
+    c328 = (type(None), dict, )
+    c331 = str
+    c334 = bool
+    c337 = bool
+    c338 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
 
     def f159(x):
         t119 = type(x)
@@ -326,7 +330,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if t253 is not c254: return False
         return True
 
-    def f335(x):
+    def f339(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -521,78 +525,78 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
                     if v278 is not _MISSING:
                         t279 = type(v278)
                         if t279 not in c280: return False
-                        if not c281(v278): return False
-                    v282 = v58.get('torch_dtype', _MISSING)
-                    if v282 is not _MISSING:
-                        t283 = type(v282)
-                        if t283 not in c284: return False
-                        if not c285(v282): return False
-                if not c286 <= v58.keys(): return False
+                        if not (t279 in c281 and (t279, v278) in c282): return False
+                    v283 = v58.get('torch_dtype', _MISSING)
+                    if v283 is not _MISSING:
+                        t284 = type(v283)
+                        if t284 not in c285: return False
+                        if not (t284 in c286 and (t284, v283) in c287): return False
+                if not c288 <= v58.keys(): return False
                 if True:
-                    v287 = v58.get('model_type', _MISSING)
-                    if v287 is not _MISSING:
-                        t288 = type(v287)
-                        if t288 is not c289: return False
-                        if len(v287) < 1: return False
-                if not c290 <= v58.keys(): return False
-            v291 = x.get('architectures', _MISSING)
-            if v291 is not _MISSING:
-                t292 = type(v291)
-                if t292 is not c293: return False
+                    v289 = v58.get('model_type', _MISSING)
+                    if v289 is not _MISSING:
+                        t290 = type(v289)
+                        if t290 is not c291: return False
+                        if len(v289) < 1: return False
+                if not c292 <= v58.keys(): return False
+            v293 = x.get('architectures', _MISSING)
+            if v293 is not _MISSING:
+                t294 = type(v293)
+                if t294 is not c295: return False
                 if True:
-                    for v294 in v291:
-                        t295 = type(v294)
-                        if t295 is not c296: return False
-                        if len(v294) < 1: return False
-            v297 = x.get('dtype', _MISSING)
-            if v297 is not _MISSING:
-                t298 = type(v297)
-                if t298 not in c299: return False
-                if not c300(v297): return False
-            v301 = x.get('torch_dtype', _MISSING)
-            if v301 is not _MISSING:
-                t302 = type(v301)
-                if t302 not in c303: return False
-                if not c304(v301): return False
-            v305 = x.get('transformers_version', _MISSING)
-            if v305 is not _MISSING:
-                t306 = type(v305)
-                if t306 is not c307: return False
-            v308 = x.get('tie_word_embeddings', _MISSING)
-            if v308 is not _MISSING:
-                t309 = type(v308)
-                if t309 is not c310: return False
-            v311 = x.get('auto_map', _MISSING)
-            if v311 is not _MISSING:
-                t312 = type(v311)
-                if t312 is not c313: return False
+                    for v296 in v293:
+                        t297 = type(v296)
+                        if t297 is not c298: return False
+                        if len(v296) < 1: return False
+            v299 = x.get('dtype', _MISSING)
+            if v299 is not _MISSING:
+                t300 = type(v299)
+                if t300 not in c301: return False
+                if not (t300 in c302 and (t300, v299) in c303): return False
+            v304 = x.get('torch_dtype', _MISSING)
+            if v304 is not _MISSING:
+                t305 = type(v304)
+                if t305 not in c306: return False
+                if not (t305 in c307 and (t305, v304) in c308): return False
+            v309 = x.get('transformers_version', _MISSING)
+            if v309 is not _MISSING:
+                t310 = type(v309)
+                if t310 is not c311: return False
+            v312 = x.get('tie_word_embeddings', _MISSING)
+            if v312 is not _MISSING:
+                t313 = type(v312)
+                if t313 is not c314: return False
+            v315 = x.get('auto_map', _MISSING)
+            if v315 is not _MISSING:
+                t316 = type(v315)
+                if t316 is not c317: return False
                 if True:
-                    for k314, v315 in v311.items():
-                        if type(k314) is str and k314 in c316: continue
-                        t317 = type(v315)
-                        if t317 is not c318: return False
-            v319 = x.get('has_no_defaults_at_init', _MISSING)
-            if v319 is not _MISSING:
-                t320 = type(v319)
-                if t320 is not c321: return False
-            v322 = x.get('base_model_ep_plan', _MISSING)
-            if v322 is not _MISSING:
-                t323 = type(v322)
-                if t323 not in c324: return False
-            v325 = x.get('transformer_layer_architecture', _MISSING)
-            if v325 is not _MISSING:
-                t326 = type(v325)
-                if t326 is not c327: return False
-                if len(v325) < 1: return False
-            v328 = x.get('layernorms', _MISSING)
-            if v328 is not _MISSING:
-                t329 = type(v328)
-                if t329 is not c330: return False
-            v331 = x.get('fusion_bias', _MISSING)
-            if v331 is not _MISSING:
-                t332 = type(v331)
-                if t332 is not c333: return False
-        if not c334 <= x.keys(): return False
+                    for k318, v319 in v315.items():
+                        if type(k318) is str and k318 in c320: continue
+                        t321 = type(v319)
+                        if t321 is not c322: return False
+            v323 = x.get('has_no_defaults_at_init', _MISSING)
+            if v323 is not _MISSING:
+                t324 = type(v323)
+                if t324 is not c325: return False
+            v326 = x.get('base_model_ep_plan', _MISSING)
+            if v326 is not _MISSING:
+                t327 = type(v326)
+                if t327 not in c328: return False
+            v329 = x.get('transformer_layer_architecture', _MISSING)
+            if v329 is not _MISSING:
+                t330 = type(v329)
+                if t330 is not c331: return False
+                if len(v329) < 1: return False
+            v332 = x.get('layernorms', _MISSING)
+            if v332 is not _MISSING:
+                t333 = type(v332)
+                if t333 is not c334: return False
+            v335 = x.get('fusion_bias', _MISSING)
+            if v335 is not _MISSING:
+                t336 = type(v335)
+                if t336 is not c337: return False
+        if not c338 <= x.keys(): return False
         return True
 
-    return f335
+    return f339

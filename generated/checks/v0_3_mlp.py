@@ -30,30 +30,31 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c60 = list
     c63 = str
     c66 = (type(None), str, )
-    c67 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c70 = str
-    c73 = str
-    c76 = bool
-    c79 = dict
-    c82 = frozenset()
-    c84 = str
-    c87 = bool
-    c90 = (type(None), dict, )
-    c93 = list
-    c96 = str
-    c99 = bool
-    c102 = int
-    c103 = 1
-    c106 = int
-    c107 = 1
-    c110 = int
-    c111 = 1
-    c114 = int
-    c115 = 1
-    c118 = bool
-    c119 = frozenset({'speculators_config', 'speculators_model_type'})
+    c67 = frozenset({str, type(None)})
+    c68 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c71 = str
+    c74 = str
+    c77 = bool
+    c80 = dict
+    c83 = frozenset()
+    c85 = str
+    c88 = bool
+    c91 = (type(None), dict, )
+    c94 = list
+    c97 = str
+    c100 = bool
+    c103 = int
+    c104 = 1
+    c107 = int
+    c108 = 1
+    c111 = int
+    c112 = 1
+    c115 = int
+    c116 = 1
+    c119 = bool
+    c120 = frozenset({'speculators_config', 'speculators_model_type'})
 
-    def f120(x):
+    def f121(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -146,73 +147,73 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
             if v64 is not _MISSING:
                 t65 = type(v64)
                 if t65 not in c66: return False
-                if not c67(v64): return False
-            v68 = x.get('torch_dtype', _MISSING)
-            if v68 is not _MISSING:
-                t69 = type(v68)
-                if t69 is not c70: return False
-            v71 = x.get('transformers_version', _MISSING)
-            if v71 is not _MISSING:
-                t72 = type(v71)
-                if t72 is not c73: return False
-            v74 = x.get('tie_word_embeddings', _MISSING)
-            if v74 is not _MISSING:
-                t75 = type(v74)
-                if t75 is not c76: return False
-            v77 = x.get('auto_map', _MISSING)
-            if v77 is not _MISSING:
-                t78 = type(v77)
-                if t78 is not c79: return False
+                if not (t65 in c67 and (t65, v64) in c68): return False
+            v69 = x.get('torch_dtype', _MISSING)
+            if v69 is not _MISSING:
+                t70 = type(v69)
+                if t70 is not c71: return False
+            v72 = x.get('transformers_version', _MISSING)
+            if v72 is not _MISSING:
+                t73 = type(v72)
+                if t73 is not c74: return False
+            v75 = x.get('tie_word_embeddings', _MISSING)
+            if v75 is not _MISSING:
+                t76 = type(v75)
+                if t76 is not c77: return False
+            v78 = x.get('auto_map', _MISSING)
+            if v78 is not _MISSING:
+                t79 = type(v78)
+                if t79 is not c80: return False
                 if True:
-                    for k80, v81 in v77.items():
-                        if type(k80) is str and k80 in c82: continue
-                        t83 = type(v81)
-                        if t83 is not c84: return False
-            v85 = x.get('has_no_defaults_at_init', _MISSING)
-            if v85 is not _MISSING:
-                t86 = type(v85)
-                if t86 is not c87: return False
-            v88 = x.get('base_model_ep_plan', _MISSING)
-            if v88 is not _MISSING:
-                t89 = type(v88)
-                if t89 not in c90: return False
-            v91 = x.get('inputs', _MISSING)
-            if v91 is not _MISSING:
-                t92 = type(v91)
-                if t92 is not c93: return False
+                    for k81, v82 in v78.items():
+                        if type(k81) is str and k81 in c83: continue
+                        t84 = type(v82)
+                        if t84 is not c85: return False
+            v86 = x.get('has_no_defaults_at_init', _MISSING)
+            if v86 is not _MISSING:
+                t87 = type(v86)
+                if t87 is not c88: return False
+            v89 = x.get('base_model_ep_plan', _MISSING)
+            if v89 is not _MISSING:
+                t90 = type(v89)
+                if t90 not in c91: return False
+            v92 = x.get('inputs', _MISSING)
+            if v92 is not _MISSING:
+                t93 = type(v92)
+                if t93 is not c94: return False
                 if True:
-                    for v94 in v91:
-                        t95 = type(v94)
-                        if t95 is not c96: return False
-            v97 = x.get('inputs_hidden_states_normalized', _MISSING)
-            if v97 is not _MISSING:
-                t98 = type(v97)
-                if t98 is not c99: return False
-            v100 = x.get('hidden_size', _MISSING)
-            if v100 is not _MISSING:
-                t101 = type(v100)
-                if t101 is not c102: return False
-                if not (v100 >= c103): return False
-            v104 = x.get('intermediate_size', _MISSING)
-            if v104 is not _MISSING:
-                t105 = type(v104)
-                if t105 is not c106: return False
-                if not (v104 >= c107): return False
-            v108 = x.get('vocab_size', _MISSING)
-            if v108 is not _MISSING:
-                t109 = type(v108)
-                if t109 is not c110: return False
-                if not (v108 >= c111): return False
-            v112 = x.get('num_layers', _MISSING)
-            if v112 is not _MISSING:
-                t113 = type(v112)
-                if t113 is not c114: return False
-                if not (v112 >= c115): return False
-            v116 = x.get('tie_weights', _MISSING)
-            if v116 is not _MISSING:
-                t117 = type(v116)
-                if t117 is not c118: return False
-        if not c119 <= x.keys(): return False
+                    for v95 in v92:
+                        t96 = type(v95)
+                        if t96 is not c97: return False
+            v98 = x.get('inputs_hidden_states_normalized', _MISSING)
+            if v98 is not _MISSING:
+                t99 = type(v98)
+                if t99 is not c100: return False
+            v101 = x.get('hidden_size', _MISSING)
+            if v101 is not _MISSING:
+                t102 = type(v101)
+                if t102 is not c103: return False
+                if not (v101 >= c104): return False
+            v105 = x.get('intermediate_size', _MISSING)
+            if v105 is not _MISSING:
+                t106 = type(v105)
+                if t106 is not c107: return False
+                if not (v105 >= c108): return False
+            v109 = x.get('vocab_size', _MISSING)
+            if v109 is not _MISSING:
+                t110 = type(v109)
+                if t110 is not c111: return False
+                if not (v109 >= c112): return False
+            v113 = x.get('num_layers', _MISSING)
+            if v113 is not _MISSING:
+                t114 = type(v113)
+                if t114 is not c115: return False
+                if not (v113 >= c116): return False
+            v117 = x.get('tie_weights', _MISSING)
+            if v117 is not _MISSING:
+                t118 = type(v117)
+                if t118 is not c119: return False
+        if not c120 <= x.keys(): return False
         return True
 
-    return f120
+    return f121

@@ -28,20 +28,22 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c56 = frozenset({'architectures', 'name_or_path'})
     c57 = frozenset({'algorithm', 'default_proposal_method', 'proposal_methods', 'verifier'})
     c60 = (type(None), str, )
-    c61 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c64 = (type(None), str, )
-    c65 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c68 = str
-    c71 = bool
-    c74 = dict
-    c77 = frozenset()
-    c79 = str
-    c82 = bool
-    c85 = (type(None), dict, )
-    c88 = (type(None), str, )
-    c89 = frozenset({'speculators_config', 'speculators_model_type'})
+    c61 = frozenset({str, type(None)})
+    c62 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c65 = (type(None), str, )
+    c66 = frozenset({str, type(None)})
+    c67 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c70 = str
+    c73 = bool
+    c76 = dict
+    c79 = frozenset()
+    c81 = str
+    c84 = bool
+    c87 = (type(None), dict, )
+    c90 = (type(None), str, )
+    c91 = frozenset({'speculators_config', 'speculators_model_type'})
 
-    def f90(x):
+    def f92(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -125,42 +127,42 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
             if v58 is not _MISSING:
                 t59 = type(v58)
                 if t59 not in c60: return False
-                if not c61(v58): return False
-            v62 = x.get('torch_dtype', _MISSING)
-            if v62 is not _MISSING:
-                t63 = type(v62)
-                if t63 not in c64: return False
-                if not c65(v62): return False
-            v66 = x.get('transformers_version', _MISSING)
-            if v66 is not _MISSING:
-                t67 = type(v66)
-                if t67 is not c68: return False
-            v69 = x.get('tie_word_embeddings', _MISSING)
-            if v69 is not _MISSING:
-                t70 = type(v69)
-                if t70 is not c71: return False
-            v72 = x.get('auto_map', _MISSING)
-            if v72 is not _MISSING:
-                t73 = type(v72)
-                if t73 is not c74: return False
+                if not (t59 in c61 and (t59, v58) in c62): return False
+            v63 = x.get('torch_dtype', _MISSING)
+            if v63 is not _MISSING:
+                t64 = type(v63)
+                if t64 not in c65: return False
+                if not (t64 in c66 and (t64, v63) in c67): return False
+            v68 = x.get('transformers_version', _MISSING)
+            if v68 is not _MISSING:
+                t69 = type(v68)
+                if t69 is not c70: return False
+            v71 = x.get('tie_word_embeddings', _MISSING)
+            if v71 is not _MISSING:
+                t72 = type(v71)
+                if t72 is not c73: return False
+            v74 = x.get('auto_map', _MISSING)
+            if v74 is not _MISSING:
+                t75 = type(v74)
+                if t75 is not c76: return False
                 if True:
-                    for k75, v76 in v72.items():
-                        if type(k75) is str and k75 in c77: continue
-                        t78 = type(v76)
-                        if t78 is not c79: return False
-            v80 = x.get('has_no_defaults_at_init', _MISSING)
-            if v80 is not _MISSING:
-                t81 = type(v80)
-                if t81 is not c82: return False
-            v83 = x.get('base_model_ep_plan', _MISSING)
-            if v83 is not _MISSING:
-                t84 = type(v83)
-                if t84 not in c85: return False
-            v86 = x.get('model_type', _MISSING)
-            if v86 is not _MISSING:
-                t87 = type(v86)
-                if t87 not in c88: return False
-        if not c89 <= x.keys(): return False
+                    for k77, v78 in v74.items():
+                        if type(k77) is str and k77 in c79: continue
+                        t80 = type(v78)
+                        if t80 is not c81: return False
+            v82 = x.get('has_no_defaults_at_init', _MISSING)
+            if v82 is not _MISSING:
+                t83 = type(v82)
+                if t83 is not c84: return False
+            v85 = x.get('base_model_ep_plan', _MISSING)
+            if v85 is not _MISSING:
+                t86 = type(v85)
+                if t86 not in c87: return False
+            v88 = x.get('model_type', _MISSING)
+            if v88 is not _MISSING:
+                t89 = type(v88)
+                if t89 not in c90: return False
+        if not c91 <= x.keys(): return False
         return True
 
-    return f90
+    return f92

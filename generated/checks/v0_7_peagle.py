@@ -121,39 +121,43 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c272 = bool
     c275 = bool
     c278 = (type(None), str, )
-    c279 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c282 = (type(None), str, )
-    c283 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c284 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
-    c287 = list
-    c290 = str
-    c293 = (type(None), str, )
-    c294 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c297 = (type(None), str, )
-    c298 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c301 = str
-    c304 = bool
-    c307 = dict
-    c310 = frozenset()
-    c312 = str
-    c315 = int
-    c316 = 1
-    c319 = bool
-    c322 = (type(None), int, )
-    c323 = (int, float, )
-    c324 = 1
-    c327 = (type(None), list, )
-    c328 = list
-    c331 = int
-    c332 = 0
-    c335 = bool
-    c338 = bool
-    c341 = bool
-    c344 = bool
-    c347 = (type(None), int, )
-    c348 = (int, float, )
-    c349 = 0
-    c350 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
+    c279 = frozenset({str, type(None)})
+    c280 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c283 = (type(None), str, )
+    c284 = frozenset({str, type(None)})
+    c285 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c286 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
+    c289 = list
+    c292 = str
+    c295 = (type(None), str, )
+    c296 = frozenset({str, type(None)})
+    c297 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c300 = (type(None), str, )
+    c301 = frozenset({str, type(None)})
+    c302 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c305 = str
+    c308 = bool
+    c311 = dict
+    c314 = frozenset()
+    c316 = str
+    c319 = int
+    c320 = 1
+    c323 = bool
+    c326 = (type(None), int, )
+    c327 = (int, float, )
+    c328 = 1
+    c331 = (type(None), list, )
+    c332 = list
+    c335 = int
+    c336 = 0
+    c339 = bool
+    c342 = bool
+    c345 = bool
+    c348 = bool
+    c351 = (type(None), int, )
+    c352 = (int, float, )
+    c353 = 0
+    c354 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
 
     def f157(x):
         t117 = type(x)
@@ -335,7 +339,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if t251 is not c252: return False
         return True
 
-    def f351(x):
+    def f355(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -528,94 +532,94 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
                     if v276 is not _MISSING:
                         t277 = type(v276)
                         if t277 not in c278: return False
-                        if not c279(v276): return False
-                    v280 = v58.get('torch_dtype', _MISSING)
-                    if v280 is not _MISSING:
-                        t281 = type(v280)
-                        if t281 not in c282: return False
-                        if not c283(v280): return False
-                if not c284 <= v58.keys(): return False
-            v285 = x.get('architectures', _MISSING)
-            if v285 is not _MISSING:
-                t286 = type(v285)
-                if t286 is not c287: return False
+                        if not (t277 in c279 and (t277, v276) in c280): return False
+                    v281 = v58.get('torch_dtype', _MISSING)
+                    if v281 is not _MISSING:
+                        t282 = type(v281)
+                        if t282 not in c283: return False
+                        if not (t282 in c284 and (t282, v281) in c285): return False
+                if not c286 <= v58.keys(): return False
+            v287 = x.get('architectures', _MISSING)
+            if v287 is not _MISSING:
+                t288 = type(v287)
+                if t288 is not c289: return False
                 if True:
-                    for v288 in v285:
-                        t289 = type(v288)
-                        if t289 is not c290: return False
-                        if len(v288) < 1: return False
-            v291 = x.get('dtype', _MISSING)
-            if v291 is not _MISSING:
-                t292 = type(v291)
-                if t292 not in c293: return False
-                if not c294(v291): return False
-            v295 = x.get('torch_dtype', _MISSING)
-            if v295 is not _MISSING:
-                t296 = type(v295)
-                if t296 not in c297: return False
-                if not c298(v295): return False
-            v299 = x.get('transformers_version', _MISSING)
-            if v299 is not _MISSING:
-                t300 = type(v299)
-                if t300 is not c301: return False
-            v302 = x.get('tie_word_embeddings', _MISSING)
-            if v302 is not _MISSING:
-                t303 = type(v302)
-                if t303 is not c304: return False
-            v305 = x.get('auto_map', _MISSING)
-            if v305 is not _MISSING:
-                t306 = type(v305)
-                if t306 is not c307: return False
+                    for v290 in v287:
+                        t291 = type(v290)
+                        if t291 is not c292: return False
+                        if len(v290) < 1: return False
+            v293 = x.get('dtype', _MISSING)
+            if v293 is not _MISSING:
+                t294 = type(v293)
+                if t294 not in c295: return False
+                if not (t294 in c296 and (t294, v293) in c297): return False
+            v298 = x.get('torch_dtype', _MISSING)
+            if v298 is not _MISSING:
+                t299 = type(v298)
+                if t299 not in c300: return False
+                if not (t299 in c301 and (t299, v298) in c302): return False
+            v303 = x.get('transformers_version', _MISSING)
+            if v303 is not _MISSING:
+                t304 = type(v303)
+                if t304 is not c305: return False
+            v306 = x.get('tie_word_embeddings', _MISSING)
+            if v306 is not _MISSING:
+                t307 = type(v306)
+                if t307 is not c308: return False
+            v309 = x.get('auto_map', _MISSING)
+            if v309 is not _MISSING:
+                t310 = type(v309)
+                if t310 is not c311: return False
                 if True:
-                    for k308, v309 in v305.items():
-                        if type(k308) is str and k308 in c310: continue
-                        t311 = type(v309)
-                        if t311 is not c312: return False
-            v313 = x.get('draft_vocab_size', _MISSING)
-            if v313 is not _MISSING:
-                t314 = type(v313)
-                if t314 is not c315: return False
-                if not (v313 >= c316): return False
-            v317 = x.get('norm_before_residual', _MISSING)
+                    for k312, v313 in v309.items():
+                        if type(k312) is str and k312 in c314: continue
+                        t315 = type(v313)
+                        if t315 is not c316: return False
+            v317 = x.get('draft_vocab_size', _MISSING)
             if v317 is not _MISSING:
                 t318 = type(v317)
                 if t318 is not c319: return False
-            v320 = x.get('target_hidden_size', _MISSING)
-            if v320 is not _MISSING:
-                t321 = type(v320)
-                if t321 not in c322: return False
-                if t321 in c323 and not (v320 >= c324): return False
-            v325 = x.get('eagle_aux_hidden_state_layer_ids', _MISSING)
-            if v325 is not _MISSING:
-                t326 = type(v325)
-                if t326 not in c327: return False
-                if t326 is c328 and True:
-                    for v329 in v325:
-                        t330 = type(v329)
-                        if t330 is not c331: return False
-                        if not (v329 >= c332): return False
-            v333 = x.get('norm_before_fc', _MISSING)
-            if v333 is not _MISSING:
-                t334 = type(v333)
-                if t334 is not c335: return False
-            v336 = x.get('fc_norm', _MISSING)
-            if v336 is not _MISSING:
-                t337 = type(v336)
-                if t337 is not c338: return False
-            v339 = x.get('norm_output', _MISSING)
-            if v339 is not _MISSING:
-                t340 = type(v339)
-                if t340 is not c341: return False
-            v342 = x.get('embed_requires_grad', _MISSING)
-            if v342 is not _MISSING:
-                t343 = type(v342)
-                if t343 is not c344: return False
-            v345 = x.get('mask_token_id', _MISSING)
-            if v345 is not _MISSING:
-                t346 = type(v345)
-                if t346 not in c347: return False
-                if t346 in c348 and not (v345 >= c349): return False
-        if not c350 <= x.keys(): return False
+                if not (v317 >= c320): return False
+            v321 = x.get('norm_before_residual', _MISSING)
+            if v321 is not _MISSING:
+                t322 = type(v321)
+                if t322 is not c323: return False
+            v324 = x.get('target_hidden_size', _MISSING)
+            if v324 is not _MISSING:
+                t325 = type(v324)
+                if t325 not in c326: return False
+                if t325 in c327 and not (v324 >= c328): return False
+            v329 = x.get('eagle_aux_hidden_state_layer_ids', _MISSING)
+            if v329 is not _MISSING:
+                t330 = type(v329)
+                if t330 not in c331: return False
+                if t330 is c332 and True:
+                    for v333 in v329:
+                        t334 = type(v333)
+                        if t334 is not c335: return False
+                        if not (v333 >= c336): return False
+            v337 = x.get('norm_before_fc', _MISSING)
+            if v337 is not _MISSING:
+                t338 = type(v337)
+                if t338 is not c339: return False
+            v340 = x.get('fc_norm', _MISSING)
+            if v340 is not _MISSING:
+                t341 = type(v340)
+                if t341 is not c342: return False
+            v343 = x.get('norm_output', _MISSING)
+            if v343 is not _MISSING:
+                t344 = type(v343)
+                if t344 is not c345: return False
+            v346 = x.get('embed_requires_grad', _MISSING)
+            if v346 is not _MISSING:
+                t347 = type(v346)
+                if t347 is not c348: return False
+            v349 = x.get('mask_token_id', _MISSING)
+            if v349 is not _MISSING:
+                t350 = type(v349)
+                if t350 not in c351: return False
+                if t350 in c352 and not (v349 >= c353): return False
+        if not c354 <= x.keys(): return False
         return True
 
-    return f351
+    return f355

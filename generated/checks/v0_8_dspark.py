@@ -121,45 +121,49 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
     c272 = bool
     c275 = bool
     c278 = (type(None), str, )
-    c279 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c282 = (type(None), str, )
-    c283 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c284 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
-    c287 = list
-    c290 = str
-    c293 = (type(None), str, )
-    c294 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c297 = (type(None), str, )
-    c298 = _enum(('float32', 'float16', 'bfloat16', 'float64', 'float8_e4m3fn', 'float8_e5m2', 'int8', 'uint8', 'auto', None, ))
-    c301 = str
-    c304 = bool
-    c307 = dict
-    c310 = frozenset()
-    c312 = str
-    c315 = int
-    c316 = 1
+    c279 = frozenset({str, type(None)})
+    c280 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c283 = (type(None), str, )
+    c284 = frozenset({str, type(None)})
+    c285 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c286 = frozenset({'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size'})
+    c289 = list
+    c292 = str
+    c295 = (type(None), str, )
+    c296 = frozenset({str, type(None)})
+    c297 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c300 = (type(None), str, )
+    c301 = frozenset({str, type(None)})
+    c302 = frozenset({(str, 'auto', ), (str, 'bfloat16', ), (str, 'float16', ), (str, 'float32', ), (str, 'float64', ), (str, 'float8_e4m3fn', ), (str, 'float8_e5m2', ), (str, 'int8', ), (str, 'uint8', ), (type(None), None, )})
+    c305 = str
+    c308 = bool
+    c311 = dict
+    c314 = frozenset()
+    c316 = str
     c319 = int
     c320 = 1
-    c323 = (type(None), int, )
-    c324 = (int, float, )
-    c325 = 1
-    c328 = (type(None), list, )
-    c329 = list
-    c332 = int
-    c333 = 0
-    c336 = (type(None), int, )
-    c337 = (int, float, )
-    c338 = 0
-    c341 = bool
-    c344 = bool
-    c347 = int
-    c348 = 0
-    c351 = str
-    c352 = frozenset({'gated', 'rnn', 'vanilla'})
-    c353 = str
-    c356 = bool
-    c359 = bool
-    c360 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
+    c323 = int
+    c324 = 1
+    c327 = (type(None), int, )
+    c328 = (int, float, )
+    c329 = 1
+    c332 = (type(None), list, )
+    c333 = list
+    c336 = int
+    c337 = 0
+    c340 = (type(None), int, )
+    c341 = (int, float, )
+    c342 = 0
+    c345 = bool
+    c348 = bool
+    c351 = int
+    c352 = 0
+    c355 = str
+    c356 = frozenset({'gated', 'rnn', 'vanilla'})
+    c357 = str
+    c360 = bool
+    c363 = bool
+    c364 = frozenset({'speculators_config', 'speculators_model_type', 'transformer_layer_config'})
 
     def f157(x):
         t117 = type(x)
@@ -341,7 +345,7 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
         if t251 is not c252: return False
         return True
 
-    def f361(x):
+    def f365(x):
         t1 = type(x)
         if t1 is not c2: return False
         if True:
@@ -534,105 +538,105 @@ def build(_MISSING, _JSON, _NUMBERS, _enum):
                     if v276 is not _MISSING:
                         t277 = type(v276)
                         if t277 not in c278: return False
-                        if not c279(v276): return False
-                    v280 = v58.get('torch_dtype', _MISSING)
-                    if v280 is not _MISSING:
-                        t281 = type(v280)
-                        if t281 not in c282: return False
-                        if not c283(v280): return False
-                if not c284 <= v58.keys(): return False
-            v285 = x.get('architectures', _MISSING)
-            if v285 is not _MISSING:
-                t286 = type(v285)
-                if t286 is not c287: return False
+                        if not (t277 in c279 and (t277, v276) in c280): return False
+                    v281 = v58.get('torch_dtype', _MISSING)
+                    if v281 is not _MISSING:
+                        t282 = type(v281)
+                        if t282 not in c283: return False
+                        if not (t282 in c284 and (t282, v281) in c285): return False
+                if not c286 <= v58.keys(): return False
+            v287 = x.get('architectures', _MISSING)
+            if v287 is not _MISSING:
+                t288 = type(v287)
+                if t288 is not c289: return False
                 if True:
-                    for v288 in v285:
-                        t289 = type(v288)
-                        if t289 is not c290: return False
-                        if len(v288) < 1: return False
-            v291 = x.get('dtype', _MISSING)
-            if v291 is not _MISSING:
-                t292 = type(v291)
-                if t292 not in c293: return False
-                if not c294(v291): return False
-            v295 = x.get('torch_dtype', _MISSING)
-            if v295 is not _MISSING:
-                t296 = type(v295)
-                if t296 not in c297: return False
-                if not c298(v295): return False
-            v299 = x.get('transformers_version', _MISSING)
-            if v299 is not _MISSING:
-                t300 = type(v299)
-                if t300 is not c301: return False
-            v302 = x.get('tie_word_embeddings', _MISSING)
-            if v302 is not _MISSING:
-                t303 = type(v302)
-                if t303 is not c304: return False
-            v305 = x.get('auto_map', _MISSING)
-            if v305 is not _MISSING:
-                t306 = type(v305)
-                if t306 is not c307: return False
+                    for v290 in v287:
+                        t291 = type(v290)
+                        if t291 is not c292: return False
+                        if len(v290) < 1: return False
+            v293 = x.get('dtype', _MISSING)
+            if v293 is not _MISSING:
+                t294 = type(v293)
+                if t294 not in c295: return False
+                if not (t294 in c296 and (t294, v293) in c297): return False
+            v298 = x.get('torch_dtype', _MISSING)
+            if v298 is not _MISSING:
+                t299 = type(v298)
+                if t299 not in c300: return False
+                if not (t299 in c301 and (t299, v298) in c302): return False
+            v303 = x.get('transformers_version', _MISSING)
+            if v303 is not _MISSING:
+                t304 = type(v303)
+                if t304 is not c305: return False
+            v306 = x.get('tie_word_embeddings', _MISSING)
+            if v306 is not _MISSING:
+                t307 = type(v306)
+                if t307 is not c308: return False
+            v309 = x.get('auto_map', _MISSING)
+            if v309 is not _MISSING:
+                t310 = type(v309)
+                if t310 is not c311: return False
                 if True:
-                    for k308, v309 in v305.items():
-                        if type(k308) is str and k308 in c310: continue
-                        t311 = type(v309)
-                        if t311 is not c312: return False
-            v313 = x.get('draft_vocab_size', _MISSING)
-            if v313 is not _MISSING:
-                t314 = type(v313)
-                if t314 is not c315: return False
-                if not (v313 >= c316): return False
-            v317 = x.get('block_size', _MISSING)
+                    for k312, v313 in v309.items():
+                        if type(k312) is str and k312 in c314: continue
+                        t315 = type(v313)
+                        if t315 is not c316: return False
+            v317 = x.get('draft_vocab_size', _MISSING)
             if v317 is not _MISSING:
                 t318 = type(v317)
                 if t318 is not c319: return False
                 if not (v317 >= c320): return False
-            v321 = x.get('target_hidden_size', _MISSING)
+            v321 = x.get('block_size', _MISSING)
             if v321 is not _MISSING:
                 t322 = type(v321)
-                if t322 not in c323: return False
-                if t322 in c324 and not (v321 >= c325): return False
-            v326 = x.get('aux_hidden_state_layer_ids', _MISSING)
-            if v326 is not _MISSING:
-                t327 = type(v326)
-                if t327 not in c328: return False
-                if t327 is c329 and True:
-                    for v330 in v326:
-                        t331 = type(v330)
-                        if t331 is not c332: return False
-                        if not (v330 >= c333): return False
-            v334 = x.get('mask_token_id', _MISSING)
-            if v334 is not _MISSING:
-                t335 = type(v334)
-                if t335 not in c336: return False
-                if t335 in c337 and not (v334 >= c338): return False
-            v339 = x.get('sliding_window_non_causal', _MISSING)
-            if v339 is not _MISSING:
-                t340 = type(v339)
-                if t340 is not c341: return False
-            v342 = x.get('sample_from_anchor', _MISSING)
-            if v342 is not _MISSING:
-                t343 = type(v342)
-                if t343 is not c344: return False
-            v345 = x.get('markov_rank', _MISSING)
-            if v345 is not _MISSING:
-                t346 = type(v345)
-                if t346 is not c347: return False
-                if not (v345 >= c348): return False
-            v349 = x.get('markov_head_type', _MISSING)
+                if t322 is not c323: return False
+                if not (v321 >= c324): return False
+            v325 = x.get('target_hidden_size', _MISSING)
+            if v325 is not _MISSING:
+                t326 = type(v325)
+                if t326 not in c327: return False
+                if t326 in c328 and not (v325 >= c329): return False
+            v330 = x.get('aux_hidden_state_layer_ids', _MISSING)
+            if v330 is not _MISSING:
+                t331 = type(v330)
+                if t331 not in c332: return False
+                if t331 is c333 and True:
+                    for v334 in v330:
+                        t335 = type(v334)
+                        if t335 is not c336: return False
+                        if not (v334 >= c337): return False
+            v338 = x.get('mask_token_id', _MISSING)
+            if v338 is not _MISSING:
+                t339 = type(v338)
+                if t339 not in c340: return False
+                if t339 in c341 and not (v338 >= c342): return False
+            v343 = x.get('sliding_window_non_causal', _MISSING)
+            if v343 is not _MISSING:
+                t344 = type(v343)
+                if t344 is not c345: return False
+            v346 = x.get('sample_from_anchor', _MISSING)
+            if v346 is not _MISSING:
+                t347 = type(v346)
+                if t347 is not c348: return False
+            v349 = x.get('markov_rank', _MISSING)
             if v349 is not _MISSING:
                 t350 = type(v349)
                 if t350 is not c351: return False
-                if not (t350 is c353 and v349 in c352): return False
-            v354 = x.get('enable_confidence_head', _MISSING)
-            if v354 is not _MISSING:
-                t355 = type(v354)
-                if t355 is not c356: return False
-            v357 = x.get('confidence_head_with_markov', _MISSING)
-            if v357 is not _MISSING:
-                t358 = type(v357)
-                if t358 is not c359: return False
-        if not c360 <= x.keys(): return False
+                if not (v349 >= c352): return False
+            v353 = x.get('markov_head_type', _MISSING)
+            if v353 is not _MISSING:
+                t354 = type(v353)
+                if t354 is not c355: return False
+                if not (t354 is c357 and v353 in c356): return False
+            v358 = x.get('enable_confidence_head', _MISSING)
+            if v358 is not _MISSING:
+                t359 = type(v358)
+                if t359 is not c360: return False
+            v361 = x.get('confidence_head_with_markov', _MISSING)
+            if v361 is not _MISSING:
+                t362 = type(v361)
+                if t362 is not c363: return False
+        if not c364 <= x.keys(): return False
         return True
 
-    return f361
+    return f365

@@ -169,6 +169,8 @@ def _required(keys: tuple[str, ...]) -> Check:
 
 def _properties(props: dict[str, Any], additional: Any, base: str, deref: Deref) -> Check:
     checks = {name: _compile(sub, base, deref) for name, sub in props.items()}
+    if additional is False:
+        return _closed(props, {k: c for k, c in checks.items() if props[k] is not True})
     other = None if additional is True else _compile(additional, base, deref)
 
     def check(x: Any) -> bool:
@@ -180,6 +182,27 @@ def _properties(props: dict[str, Any], additional: Any, base: str, deref: Deref)
                 if not c(value):
                     return False
             elif other is not None and not other(value):
+                return False
+        return True
+
+    return check
+
+
+def _closed(props: dict[str, Any], checks: dict[str, Check]) -> Check:
+    """``properties`` with ``additionalProperties: false``: a dict's keys must be str and
+    among the names (one set comparison); a True subschema has no check to call."""
+    names = frozenset(props)
+
+    def check(x: Any) -> bool:
+        if type(x) is not dict:
+            return True
+        if not x.keys() <= names:
+            return False
+        for key, value in x.items():
+            if type(key) is not str:
+                return False
+            c = checks.get(key)
+            if c is not None and not c(value):
                 return False
         return True
 
@@ -209,7 +232,15 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+#: types whose values are equal exactly when they are the same value (no NaN, no nesting)
+_SCALARS = (str, int, bool, type(None))
+
+
 def _enum(choices: tuple[Any, ...]) -> Check:
+    if choices and all(type(c) in _SCALARS for c in choices):
+        # what _same says of each choice: the same type and an equal value
+        kinds, members = frozenset(map(type, choices)), frozenset((type(c), c) for c in choices)
+        return lambda x: type(x) in kinds and (type(x), x) in members
     return lambda x: any(_same(x, c) for c in choices)
 
 
@@ -322,6 +353,16 @@ def _literal(value: Any) -> str:
     if type(value) in (str, int, float, bool, type(None)):
         return repr(value)
     raise _Unsupported(value)
+
+
+def generate_each(schemas: dict[str, Any], base: str, deref: Deref) -> dict[str, Check]:
+    """:func:`generate` of each of ``schemas`` (the value of a ``properties`` keyword, say),
+    written and compiled together. Raises as :func:`generate` does."""
+    gen = _Generator(deref)
+    names = {key: gen.function(sub, base) for key, sub in schemas.items()}
+    namespace = dict(gen.constants)
+    exec(compile("\n".join(gen.lines), "<schema check>", "exec"), namespace)  # noqa: S102
+    return {key: namespace[name] for key, name in names.items()}
 
 
 class _Generator:
@@ -456,6 +497,10 @@ class _Generator:
             if choices and all(type(c) is kind for c in choices):
                 member = self.constant(frozenset(choices))
                 return f"({t} is {self.constant(kind)} and {var} in {member})"
+        if choices and all(type(c) in _SCALARS for c in choices):
+            kinds = self.constant(frozenset(map(type, choices)))
+            members = self.constant(frozenset((type(c), c) for c in choices))
+            return f"({t} in {kinds} and ({t}, {var}) in {members})"
         try:
             source: str | None = f"_enum({_literal(choices)})"
         except _Unsupported:

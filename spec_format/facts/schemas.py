@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -21,7 +22,7 @@ from spec_format.base.errors import UsageError
 from spec_format.facts import catalog
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, ValidationError
     from referencing import Registry
 
 SCHEMA_SUFFIX = ".schema.json"
@@ -119,7 +120,7 @@ def validator(version: str, model_type: str) -> Draft202012Validator:
 @cache
 def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     """:func:`validator`, except that it does not descend into a property value or an
-    array that the compiled check of its subschema accepts (:func:`subschema_accepts`).
+    array that the compiled check of its subschema accepts (:class:`_Part`).
 
     The compiled check never accepts what jsonschema rejects, so a subtree it accepts holds
     no error: the errors are the same, in the same order, and a failing config costs the
@@ -134,18 +135,13 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
 
     def properties(validator, props, instance, schema):
         if type(instance) is dict:  # the others: as jsonschema says (nothing, or its errors)
-            props = {
-                name: sub
-                for name, sub in props.items()
-                if name in instance and not subschema_accepts(sub, instance[name])
-            }
+            props = dict(_Properties.of(props).rejected(instance))
         return plain_properties(validator, props, instance, schema)
 
     def items(validator, item, instance, schema):
-        if type(instance) is list and "prefixItems" not in schema:
-            check = _subschema_check(item)
-            if check is not None and _accepted(check, instance, every=True):
-                return iter(())
+        accepted = type(instance) is list and "prefixItems" not in schema
+        if accepted and _Part.of(item).accepts_each(instance):
+            return iter(())
         return plain_items(validator, item, instance, schema)
 
     pruned = jsonschema_validators.extend(
@@ -154,29 +150,246 @@ def pruned_validator(version: str, model_type: str) -> Draft202012Validator:
     return pruned(inlined(version, model_type), registry=registry())
 
 
-#: id of an inlined subschema -> [the subschema, its compiled check or None, how often it
-#: was asked for]; the inlined schemas are cached and never mutated, and each entry keeps
-#: its subschema alive. After GENERATE_AFTER uses the closures of a subschema that holds
-#: others give way to the generated function, as for a whole type in :func:`accepts`.
-_SUB_CHECKS: dict[int, list] = {}
+def explained_errors(version: str, model_type: str, config: Any) -> Iterator[ValidationError]:
+    """The errors ``pruned_validator(version, model_type).iter_errors(config)`` yields, in
+    the same order and with the same attributes, found with less of jsonschema's walk.
+
+    jsonschema checks every keyword of each object it descends into before descending
+    further; here an object whose own keywords (all but ``properties`` and ``items``) the
+    compiled check accepts yields no error of its own, so the walk goes straight on to the
+    values whose subschema's check rejects them. Where a subschema's own keywords are
+    rejected (or cannot be compiled), jsonschema descends into it as it would have, from
+    the type's validator: below the root the inlined schema has no ``$ref``, ``$id`` or
+    ``$schema`` on the way (a subschema with one is left to jsonschema whole), so that
+    validator descends exactly as the one jsonschema would have built for the parent. Each
+    error then gets the path and schema path that jsonschema's descent adds on the way up.
+    tests/test_schema_walk.py compares every attribute with the plain walk's errors."""
+    walker = pruned_validator(version, model_type)
+    return _errors_below(walker, walker.schema, config, root=True)
 
 
-def _subschema_check(sub: Any):
-    known = _SUB_CHECKS.get(id(sub))
-    if known is None or known[0] is not sub:
+def _errors_below(walker, schema: Any, instance: Any, root: bool = False):
+    part = _Part.of(schema)
+    layout = part.layout(walker.VALIDATORS, root)
+    if layout is None or not _passes(layout[0], instance):
+        yield from walker.iter_errors(instance) if root else part.descend(walker, instance)
+        return
+    for keyword, children in layout[1]:
+        if keyword == "properties":
+            if type(instance) is not dict:
+                continue
+            for name, sub in children.rejected(instance):
+                for error in _errors_below(walker, sub, instance[name]):
+                    error.path.appendleft(name)
+                    error.schema_path.appendleft(name)
+                    error.schema_path.appendleft("properties")
+                    yield error
+        elif type(instance) is list:  # items
+            sub, child = children
+            for index, value in enumerate(instance):
+                if not child.accepts(value):
+                    for error in _errors_below(walker, sub, value):
+                        error.path.appendleft(index)
+                        error.schema_path.appendleft("items")
+                        yield error
+
+
+def _passes(check, value: Any) -> bool:
+    try:
+        return check(value)
+    except RecursionError:  # absurdly deep input: let the walk say what is wrong
+        return False
+
+
+class _Part:
+    """One subschema of an :func:`inlined` schema with its compiled check, built once (the
+    inlined schemas are cached and never mutated; :data:`_PARTS` keeps each one alive).
+
+    After :data:`GENERATE_AFTER` uses the closures of a subschema that holds others give
+    way to the generated function, as for a whole type in :func:`accepts`."""
+
+    __slots__ = ("schema", "_check", "uses", "_layout", "_evolved")
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self._check: Any = _UNSET  # compiled when first asked for
+        self.uses = 0
+        self._layout: Any = _UNSET
+        self._evolved: tuple[Any, Any] | None = None
+
+    @staticmethod
+    def of(schema: Any) -> _Part:
+        known = _PARTS.get(id(schema))
+        if known is None or known.schema is not schema:
+            known = _PARTS[id(schema)] = _Part(schema)
+        return known
+
+    @property
+    def check(self):
+        """The compiled check of the subschema (None: not compilable)."""
+        if self._check is _UNSET:
+            from spec_format.facts.schema_check import compile_schema
+
+            # an inlined subschema has no $ref left: nothing for the resolver to look up
+            ok = isinstance(self.schema, (dict, bool))
+            self._check = compile_schema(self.schema, "", _deref) if ok else None
+        return self._check
+
+    def accepts(self, value: Any) -> bool:
+        """True when the compiled check accepts ``value``; False when it does not, or
+        cannot be compiled."""
+        self.uses += 1
+        if self.uses == GENERATE_AFTER:
+            self._generate()
+        check = self.check
+        if check is None:
+            return False
+        try:
+            return check(value)
+        except RecursionError:  # absurdly deep input: let the walk say what is wrong
+            return False
+
+    def accepts_each(self, values: list) -> bool:
+        """True when the compiled check accepts every item of ``values``."""
+        self.uses += 1
+        if self.uses == GENERATE_AFTER:
+            self._generate()
+        check = self.check
+        if check is None:
+            return False
+        try:
+            return all(check(v) for v in values)
+        except RecursionError:
+            return False
+
+    def _generate(self) -> None:
+        if self.check is not None and _nested(self.schema):
+            from spec_format.facts.schema_check import generate
+
+            # where it cannot be generated (an unusual schema), the closures stay
+            with contextlib.suppress(
+                SyntaxError, RecursionError, MemoryError, ValueError, TypeError
+            ):
+                self._check = generate(self.schema, "", _deref)
+
+    def descend(self, walker: Any, instance: Any) -> Iterator[ValidationError]:
+        """``walker.descend(instance, schema)``: its validator for the subschema is built
+        once. With no ``$``-keyword (no ``$id``, no ``$schema``) the subschema gets the
+        walker's own class and resolver, so evolving the walker yields the same validator
+        descend would build, and its iter_errors are descend's errors."""
+        evolved = self._evolved
+        if evolved is None or evolved[0] is not walker:
+            schema = self.schema
+            plain = isinstance(schema, dict) and not any(key.startswith("$") for key in schema)
+            evolved = self._evolved = (walker, walker.evolve(schema=schema) if plain else None)
+        if evolved[1] is None:
+            return walker.descend(instance, self.schema)
+        return evolved[1].iter_errors(instance)
+
+    def layout(self, keywords: Any, root: bool):
+        """(the check of the subschema's own keywords, its ``properties`` and ``items`` in
+        schema order) for :func:`explained_errors`; None where jsonschema walks it whole."""
+        if self._layout is _UNSET:
+            self._layout = self._lay_out(keywords)
+        if self._layout is None or (self._layout[2] and not root):
+            return None
+        return self._layout
+
+    def _lay_out(self, keywords: Any):
         from spec_format.facts.schema_check import compile_schema
 
-        # an inlined subschema has no $ref left: nothing for the resolver to look up
-        check = compile_schema(sub, "", _deref) if isinstance(sub, (dict, bool)) else None
-        known = _SUB_CHECKS[id(sub)] = [sub, check, 0]
-    known[2] += 1
-    if known[2] == GENERATE_AFTER and known[1] is not None and _nested(sub):
-        from spec_format.facts.schema_check import generate
+        schema = self.schema
+        if not isinstance(schema, dict):
+            return None
+        own: dict[str, Any] = {}
+        structure: list[tuple[str, Any]] = []
+        for key, value in schema.items():
+            if key not in keywords or (key == "additionalProperties" and value is True):
+                continue  # jsonschema finds nothing there either
+            if key == "properties" and isinstance(value, dict):
+                structure.append((key, _Properties.of(value)))
+            elif key == "items" and isinstance(value, dict) and "prefixItems" not in schema:
+                structure.append((key, (value, _Part.of(value))))
+            else:
+                own[key] = value
+        if "additionalProperties" in own and isinstance(schema.get("properties"), dict):
+            # what is additional depends on the declared names, not on their subschemas
+            own["properties"] = dict.fromkeys(schema["properties"], True)
+        check = compile_schema(own, "", _deref)
+        # below the root, a $schema, $id or reference is left to jsonschema's own descent
+        anchored = any(key.startswith("$") for key in schema)
+        return None if check is None else (check, tuple(structure), anchored)
 
-        # where it cannot be generated (an unusual schema), the closures stay
-        with contextlib.suppress(SyntaxError, RecursionError, MemoryError, ValueError, TypeError):
-            known[1] = generate(sub, "", _deref)
-    return known[1]
+
+_UNSET = object()
+#: id of an inlined subschema -> its :class:`_Part`
+_PARTS: dict[int, _Part] = {}
+#: id of a ``properties`` value of an inlined schema -> its :class:`_Properties`
+_PROPERTIES: dict[int, _Properties] = {}
+
+
+class _Properties:
+    """The value of one ``properties`` keyword of an :func:`inlined` schema: for each name
+    with a subschema that is not ``true``, its position and the :class:`_Part` of it. After
+    :data:`GENERATE_AFTER` uses the generated checks of all its subschemas, compiled
+    together, stand in for the parts' (:func:`spec_format.facts.schema_check.generate_each`)."""
+
+    __slots__ = ("entries", "parts", "props", "table", "uses")
+
+    def __init__(self, props: dict[str, Any]) -> None:
+        self.props = props
+        self.entries = tuple(props.items())
+        self.parts = {
+            name: (i, _Part.of(sub).accepts)
+            for i, (name, sub) in enumerate(self.entries)
+            if sub is not True  # jsonschema finds nothing there
+        }
+        self.table = self.parts
+        self.uses = 0
+
+    @staticmethod
+    def of(props: dict[str, Any]) -> _Properties:
+        known = _PROPERTIES.get(id(props))
+        if known is None or known.props is not props:
+            known = _PROPERTIES[id(props)] = _Properties(props)
+        return known
+
+    def rejected(self, instance: dict) -> list[tuple[str, Any]]:
+        """(name, subschema) of each entry whose value in ``instance`` (a dict) the
+        compiled check of the subschema rejects or cannot check, in schema order."""
+        self.uses += 1
+        if self.uses == GENERATE_AFTER:
+            self._generate()
+        try:
+            found = _scan(instance, self.table)
+        except RecursionError:  # absurdly deep input: each part on its own says False
+            found = _scan(instance, self.parts)
+        if len(found) > 1:
+            found.sort()
+        return [self.entries[i] for i in found]
+
+    def _generate(self) -> None:
+        from spec_format.facts.schema_check import generate_each
+
+        subs = {name: self.props[name] for name in self.parts}
+        if all(_Part.of(sub).check is not None for sub in subs.values()):
+            # where they cannot be generated (an unusual schema), the parts stay
+            with contextlib.suppress(
+                SyntaxError, RecursionError, MemoryError, ValueError, TypeError
+            ):
+                generated = generate_each(subs, "", _deref)
+                self.table = {name: (i, generated[name]) for name, (i, _) in self.parts.items()}
+
+
+def _scan(instance: dict, table: dict) -> list[int]:
+    """The positions of the entries of ``table`` whose check rejects their value: each key
+    of ``instance`` equal to a name is the one ``name in instance`` finds."""
+    found = []
+    for key, value in instance.items():
+        known = table.get(key)
+        if known is not None and not known[1](value):
+            found.append(known[0])
+    return found
 
 
 def _nested(sub: Any) -> bool:
@@ -185,22 +398,6 @@ def _nested(sub: Any) -> bool:
     return isinstance(sub, dict) and any(
         k in sub for k in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf")
     )
-
-
-def subschema_accepts(sub: Any, value: Any) -> bool:
-    """True when the compiled check of ``sub`` (a part of an :func:`inlined` schema)
-    accepts ``value``; False when it does not, or cannot be compiled."""
-    check = _subschema_check(sub)
-    return check is not None and _accepted(check, value)
-
-
-def _accepted(check, value: Any, every: bool = False) -> bool:
-    try:
-        if every:
-            return all(check(v) for v in value)
-        return check(value)
-    except RecursionError:  # absurdly deep input: let the walk say what is wrong
-        return False
 
 
 @cache

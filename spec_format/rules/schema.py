@@ -246,10 +246,13 @@ def capped_errors(
     config the compiled check accepts is not walked at all."""
     if fast_path and schemas.accepts(version, model_type, config):
         return [], 0
-    # the fast path's walk skips the subtrees the compiled check accepts (same errors)
-    walker = schemas.pruned_validator if fast_path else schemas.validator
-    errors = walker(version, model_type).iter_errors(config)
-    first = sorted(itertools.islice(errors, MAX_SCHEMA_ERRORS), key=_path_key)
+    if fast_path:  # walks only the parts the compiled check rejects (the same errors)
+        errors = schemas.explained_errors(version, model_type, config)
+    else:
+        errors = schemas.validator(version, model_type).iter_errors(config)
+    first = list(itertools.islice(errors, MAX_SCHEMA_ERRORS))
+    if len(first) > 1:
+        first.sort(key=_path_key)
     left_out = sum(1 for _ in itertools.islice(errors, MAX_SCHEMA_COUNTED))  # streamed
     return first, left_out
 

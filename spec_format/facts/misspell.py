@@ -160,13 +160,13 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
     same = folded.get(_fold(key), ())
     scored = [(0, known) for known in same]
     lower = key.lower()
-    any_piece, entries = near.get(len(key), (None, ()))
-    if any_piece is not None and not any_piece.search(lower):
+    entries = near.get(len(key), ())
+    if entries and _refused(declared, len(key), lower):
         entries = ()  # no piece of any known key of this length intact: none is near
     for known, low, limit, pieces in entries:
         if known in same:
             continue
-        if not pieces.search(lower):  # no piece intact: too far apart
+        if not any(piece in lower for piece in pieces):  # no piece intact: too far apart
             continue
         d = _distance(lower, low, limit)
         if d <= limit:
@@ -191,7 +191,8 @@ def _index(declared: frozenset[str]):
     The pieces are a cheap necessary test before the distance: each edit (a swap of
     neighbours included) breaks at most two pieces of the known key, so a key within
     ``limit`` edits holds at least one piece unbroken. Unknown keys of a hostile config
-    (300,000 of them) are mostly refused by it, in C, without the quadratic distance."""
+    (300,000 of them) are mostly refused by :func:`_any_piece`, in C, without the quadratic
+    distance. Nothing is compiled here: a run of one config asks about a few lengths."""
     folded: dict[str, tuple[str, ...]] = {}
     near: dict[int, list] = {}  # by the key lengths within each known key's edit limit
     for known in sorted(declared):
@@ -200,19 +201,36 @@ def _index(declared: frozenset[str]):
             continue
         limit = 2 if len(known) >= 12 else 1
         low = known.lower()
-        pieces = re.compile("|".join(map(re.escape, _pieces(low, 2 * limit + 1))))
-        entry = (known, low, limit, pieces)  # the pieces as one pattern: one search in C
+        entry = (known, low, limit, _pieces(low, 2 * limit + 1))
         for length in range(len(known) - limit, len(known) + limit + 1):
             near.setdefault(length, []).append(entry)
-    # per key length, also every piece of its known keys as one pattern: most unknown keys
-    # hold none of them, and one search in C then settles all the known keys of the length
-    return folded, {
-        length: (
-            re.compile("|".join(sorted({e[3].pattern for e in entries}))),
-            tuple(entries),
-        )
-        for length, entries in near.items()
-    }
+    return folded, {length: tuple(entries) for length, entries in near.items()}
+
+
+#: keys of one length asked about before the pieces of its known keys are searched as one
+#: pattern (compiling it costs about a millisecond: a config brings a few unknown keys, a
+#: hostile one hundreds of thousands)
+PATTERN_AFTER = 32
+_ASKED: dict[tuple[frozenset[str], int], int] = {}
+
+
+def _refused(declared: frozenset[str], length: int, lower: str) -> bool:
+    """True when one search says no piece of a known key near ``length`` is intact in
+    ``lower`` (False: each known key's pieces are tested on their own)."""
+    asked = _ASKED.get((declared, length), 0)
+    if asked < PATTERN_AFTER:
+        _ASKED[(declared, length)] = asked + 1
+        return False
+    return not _any_piece(declared, length).search(lower)
+
+
+@lru_cache(maxsize=4096)
+def _any_piece(declared: frozenset[str], length: int) -> re.Pattern[str]:
+    """Every piece of the known keys near ``length`` as one pattern (compiled when a key of
+    that length is first asked about): most unknown keys hold none of them, and one search
+    in C then settles all the known keys of the length."""
+    entries = _index(declared)[1][length]
+    return re.compile("|".join(sorted({re.escape(p) for e in entries for p in e[3]})))
 
 
 def _pieces(text: str, count: int) -> tuple[str, ...]:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 
 @cache
@@ -23,3 +26,9 @@ def schema_folder():
     from importlib import resources  # pragma: no cover - zip imports
 
     return resources.files("spec_format.schema")  # pragma: no cover
+
+
+def read_json(item) -> Any:
+    """A bundled JSON file (a path below :func:`schema_folder`): specfmt's own data, well
+    formed, so orjson reads it (about twice as fast as ``json``, at every start-up)."""
+    return orjson.loads(item.read_bytes())

@@ -13,7 +13,6 @@ Only the standard library is imported: the CLI reads the catalog at start-up.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
@@ -88,7 +87,7 @@ def _root():
 
 @cache
 def data() -> dict[str, Any]:
-    return json.loads((_root() / "catalog.json").read_text(encoding="utf-8"))
+    return package_data.read_json(_root() / "catalog.json")
 
 
 def _version_key(version: str) -> tuple[int, ...]:

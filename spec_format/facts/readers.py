@@ -7,7 +7,6 @@ One JSON file per reader release in ``schema/readers/`` (format: ``schema/reader
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
@@ -290,7 +289,7 @@ def _load() -> dict[str, Release]:
     out = {}
     files = [p for p in table_dir().iterdir() if p.name.endswith(".json") and "-" in p.name]
     for path in sorted(files, key=lambda p: p.name):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = package_data.read_json(path)
         for version in data.get("members") or [data["version"]]:
             rel = Release(data["reader"], version, data)
             out[rel.id] = rel

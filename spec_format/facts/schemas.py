@@ -11,7 +11,6 @@ one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -56,7 +55,7 @@ def _all_documents() -> dict[str, dict[str, Any]]:
 @cache
 def _load(relative: str) -> dict[str, Any]:
     """One bundled document by its path below the schema folder (read once)."""
-    return json.loads(_schema_root().joinpath(*relative.split("/")).read_text(encoding="utf-8"))
+    return package_data.read_json(_schema_root().joinpath(*relative.split("/")))
 
 
 def _document(uri: str) -> dict[str, Any] | None:

@@ -14,7 +14,6 @@ of a failing config that the compiled check does not accept. The generated pydan
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from pathlib import Path
@@ -26,10 +25,9 @@ from hypothesis import strategies as st
 from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, schemas
 from spec_format.facts.schema_check import generate, module_source
-from tests.common import EXAMPLES, INVALID, ROOT, VALID, load_case
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
+from tests.mutations import mutated_config
 from tests.rules.cases import all_cases
-
-RELEASES = sorted((ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json"))
 
 
 def _configs():
@@ -140,52 +138,11 @@ def test_fixture_verdicts_agree(name, config):
     _agree(config)
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-3, 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-BASES = [json.loads((p / "config.json").read_text()) for p in EXAMPLES] + [
-    json.loads(p.read_text()) for p in RELEASES
-]
-
-
-def _paths(node, prefix=()):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield (*prefix, k)
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield (*prefix, i)
-            yield from _paths(v, (*prefix, i))
-
-
 @pytest.mark.slow  # over 10 s: deselected by default; scripts/test.sh runs it
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutations_never_pass_the_model_and_fail_the_schema(data):
-    config = copy.deepcopy(data.draw(st.sampled_from(BASES)))
-    paths = [p for p in _paths(config) if p != ("speculators_model_type",)]
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(paths))
-        parent = config
-        try:
-            for part in path[:-1]:
-                parent = parent[part]
-            if data.draw(st.booleans()) and isinstance(parent, dict):
-                parent.pop(path[-1], None)
-            else:
-                parent[path[-1]] = data.draw(json_values)
-        except (KeyError, IndexError, TypeError):
-            continue
-    _agree(config)
+    _agree(mutated_config(data, most=3))
 
 
 def test_every_bundled_schema_is_generated():

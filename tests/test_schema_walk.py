@@ -17,6 +17,7 @@ from jsonschema.exceptions import best_match
 
 from spec_format.facts import catalog, schemas
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
+from tests.mutations import mutated_config
 
 
 def _shape(error) -> tuple:
@@ -141,51 +142,10 @@ def test_generated_levels_reject_what_the_parts_reject():
                 todo += [(sub, value[name]) for name, sub in props.items() if name in value]
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-3, 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-BASES = [json.loads((p / "config.json").read_text()) for p in EXAMPLES] + [
-    json.loads(p.read_text()) for p in RELEASES
-]
-
-
-def _paths(node, prefix=()):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield (*prefix, k)
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield (*prefix, i)
-            yield from _paths(v, (*prefix, i))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutations_give_the_plain_walks_errors(data):
-    config = copy.deepcopy(data.draw(st.sampled_from(BASES)))
-    paths = [p for p in _paths(config) if p != ("speculators_model_type",)]
-    for _ in range(data.draw(st.integers(1, 6))):
-        path = data.draw(st.sampled_from(paths))
-        parent = config
-        try:
-            for part in path[:-1]:
-                parent = parent[part]
-            if data.draw(st.booleans()) and isinstance(parent, dict):
-                parent.pop(path[-1], None)
-            else:
-                parent[path[-1]] = data.draw(json_values)
-        except (KeyError, IndexError, TypeError):
-            continue
-    _everywhere(config)
+    _everywhere(mutated_config(data, most=6))
 
 
 def test_scalar_enums_and_closed_objects_check_exactly():

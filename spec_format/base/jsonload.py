@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -202,7 +203,7 @@ def pointer_from_parts(parts) -> str:
     return "".join("/" + escape_pointer_token(str(p)) for p in parts)
 
 
-def read_json_bytes(path: Path, max_bytes: int | None = None) -> bytes:
+def read_json_bytes(path: str | os.PathLike[str], max_bytes: int | None = None) -> bytes:
     """The bytes of the JSON file ``path`` within the size limit (``ReadRefused`` says why
     not): what :func:`load_json` parses."""
     return read_file(path, limit=MAX_JSON_BYTES if max_bytes is None else max_bytes, what=_WHAT)

@@ -94,7 +94,7 @@ def _targets(
             # the read tells a regular file (its fstat) without a stat of its own; anything
             # else (missing, a directory, too large ...) is looked at below, as it always was
             try:
-                raw = read_json_bytes(shown)  # type: ignore[arg-type]
+                raw = read_json_bytes(shown)
             except ReadRefused:
                 pass
             else:

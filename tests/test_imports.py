@@ -22,7 +22,12 @@ OTHER_COMMANDS = tuple(
     f"spec_format.cli.{m}_cmd"
     for m in ("convert", "fix", "forward", "history", "inspect", "migrate", "rules", "schema")
 )
-VALIDATION = ("spec_format.engine.validation", "spec_format.rules.registry", "jsonschema", "pydantic")
+VALIDATION = (
+    "spec_format.engine.validation",
+    "spec_format.rules.registry",
+    "jsonschema",
+    "pydantic",
+)
 
 
 def _imported(args: list[str]) -> tuple[int, set[str], str]:

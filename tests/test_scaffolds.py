@@ -69,7 +69,9 @@ def test_new_version_is_catalogued_and_latest(scaffolded):
     assert catalog["latest"] == "0.10"
     assert catalog["versions"]["0.10"]["types"] == catalog["versions"]["0.9"]["types"]
     assert (repo / "generated" / "models" / "v0_10.py").is_file()
-    assert (repo / "spec_format" / "rewrites" / "migration" / "steps" / "v0_9_to_v0_10.py").is_file()
+    assert (
+        repo / "spec_format" / "rewrites" / "migration" / "steps" / "v0_9_to_v0_10.py"
+    ).is_file()
 
 
 def test_suite_passes_with_the_new_version(scaffolded):
@@ -222,7 +224,17 @@ def test_suite_passes_with_the_new_release(new_release):
         "tests/test_docs.py",
         "tests/rules",
     )
-    _ok(run(repo, "-m", "spec_format", "validate", "examples/qwen3-8b-dflash", "--engine", f"vllm=={MEMBER}"))
+    _ok(
+        run(
+            repo,
+            "-m",
+            "spec_format",
+            "validate",
+            "examples/qwen3-8b-dflash",
+            "--engine",
+            f"vllm=={MEMBER}",
+        )
+    )
 
 
 # -- every recipe ------------------------------------------------------------------------------

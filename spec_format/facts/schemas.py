@@ -488,7 +488,9 @@ def pregenerated(version: str, model_type: str):
     from spec_format.facts.schema_check import load_module
 
     try:
-        module = importlib.import_module(f"{CHECKS_PACKAGE}.{check_module_name(version, model_type)}")
+        module = importlib.import_module(
+            f"{CHECKS_PACKAGE}.{check_module_name(version, model_type)}"
+        )
     except ModuleNotFoundError:
         return None
     return load_module(module)

@@ -66,14 +66,10 @@ def vocab_maps(ctx: Context) -> VocabMaps:
         try:
             raw = ckpt.read_tensor(name, MAX_MAP_BYTES)
         except ValueError as e:  # over the limit
-            maps.problems.append(
-                tensor_hit(ctx, name, f"{name} not checked: {e}")
-            )
+            maps.problems.append(tensor_hit(ctx, name, f"{name} not checked: {e}"))
             continue
         except HeaderError as e:
-            maps.problems.append(
-                tensor_hit(ctx, name, f"{name} not checked: {e.message}")
-            )
+            maps.problems.append(tensor_hit(ctx, name, f"{name} not checked: {e.message}"))
             continue
         if name == "t2d":
             maps.t2d = _nonzero_mask(raw, record.dtype)

@@ -131,7 +131,6 @@ def _unexpected_message(ctx: Context, name: str) -> str:
     )
 
 
-
 class LayerCountMismatch(WeightsRule):
     """The number of decoder layers in the weights differs from `num_hidden_layers`."""
 

@@ -57,7 +57,6 @@ class VocabMapMissing(_VocabMapRule):
         )
 
 
-
 class VocabMapLengthMismatch(_VocabMapRule):
     """`t2d` is not `[vocab_size]` or `d2t` is not `[draft_vocab_size]`."""
 

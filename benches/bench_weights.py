@@ -356,7 +356,9 @@ def report(results: dict) -> str:
             f"| first `validate` call in a process (tiny checkpoint: loads schemas, contracts) | "
             f"{h['first_call_tiny_s'] * 1e3:.0f} ms | | | |"
         )
-        out.append(f"| importing `spec_format.engine.validation` | {h['import_s'] * 1e3:.0f} ms | | | |")
+        out.append(
+            f"| importing `spec_format.engine.validation` | {h['import_s'] * 1e3:.0f} ms | | | |"
+        )
         out.append(
             f"| `specfmt validate DIR -q` (CLI wall time: interpreter, imports, run) | "
             f"{med(run['cli_s']) * 1e3:.0f} ms | | | |"

@@ -19,6 +19,7 @@ default for a field whose misspelling is present.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -81,12 +82,16 @@ def find(config: dict[str, Any], model_type: str, line: str) -> list[Misspelling
 def _slips(where: str, obj: dict[str, Any], place: tuple) -> list[Misspelling]:
     """The misspelled keys of one object, in its order."""
     pointer, _, _, parts, declared, memo, clean = place
+    unknown = obj.keys() - declared  # a set difference, in C
+    # many unknown keys (a hostile config brings 300,000): most are settled by the tests
+    # _close starts with, without its cache and bookkeeping
+    may_be_close = _prefilter(declared) if len(unknown) > PATTERN_AFTER else None
     slips = {}
-    for key in obj.keys() - declared:  # a set difference, in C
+    for key in unknown:
         close = memo.get(key)
         if close is None:
             close = ()
-            if isinstance(key, str):
+            if isinstance(key, str) and (may_be_close is None or may_be_close(key)):
                 close = _close(key, declared)
                 if close and key in _ever_declared(parts, pointer == ""):
                     close = ()  # declared by another version or type: never a typo
@@ -103,6 +108,29 @@ def _slips(where: str, obj: dict[str, Any], place: tuple) -> list[Misspelling]:
             present = len(close) == 1 and close[0] in obj
             out.append(Misspelling(where, key, close, present))
     return out
+
+
+@cache
+def _prefilter(declared: frozenset[str]) -> Callable[[str], bool]:
+    """A test that is False for a key :func:`_close` finds close to no declared key, by the
+    tests it starts with: its folded spelling is no declared key's, and no piece of a
+    declared key of a near length is intact in it (one search of the length's pattern)."""
+    folded, near = _index(declared)
+    patterns: dict[int, re.Pattern[str] | None] = {}
+
+    def may_be_close(key: str) -> bool:
+        if len(key) > 64:
+            return False
+        lower = key.lower()
+        if lower.replace("_", "").replace("-", "") in folded:  # _fold, on the lowered key
+            return True
+        length = len(key)
+        if length not in patterns:
+            patterns[length] = _any_piece(declared, length) if length in near else None
+        pattern = patterns[length]
+        return pattern is not None and pattern.search(lower) is not None
+
+    return may_be_close
 
 
 #: the unknown keys remembered per object of a (line, type) with what they are a slip of
@@ -163,10 +191,10 @@ def _close(key: str, declared: frozenset[str]) -> tuple[str, ...]:
     entries = near.get(len(key), ())
     if entries and _refused(declared, len(key), lower):
         entries = ()  # no piece of any known key of this length intact: none is near
-    for known, low, limit, pieces in entries:
+    for known, low, limit, windows in entries:
         if known in same:
             continue
-        if not any(piece in lower for piece in pieces):  # no piece intact: too far apart
+        if not any(lower.find(*window) >= 0 for window in windows):  # none intact: too far
             continue
         d = _distance(lower, low, limit)
         if d <= limit:
@@ -190,7 +218,10 @@ def _index(declared: frozenset[str]):
 
     The pieces are a cheap necessary test before the distance: each edit (a swap of
     neighbours included) breaks at most two pieces of the known key, so a key within
-    ``limit`` edits holds at least one piece unbroken. Unknown keys of a hostile config
+    ``limit`` edits holds at least one piece unbroken, and at most ``limit`` characters
+    from where the known key has it (only insertions and deletions before it move it):
+    each entry holds its pieces as ``(piece, start, end)`` windows for ``str.find``.
+    Unknown keys of a hostile config
     (300,000 of them) are mostly refused by :func:`_any_piece`, in C, without the quadratic
     distance. Nothing is compiled here: a run of one config asks about a few lengths."""
     folded: dict[str, tuple[str, ...]] = {}
@@ -201,7 +232,11 @@ def _index(declared: frozenset[str]):
             continue
         limit = 2 if len(known) >= 12 else 1
         low = known.lower()
-        entry = (known, low, limit, _pieces(low, 2 * limit + 1))
+        windows = tuple(
+            (piece, max(0, at - limit), at + len(piece) + limit)
+            for piece, at in _pieces(low, 2 * limit + 1)
+        )
+        entry = (known, low, limit, windows)
         for length in range(len(known) - limit, len(known) + limit + 1):
             near.setdefault(length, []).append(entry)
     return folded, {length: tuple(entries) for length, entries in near.items()}
@@ -230,13 +265,14 @@ def _any_piece(declared: frozenset[str], length: int) -> re.Pattern[str]:
     that length is first asked about): most unknown keys hold none of them, and one search
     in C then settles all the known keys of the length."""
     entries = _index(declared)[1][length]
-    return re.compile("|".join(sorted({re.escape(p) for e in entries for p in e[3]})))
+    return re.compile("|".join(sorted({re.escape(w[0]) for e in entries for w in e[3]})))
 
 
-def _pieces(text: str, count: int) -> tuple[str, ...]:
-    """``text`` cut into ``count`` contiguous pieces of near-equal length."""
+def _pieces(text: str, count: int) -> tuple[tuple[str, int], ...]:
+    """``text`` cut into ``count`` contiguous pieces of near-equal length, each with where
+    it starts."""
     bounds = [len(text) * i // count for i in range(count + 1)]
-    return tuple(text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a)
+    return tuple((text[a:b], a) for a, b in zip(bounds, bounds[1:], strict=False) if b > a)
 
 
 def _fold(key: str) -> str:
@@ -245,20 +281,33 @@ def _fold(key: str) -> str:
 
 def _distance(a: str, b: str, limit: int) -> int:
     """Optimal string alignment distance (edits and swaps of neighbours), or limit + 1
-    once it exceeds ``limit``."""
+    once it exceeds ``limit``.
+
+    Only the cells within ``limit`` of the diagonal are computed (Ukkonen's band): a cell
+    further out is more than ``limit`` edits away, so it stands as ``limit + 1``, and every
+    value is capped there (a value within the limit comes from cells within it, computed
+    exactly)."""
+    n, m, over = len(a), len(b), limit + 1
+    if abs(n - m) > limit:
+        return over
     prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    prev = [j if j <= limit else over for j in range(m + 1)]
+    for i in range(1, n + 1):
+        cur = [over] * (m + 1)
+        if i <= limit:
+            cur[0] = i
+        lowest = cur[0]
+        for j in range(max(1, i - limit), min(m, i + limit) + 1):
+            value = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
+                value = min(value, prev2[j - 2] + 1)
+            cur[j] = value if value < over else over
+            if value < lowest:
+                lowest = value
+        if lowest > limit:
+            return over
         prev2, prev = prev, cur
-    return prev[-1]
+    return prev[m]
 
 
 #: the step name of the renames in the reports of ``fix`` and ``migrate``

@@ -384,10 +384,17 @@ def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, si
     marker, out = tmp_path / "writing", tmp_path / "dest" / "out"
     out.parent.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def delivered() -> None:
+        # a signal the caller ignores stays ignored (nohup), and a job a shell starts in the
+        # background ignores SIGINT: the child starts with the tested signal at its default,
+        # whatever the test runner's parent ignores
+        signal.signal(sig, signal.SIG_DFL)
+
     child = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("signal_convert.py")), str(marker),
          "convert", str(work["source"]), "-o", str(out), "--verifier", str(work["verifier"])],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=delivered,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60

@@ -353,17 +353,8 @@ def suite_scan(args) -> None:
     lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         ckpt = Path(tmp) / "ckpt"
-        # built in a child: memory this process touched would count in every child's peak
-        subprocess.run(
-            [sys.executable, "-c", _BUILD_SCAN, str(ckpt), str(ONE_CONFIG)],
-            check=True,
-            env=ENV,
-            cwd=ROOT,
-        )
-        (ckpt / "config.json").write_text(ONE_CONFIG.read_text())
-        weights = ckpt / "model.safetensors"
+        weights, cat = _scan_checkpoint(ckpt, ONE_CONFIG)
         size = weights.stat().st_size
-        cat = ["sh", "-c", f"exec cat {shlex.quote(str(weights))} > /dev/null"]
         inner = [sys.executable, "-c", _SCAN, str(ckpt)]
         pair = interleaved(inner, cat, args.runs)
         scan = _scan_median(pair, tmp)
@@ -422,15 +413,7 @@ BIG_CONFIG = ROOT / "examples" / "gemma-4-31b-dflash" / "config.json"
 def _scan_bigger_draft(specfmt: str, ckpt: Path, runs: int) -> list[str]:
     """The whole command on the draft of a 31B target: the same fixed start-up over four
     times the bytes, so the row shows how the ratio of the row above falls with size."""
-    subprocess.run(
-        [sys.executable, "-c", _BUILD_SCAN, str(ckpt), str(BIG_CONFIG)],
-        check=True,
-        env=ENV,
-        cwd=ROOT,
-    )
-    (ckpt / "config.json").write_text(BIG_CONFIG.read_text())
-    weights = ckpt / "model.safetensors"
-    cat = ["sh", "-c", f"exec cat {shlex.quote(str(weights))} > /dev/null"]
+    weights, cat = _scan_checkpoint(ckpt, BIG_CONFIG)
     pair = interleaved([specfmt, "validate", str(ckpt), "--scan-weights", "-q"], cat, runs)
     return table(
         f"Whole process on a bigger draft: `{BIG_CONFIG.relative_to(ROOT)}`, "
@@ -441,6 +424,21 @@ def _scan_bigger_draft(specfmt: str, ckpt: Path, runs: int) -> list[str]:
         "none of its own (the issue's row is the 1.9 GB one above); this row separates the "
         "fixed start-up from the cost per byte",
     )
+
+
+def _scan_checkpoint(ckpt: Path, config: Path) -> tuple[Path, list[str]]:
+    """The draft of ``config`` built at ``ckpt`` (valid, bf16, dense) in a child (memory this
+    process touched would count in every child's peak): its weights file, and the peer that
+    reads it."""
+    subprocess.run(
+        [sys.executable, "-c", _BUILD_SCAN, str(ckpt), str(config)],
+        check=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    (ckpt / "config.json").write_text(config.read_text())
+    weights = ckpt / "model.safetensors"
+    return weights, ["sh", "-c", f"exec cat {shlex.quote(str(weights))} > /dev/null"]
 
 
 _BUILD_SCAN = r"""

@@ -113,10 +113,8 @@ def _slips(where: str, obj: dict[str, Any], place: tuple) -> list[Misspelling]:
 @cache
 def _prefilter(declared: frozenset[str]) -> Callable[[str], bool]:
     """A test that is False for a key :func:`_close` finds close to no declared key, by the
-    tests it starts with: its folded spelling is no declared key's, and no piece of a
-    declared key of a near length is intact in it (one search of the length's pattern)."""
+    tests it starts with (its folded spelling is no declared key's; :func:`_refused`)."""
     folded, near = _index(declared)
-    patterns: dict[int, re.Pattern[str] | None] = {}
 
     def may_be_close(key: str) -> bool:
         if len(key) > 64:
@@ -124,11 +122,7 @@ def _prefilter(declared: frozenset[str]) -> Callable[[str], bool]:
         lower = key.lower()
         if lower.replace("_", "").replace("-", "") in folded:  # _fold, on the lowered key
             return True
-        length = len(key)
-        if length not in patterns:
-            patterns[length] = _any_piece(declared, length) if length in near else None
-        pattern = patterns[length]
-        return pattern is not None and pattern.search(lower) is not None
+        return len(key) in near and not _refused(declared, len(key), lower)
 
     return may_be_close
 
@@ -221,9 +215,9 @@ def _index(declared: frozenset[str]):
     ``limit`` edits holds at least one piece unbroken, and at most ``limit`` characters
     from where the known key has it (only insertions and deletions before it move it):
     each entry holds its pieces as ``(piece, start, end)`` windows for ``str.find``.
-    Unknown keys of a hostile config
-    (300,000 of them) are mostly refused by :func:`_any_piece`, in C, without the quadratic
-    distance. Nothing is compiled here: a run of one config asks about a few lengths."""
+    Unknown keys of a hostile config (300,000 of them) are mostly refused by
+    :func:`_any_piece`, in C, without the quadratic distance. Nothing is compiled here: a
+    run of one config asks about a few lengths."""
     folded: dict[str, tuple[str, ...]] = {}
     near: dict[int, list] = {}  # by the key lengths within each known key's edit limit
     for known in sorted(declared):

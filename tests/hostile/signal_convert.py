@@ -2,12 +2,14 @@
 
 ``python signal_convert.py MARKER convert SRC -o DEST ...``: when the first weights file of
 the temporary output is open, the child creates MARKER and sleeps (the parent then sends a
-real SIGTERM, SIGHUP or SIGINT); without a signal it goes on after 60 s. Only the timing is
-arranged: the signal, its handling and the clean-up are the program's own.
+real SIGTERM, SIGHUP or SIGINT); without a signal it goes on after 60 s (or
+``SIGNAL_CONVERT_PAUSE`` seconds). Only the timing is arranged: the signal, its handling and
+the clean-up are the program's own.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +23,7 @@ def main(marker: Path, args: list[str]) -> None:
 
     def paused(path, members, sources):
         marker.write_text(str(path))
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + float(os.environ.get("SIGNAL_CONVERT_PAUSE", 60))
         while time.monotonic() < deadline:
             time.sleep(0.05)
         return real(path, members, sources)

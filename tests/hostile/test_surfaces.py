@@ -379,22 +379,17 @@ def test_a_verifier_size_with_a_zero_fraction_is_the_integer(work, tmp_path, com
 
 
 # -- signals -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
-def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, sig):
-    marker, out = tmp_path / "writing", tmp_path / "dest" / "out"
-    out.parent.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def delivered() -> None:
-        # a signal the caller ignores stays ignored (nohup), and a job a shell starts in the
-        # background ignores SIGINT: the child starts with the tested signal at its default,
-        # whatever the test runner's parent ignores
-        signal.signal(sig, signal.SIG_DFL)
-
+def _signalled_convert(work, out: Path, marker: Path, sig, disposition, pause_s: float = 60):
+    """``specfmt convert`` paused in the middle of writing (signal_convert.py), sent ``sig``
+    once its temporary output exists; the child starts with ``sig`` set to ``disposition``
+    (whatever the test runner's parent does with it: a job a shell starts in the background
+    ignores SIGINT). Returns the finished child and its standard error."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SIGNAL_CONVERT_PAUSE": str(pause_s)}
     child = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("signal_convert.py")), str(marker),
          "convert", str(work["source"]), "-o", str(out), "--verifier", str(work["verifier"])],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=delivered,
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(sig, disposition),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -403,13 +398,32 @@ def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, si
         assert marker.exists(), child.communicate(timeout=5)
         assert any(p.name.startswith(".out.specfmt-") for p in out.parent.iterdir())
         child.send_signal(sig)
-        _, err = child.communicate(timeout=60)
+        _, err = child.communicate(timeout=60 + pause_s)
     finally:
         with contextlib.suppress(ProcessLookupError):
             child.kill()
-    assert child.returncode == 128 + sig, err.decode()
-    assert b"Traceback" not in err, err.decode()
+    return child, err.decode()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
+def test_a_signal_during_convert_removes_the_temporary_output(work, tmp_path, sig):
+    marker, out = tmp_path / "writing", tmp_path / "dest" / "out"
+    out.parent.mkdir()
+    child, err = _signalled_convert(work, out, marker, sig, signal.SIG_DFL)
+    assert child.returncode == 128 + sig, err
+    assert "Traceback" not in err, err
     assert list(out.parent.iterdir()) == []  # neither DEST nor a temporary directory
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM], ids=str)
+def test_a_signal_the_caller_ignores_stays_ignored(work, tmp_path, sig):
+    """As under ``nohup``: convert goes on past the signal and publishes its output."""
+    marker, out = tmp_path / "writing", tmp_path / "dest" / "out"
+    out.parent.mkdir()
+    child, err = _signalled_convert(work, out, marker, sig, signal.SIG_IGN, pause_s=1)
+    assert child.returncode == 0, err
+    assert (out / "config.json").is_file() and any(out.glob("*.safetensors")), err
+    assert [p.name for p in out.parent.iterdir()] == ["out"]  # no temporary directory left
 
 
 # -- full and read-only file systems -------------------------------------------------------------

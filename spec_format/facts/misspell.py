@@ -119,10 +119,9 @@ def _prefilter(declared: frozenset[str]) -> Callable[[str], bool]:
     def may_be_close(key: str) -> bool:
         if len(key) > 64:
             return False
-        lower = key.lower()
-        if lower.replace("_", "").replace("-", "") in folded:  # _fold, on the lowered key
+        if _fold(key) in folded:
             return True
-        return len(key) in near and not _refused(declared, len(key), lower)
+        return len(key) in near and not _refused(declared, len(key), key.lower())
 
     return may_be_close
 

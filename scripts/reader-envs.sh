@@ -33,8 +33,9 @@ DEFAULT_RELEASES="$(ls schema/readers/ | sed -n 's/^vllm-\(.*\)\.json$/\1/p' | s
 recipe() {
   local common="huggingface_hub safetensors pyyaml regex cachetools pydantic msgspec psutil pyzmq cbor2 aiohttp requests openai-harmony openai"
   case "$1" in
-    # 5.19.0 is inside every covered release's range (0.33: <5.21, 0.32: <5.20, 0.28: >=5.5.3)
-    0.2[4-9].* | 0.30.* | 0.32.* | 0.33.*) echo "transformers==5.19.0 $common" ;;
+    # 5.19.0 is inside every covered release's range (0.34: >=5.16.1,<5.23, 0.33: <5.21,
+    # 0.32: <5.20, 0.28: >=5.5.3)
+    0.2[4-9].* | 0.30.* | 0.32.* | 0.33.* | 0.34.*) echo "transformers==5.19.0 $common" ;;
     0.31.*) echo "transformers==5.17.0 $common" ;; # <5.18.0
     # the last 4.x, inside every range before 0.24 (0.10.1: >=4.55.0; 0.11.1-0.19.0: <5);
     # their model registry (from 0.12 the config utils: gguf; from 0.16 cpuinfo) import these

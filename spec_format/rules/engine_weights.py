@@ -73,6 +73,23 @@ def _optional_anywhere(model_type: str) -> dict[str, str]:
     return {p: f for w in _blocks(model_type) for p, f in w.get("optional", {}).items()}
 
 
+#: the conditions of ``required_when``/``initial_when``, as a message names them
+CONDITIONS = {"reduced-vocab": "reduced-vocabulary draft (draft_vocab_size below vocab_size)"}
+
+
+def holds(condition: str, config: dict) -> bool:
+    """Whether a weights block's condition holds for the config (``reduced-vocab``: a
+    draft_vocab_size below the vocabulary of the draft's layer config, which is the
+    verifier's)."""
+    if condition != "reduced-vocab":
+        raise ValueError(f"unknown weights condition {condition!r}")
+    layer = config.get("transformer_layer_config")
+    vocab = layer.get("vocab_size") if isinstance(layer, dict) else None
+    draft = config.get("draft_vocab_size")
+    numbers = all(isinstance(v, int) and not isinstance(v, bool) for v in (draft, vocab))
+    return numbers and draft < vocab
+
+
 def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:
     reading = engine.reading(model_type, flag, config)
     return reading.how != "ignored" and bool(reading.value)
@@ -129,9 +146,14 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
         elif expected.match(name) is None and name not in expected.absent:
             # unknown to the type's contract: no release of the type has a parameter for it
             out.fails.append((name, None, "never builds it"))
+    required_when = weights.get("required_when", {})
     for tensor in weights.get("required", {}):
-        if tensor not in names:
-            out.fails.append((tensor, None, "requires it"))
+        when = required_when.get(tensor)
+        if tensor not in names and (when is None or holds(when, config)):
+            out.fails.append((tensor, "/draft_vocab_size" if when else None, "requires it"))
+    for tensor, when in weights.get("initial_when", {}).items():
+        if tensor not in names and holds(when, config):
+            out.initial[tensor] = ("/draft_vocab_size", f"builds it for a {CONDITIONS[when]}")
     layers = sorted({int(m.group(1)) for n in names if (m := _LAYER.match(n))})
     for index in layers:
         for norm in sorted(built_norms):
@@ -188,8 +210,10 @@ def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:
     where = f"{engine.id} ({weights['from']}, {weights['status']})"
     for tensor, pointer, why in load.fails:
         if why == "requires it":
+            when = weights.get("required_when", {}).get(tensor)
+            what = f" for a {CONDITIONS[when]}" if when else ""
             yield Hit(
-                f"the draft has no {tensor}; {where} requires it, and loading fails "
+                f"the draft has no {tensor}; {where} requires it{what}, and loading fails "
                 f"({weights['required'][tensor]})",
                 pointer=pointer,
             )

@@ -189,6 +189,24 @@ def _engine_config(draft: str, verifier: str):
     return args.create_engine_config()
 
 
+def _without_triton_check(draft: str, verifier: str):
+    """From 0.34 the CPU platform's config check refuses an x86 machine without Triton
+    (``CpuPlatform.check_and_update_config``: "vLLM on x86 CPUs requires Triton
+    (triton-cpu)", the CPU model runner runs Triton kernels). Building a drafter and loading
+    its weights launches none (the drafters' ``@triton.jit`` kernels are decorated by vLLM's
+    placeholder when Triton is absent and only called in ``forward``), so the engine config
+    is built with ``vllm.triton_utils.HAS_TRITON`` read as true by that one check (the
+    module's flag, set for the call and restored); vLLM's code stays unmodified."""
+    import vllm.triton_utils as triton_utils
+
+    saved = triton_utils.HAS_TRITON
+    triton_utils.HAS_TRITON = True
+    try:
+        return _engine_config(draft, verifier)
+    finally:
+        triton_utils.HAS_TRITON = saved
+
+
 def load(request: dict) -> dict:
     out = {"stage": None, "error": None, "class": None}
     draft, verifier = request["draft"], request["verifier"]
@@ -206,8 +224,14 @@ def load(request: dict) -> dict:
             finally:
                 del os.environ["VLLM_USE_V2_MODEL_RUNNER"]
     except Exception as exc:
-        out.update(stage="config", error=error_text(exc))
-        return out
+        if "requires Triton (triton-cpu)" not in str(exc):
+            out.update(stage="config", error=error_text(exc))
+            return out
+        try:
+            vllm_config = _without_triton_check(draft, verifier)
+        except Exception as exc2:
+            out.update(stage="config", error=error_text(exc2))
+            return out
     _distributed(vllm_config)
     model_config = vllm_config.speculative_config.draft_model_config
     with set_current_vllm_config(vllm_config):

@@ -45,7 +45,12 @@ def test_a_named_engine_that_drops_a_trained_flag_is_an_error(cli, write_config)
     assert code == 1 and "C015" in found and "C016" not in found
     assert f"{VLLM} never reads it" in found["C015"] and "fc_norm is true" in found["C015"]
     assert "C005" not in found  # retired: the releases a draft meets are C015/C016's
-    code, found = _rules(cli, path)  # the same engine, only assumed: a warning
+    # the newest release, only assumed, refuses peagle (C011's note); a flag it never reads
+    # for a type it serves (DSpark's sliding_window_non_causal) is a warning
+    code, found = _rules(cli, path)
+    assert code == 0 and "C011" in found and not {"C015", "C016"} & set(found)
+    sliding = _sliding(_example("qwen3-8b-dspark", sliding_window_non_causal=True))
+    code, found = _rules(cli, write_config(sliding, "dspark"))
     assert code == 0 and "C016" in found and "C015" not in found
 
 
@@ -84,9 +89,10 @@ def test_fix_names_what_no_value_removes_and_check_fails(cli, tmp_path):
     assert checked.exit_code == 1 and "C015" in checked.output
     assert "is up to date" in checked.output  # nothing to write, yet it fails
     assert "1 input up to date; 1 with a disagreement no value removes" in checked.output
-    # without --engine the assumed engine's disagreement is a warning: --check passes
+    # without --engine the assumed newest release refuses peagle outright (C011, a note):
+    # no disagreement to fail on, --check passes
     checked = cli("fix", path, "--check")
-    assert checked.exit_code == 0 and "C016" in checked.output
+    assert checked.exit_code == 0 and "C015" not in checked.output
 
 
 def test_fix_check_fails_on_an_empty_aux_list_a_named_engine_reads_as_unset(cli, tmp_path):

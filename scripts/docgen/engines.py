@@ -34,6 +34,12 @@ def changes(prev, cur) -> list[str]:
         out.append("reads " + ", ".join(f"`{t}`" for t in added))
     if dropped := [t for t in old if t not in new]:
         out.append("no longer reads " + ", ".join(f"`{t}`" for t in dropped))
+    fails, failed = b["types"].get("fails", {}), a["types"].get("fails", {})
+    for t in new:
+        if t in fails and t not in failed:
+            out.append(f"refuses `{t}` ({fails[t]})")
+        elif t in failed and t not in fails and t in old:
+            out.append(f"serves `{t}`")
     for pointer in b.get("requires", {}).keys() - a.get("requires", {}).keys():
         out.append(f"requires `{pointer}`")
     for pointer in a.get("requires", {}).keys() - b.get("requires", {}).keys():
@@ -43,7 +49,7 @@ def changes(prev, cur) -> list[str]:
     if refused != before:
         out.append("refuses verifier forms: " + (", ".join(refused) or "none"))
     for model_type in new:
-        if model_type not in old:
+        if model_type not in old or model_type in fails:
             continue
         mold = a["models"].get(model_type, {})
         mnew = b["models"].get(model_type, {})
@@ -59,6 +65,12 @@ def changes(prev, cur) -> list[str]:
         if lx != ly:
             said = ", ".join(ly) if ly else "any (not checked)"
             out.append(f"`{model_type}` layer model types: {said}")
+        for name, row in mnew.get("layer_fields", {}).items():
+            if row != mold.get("layer_fields", {}).get(name) and "class" in row:
+                out.append(
+                    f"`{model_type}`: a non-empty `transformer_layer_config.{name}` builds "
+                    f"`{row['class']}`"
+                )
     return out
 
 

@@ -12,6 +12,11 @@ version) computes something else than under the default, per draft layer for sco
 causality switches, is a network the engine does not run. No config value removes that
 disagreement (the value is what the draft was trained with): only another engine release
 does. All facts come from the reader table; this module only compares readings.
+
+The same holds for a key of ``transformer_layer_config`` that decides the draft's network
+(the table's ``layer_fields``: DFlash2's ``no_rope_layers``, the layers trained without
+RoPE): a release whose row is ``ignored`` runs what its ``instead`` says whenever the key is
+non-empty (:func:`layer_fields_unread`).
 """
 
 from __future__ import annotations
@@ -129,3 +134,78 @@ def _unread(
         if given.meaning != default.meaning:
             out.append(Unread(name, given.value, default.value, tuple(who)))
     return out
+
+
+class UnreadLayerField(NamedTuple):
+    """``transformer_layer_config.<field>`` holds ``value``, which ``engines`` never read."""
+
+    field: str
+    value: Any
+    instead: str  # what the engines run instead, from the table's row
+    engines: tuple[str, ...]
+    serving: tuple[str, ...]  # the covered releases that act on it (their group's first)
+
+    @property
+    def pointer(self) -> str:
+        return f"/transformer_layer_config/{self.field}"
+
+    def describe(self) -> str:
+        who = ", ".join(self.engines)
+        verb = "never reads" if len(self.engines) == 1 else "never read"
+        return (
+            f"transformer_layer_config.{self.field} is {disputes.show(self.value)}, which "
+            f"changes what the draft computes, but {who} {verb} it and {self.instead}"
+        )
+
+
+def layer_fields_unread(
+    config: dict[str, Any], model_type: str, engines: Sequence[readers.Release]
+) -> list[UnreadLayerField]:
+    """Non-empty keys of the layer config that one of ``engines`` (serving the type) never
+    reads (its ``layer_fields`` row is ``ignored``), one entry per key."""
+    layer = config.get("transformer_layer_config")
+    if not isinstance(layer, dict):
+        return []
+    out = []
+    for name in _layer_field_names(model_type):
+        value = layer.get(name)
+        if not value:  # absent, null, [] and false: what every release runs anyway
+            continue
+        rows = [
+            (e, row)
+            for e in engines
+            if e.serves(model_type)
+            and (row := e.data["models"][model_type].get("layer_fields", {}).get(name))
+            and row.get("ignored")
+        ]
+        if rows:
+            out.append(
+                UnreadLayerField(
+                    name,
+                    value,
+                    rows[0][1]["instead"],
+                    tuple(e.id for e, _ in rows),
+                    _acting(model_type, name),
+                )
+            )
+    return out
+
+
+def _layer_field_names(model_type: str) -> tuple[str, ...]:
+    """The layer config keys some release's table row names for the type."""
+    names: dict[str, None] = {}
+    for rid in readers.representatives():
+        model = readers.release(*rid.split("==")).data.get("models", {}).get(model_type, {})
+        names.update(dict.fromkeys(model.get("layer_fields", {})))
+    return tuple(names)
+
+
+def _acting(model_type: str, name: str) -> tuple[str, ...]:
+    """The representatives whose row for the layer key is not ``ignored``."""
+    out = []
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        row = rel.data.get("models", {}).get(model_type, {}).get("layer_fields", {}).get(name)
+        if row and not row.get("ignored") and rel.serves(model_type):
+            out.append(rid)
+    return tuple(out)

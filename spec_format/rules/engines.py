@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, disputes, schemas, unread, writers
+from spec_format.facts import catalog, disputes, readers, schemas, unread, writers
 from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -204,11 +204,32 @@ class TypeNotServed(_ReaderRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         refused = _assumed_refusals(ctx, "type")
         if refused:
+            who = ", ".join(
+                r.engine.id
+                + (f" (the last release serving it: {last})" if last is not None else "")
+                for r in refused
+                for last in [_last_serving(r.engine, ctx.model_type)]
+            )
             yield Hit(
-                f"{ctx.model_type} is not served by {', '.join(r.engine.id for r in refused)}; "
-                "name the engine you deploy with --engine NAME==VERSION to check it",
+                f"{ctx.model_type} is not served by {who}; name the engine you deploy with "
+                "--engine NAME==VERSION to check it",
                 pointer=refused[0].pointer,
             )
+
+
+def _last_serving(engine, model_type: str) -> str | None:
+    """The newest covered release of ``engine``'s reader older than it that serves the type
+    (vLLM 0.34 refuses peagle, which 0.22 to 0.33 serve), or None."""
+    last = None
+    for rid in readers.representatives():  # sorted by version
+        rel = readers.release(*rid.split("=="))
+        if rel.name != engine.name:
+            continue
+        if rel.representative == engine.representative:
+            break
+        if rel.serves(model_type):
+            last = f"{rel.name}=={rel.members[-1]}"
+    return last
 
 
 class EngineRejects(_ReaderRule):
@@ -247,6 +268,17 @@ def _unread_hits(ctx: Context, judged: tuple) -> Iterator[Hit]:
             f"{u.describe()}; no config value removes this (the draft was trained with it): "
             f"serve with a release that reads {u.field}",
             pointer=u.pointer,
+        )
+    for f in unread.layer_fields_unread(ctx.config, ctx.model_type, judged):
+        serve = (
+            f"serve with {f.serving[0]} or a later release that acts on it"
+            if f.serving
+            else f"no covered release reads {f.field}"
+        )
+        yield Hit(
+            f"{f.describe()}; no config value removes this (the draft was trained with it): "
+            f"{serve}",
+            pointer=f.pointer,
         )
 
 

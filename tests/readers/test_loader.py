@@ -23,21 +23,21 @@ def test_file_matches_schema(rid):
 
 def test_releases_cover_vllm_and_every_speculators_line():
     covered = readers.releases()
-    assert "vllm==0.33.0" in covered and len([r for r in covered if r.startswith("vllm")]) >= 2
+    assert "vllm==0.34.0" in covered and len([r for r in covered if r.startswith("vllm")]) >= 2
     assert [r for r in covered if r.startswith("speculators")][-1] == "speculators==0.9.0"
 
 
 def test_unknown_release_names_covered_versions():
-    with pytest.raises(KeyError, match=r"covered: vllm==0\.10\.1 to vllm==0\.33\.0 \(38 releases"):
+    with pytest.raises(KeyError, match=r"covered: vllm==0\.10\.1 to vllm==0\.34\.0 \(39 releases"):
         readers.release("vllm", "0.1.0")
 
 
 def test_every_vllm_release_from_the_first_reader_is_covered():
-    """0.10.1 (the first with a speculators reader) to 0.33.0, patch releases included; each
+    """0.10.1 (the first with a speculators reader) to 0.34.0, patch releases included; each
     member release reads with its group's file, whose own version is a member."""
     vllm = [r.split("==")[1] for r in readers.releases() if r.startswith("vllm==")]
-    assert vllm[0] == "0.10.1" and vllm[-1] == "0.33.0" and "0.10.1.1" in vllm
-    assert len(vllm) == 38
+    assert vllm[0] == "0.10.1" and vllm[-1] == "0.34.0" and "0.10.1.1" in vllm
+    assert len(vllm) == 39
     for rid in readers.representatives():
         rel = readers.release(*rid.split("=="))
         if rel.name == "vllm":
@@ -45,7 +45,7 @@ def test_every_vllm_release_from_the_first_reader_is_covered():
             for version in rel.members:
                 assert readers.release("vllm", version).data is rel.data
     assert readers.release("vllm", "0.20.2").representative == "0.20.0"
-    assert readers.newest("vllm").id == "vllm==0.33.0"
+    assert readers.newest("vllm").id == "vllm==0.34.0"
 
 
 def test_reading_cases():

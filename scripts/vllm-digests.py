@@ -79,6 +79,7 @@ MODEL_MODULES = tuple(
         "qwen3_dflash",
         "qwen3_dspark",
         "qwen3_dflash2",
+        "ricursive_dflash2",  # 0.34: DFlash2 with no_rope_layers (SpeculativeConfig names it)
         "llama",
         "qwen3",
     )

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import disputes, readers
-from spec_format.rules.engine_weights import predict
+from spec_format.rules.engine_weights import holds, predict
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
 EAGLE3 = json.loads((ROOT / "examples" / "qwen3-8b-eagle3" / "config.json").read_text())
@@ -135,3 +135,15 @@ def test_qwen3_per_head_norms_across_releases():
     assert any("layers.0.self_attn.q_norm.weight" in h for h in old)
     assert "KeyError" in old[0] and "executed" in old[0]
     assert _c020(config, "vllm==0.25.0") == [] and _c020(config, "vllm==0.33.0") == []
+
+
+def test_vocabulary_conditions_of_a_weights_block():
+    """required_when/initial_when: reduced-vocab (0.30-0.34 DSpark) is a draft vocabulary below
+    the layer config's, other-vocab (0.29) any other size; an unset one is the full vocabulary."""
+    config = tiny_config("dspark")  # draft_vocab_size 64 of 256
+    assert holds("reduced-vocab", config) and holds("other-vocab", config)
+    for size, reduced, other in ((256, False, False), (300, False, True), (None, False, False)):
+        edited = {**config, "draft_vocab_size": size}
+        assert (holds("reduced-vocab", edited), holds("other-vocab", edited)) == (reduced, other)
+    with pytest.raises(ValueError, match="unknown weights condition"):
+        holds("larger-vocab", config)

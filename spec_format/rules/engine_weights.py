@@ -74,20 +74,24 @@ def _optional_anywhere(model_type: str) -> dict[str, str]:
 
 
 #: the conditions of ``required_when``/``initial_when``, as a message names them
-CONDITIONS = {"reduced-vocab": "reduced-vocabulary draft (draft_vocab_size below vocab_size)"}
+CONDITIONS = {
+    "reduced-vocab": "reduced-vocabulary draft (draft_vocab_size below vocab_size)",
+    "other-vocab": "draft whose draft_vocab_size differs from vocab_size",
+}
 
 
 def holds(condition: str, config: dict) -> bool:
     """Whether a weights block's condition holds for the config (``reduced-vocab``: a
     draft_vocab_size below the vocabulary of the draft's layer config, which is the
-    verifier's)."""
-    if condition != "reduced-vocab":
+    verifier's; ``other-vocab``: any other size)."""
+    if condition not in CONDITIONS:
         raise ValueError(f"unknown weights condition {condition!r}")
     layer = config.get("transformer_layer_config")
     vocab = layer.get("vocab_size") if isinstance(layer, dict) else None
     draft = config.get("draft_vocab_size")
-    numbers = all(isinstance(v, int) and not isinstance(v, bool) for v in (draft, vocab))
-    return numbers and draft < vocab
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (draft, vocab)):
+        return False  # unset: the release takes the full vocabulary
+    return draft < vocab if condition == "reduced-vocab" else draft != vocab
 
 
 def _reads_true(engine, model_type: str, flag: str, config: dict) -> bool:

@@ -46,6 +46,7 @@ from spec_format.engine.weight_checks import (
 )
 from spec_format.parsers import documents, stdin
 from spec_format.parsers.verifier import VerifierInfo, load_verifier
+from spec_format.rules import base_models
 from spec_format.rules import input as input_rules
 from spec_format.rules.base import Layer
 from spec_format.rules.registry import by_layer
@@ -287,6 +288,13 @@ def _checked(
                     str(exc), str(target.checkpoint_dir), profile=options.profile
                 )
             )
+    if ctx is None and checkpoint is not None and checkpoint.has_weights:
+        # a base model's checkpoint (S006): the MTP layers its config declares, if absent
+        report.findings.extend(
+            base_models.weight_findings(
+                loaded.data, checkpoint.tensors, str(target.config_path), options.profile
+            )
+        )
     check_weights(ctx, checkpoint, verifier, target, report, options)
     report.findings = filtered(report.findings, options)
     _drop_unused_positions(report)

@@ -98,6 +98,7 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
+    from spec_format.convert import see_through  # noqa: F401  (third-party drafts seen through)
     from spec_format.engine import settings
 
     select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")

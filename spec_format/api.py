@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from spec_format.base.errors import InputError, InternalError, SpecfmtError
 from spec_format.base.report import FileReport, Finding, Report, Severity
+from spec_format.convert import see_through  # noqa: F401  (validate sees third-party drafts through)
 from spec_format.engine.validation import (
     ValidateOptions,
     check_config_file,

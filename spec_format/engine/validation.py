@@ -29,6 +29,7 @@ from spec_format.engine.config_checks import (
     validate_config,
 )
 from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
+from spec_format.engine.converted import check_converted
 from spec_format.engine.dispatch import third_party_kind
 from spec_format.engine.input_paths import (
     CONFIG_NAME,
@@ -288,6 +289,8 @@ def _checked(
                     str(exc), str(target.checkpoint_dir), profile=options.profile
                 )
             )
+    if ctx is None and loaded.ok:  # another project's draft: checked as convert writes it
+        check_converted(loaded.data, target, checkpoint, report, options, verifier)
     if ctx is None and checkpoint is not None and checkpoint.has_weights:
         # a base model's checkpoint (S006): the MTP layers its config declares, if absent
         report.findings.extend(

@@ -104,7 +104,7 @@ class ThirdPartyConfig(_SchemaRule):
             "drafts (speculators type 'eagle') are only readable by speculators 0.1-0.4"
         ),
         "convert-source": (
-            "not the speculators format: `specfmt convert` reads it as a {what}; {verdict}"
+            "not the speculators format: `specfmt convert` knows it ({what}); {verdict}"
         ),
     }
 

@@ -8,15 +8,17 @@ pipeline has brought its config to the target format version, so that code sits 
 engine and cannot move below it. The engine therefore owns only this registry: what a
 reader returns (:class:`SeenThrough`) and the list of readers, which
 ``spec_format.convert.see_through`` registers into when it is imported. The entry points,
-on the top floor of the layers contract, import it: the CLI (``specfmt validate``) and the
-Python API (``spec_format.validate`` is :mod:`spec_format.api`'s). No module imports up a
-floor; a program that calls the engine directly without importing convert gets S004 as
-before. This module imports nothing of the project at run time.
+on the top floor of the layers contract, hand the engine a provider that imports it on
+first need (:func:`provide`): the CLI (``specfmt validate``) and the Python API
+(``spec_format.validate`` is :mod:`spec_format.api`'s). No module imports up a floor, a
+run that meets no third-party config imports no converter, and a program that calls the
+engine directly without a provider gets S004 as before. This module imports nothing of
+the project at run time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -61,6 +63,7 @@ class SourceReader(Protocol):
 
 
 _READERS: list[SourceReader] = []
+_PROVIDERS: list[Callable[[], None]] = []
 
 
 def register(reader: SourceReader) -> None:
@@ -68,7 +71,15 @@ def register(reader: SourceReader) -> None:
         _READERS.append(reader)
 
 
+def provide(provider: Callable[[], None]) -> None:
+    """``provider()`` registers readers (importing what it needs); it runs on the first
+    :func:`readers` call, so a run that meets no third-party config never imports them."""
+    _PROVIDERS.append(provider)
+
+
 def readers() -> tuple[SourceReader, ...]:
+    while _PROVIDERS:
+        _PROVIDERS.pop(0)()
     return tuple(_READERS)
 
 

@@ -98,7 +98,9 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
-    from spec_format.engine import settings
+    from spec_format.engine import settings, source_readers
+
+    source_readers.provide(_convert_readers)  # third-party drafts seen through convert
 
     select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")
     # every run is set up (its usage errors raised) before any input is checked or printed
@@ -184,3 +186,7 @@ def render_statistics(report: Report, fmt: str, out) -> None:
     for r in rows:
         out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
     out.write(report.summary() + "\n")
+
+
+def _convert_readers() -> None:
+    from spec_format.convert import see_through  # noqa: F401  (registers its reader)

@@ -19,7 +19,7 @@ if not _os.path.isdir(_os.path.join(__path__[0], "cli")):  # a source checkout, 
 # Resolved on first use (PEP 562), so `import spec_format` and the CLI's start-up stay cheap;
 # spec_format.api documents each name with examples.
 _API = {
-    "validate": "spec_format.engine.validation",
+    "validate": "spec_format.api",
     "validate_config": "spec_format.engine.validation",
     "ValidateOptions": "spec_format.engine.validation",
     "migrate": "spec_format.rewrites.migration",

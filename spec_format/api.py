@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from spec_format.base.errors import InputError, InternalError, SpecfmtError
 from spec_format.base.report import FileReport, Finding, Report, Severity
+from spec_format.engine import source_readers
 from spec_format.engine.validation import (
     ValidateOptions,
     check_config_file,
@@ -55,6 +56,14 @@ __all__ = [
 ]
 
 FileResult = rewrite.FileResult
+
+
+def _convert_readers() -> None:
+    from spec_format.convert import see_through  # noqa: F401  (registers its reader)
+
+
+# validate sees third-party drafts through convert (spec_format/engine/source_readers.py)
+source_readers.provide(_convert_readers)
 
 #: the layers ``load_config`` enforces: the file can be read, and it matches its schema
 _LOAD_LAYERS = (Layer.INPUT, Layer.SCHEMA)

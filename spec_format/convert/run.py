@@ -126,8 +126,9 @@ def load_source(path: str | os.PathLike[str]) -> Source:
     return Source(path=directory, config=config, tensors=tensors)
 
 
-def make_plan(source: Source, request: Request) -> Plan:
-    """Detect the kind, plan, bring the config to the target version, check the tensors."""
+def make_plan(source: Source, request: Request, *, tensors: bool = True) -> Plan:
+    """Detect the kind, plan, bring the config to the target version, check the tensors
+    (``tensors=False``: the source is a config alone, as ``validate`` may see one)."""
     from spec_format.convert.sources import detect
 
     kind = detect(source.config, frozenset(source.tensors), str(source.path))
@@ -136,7 +137,7 @@ def make_plan(source: Source, request: Request) -> Plan:
     refuse_non_integers(plan.config, request.format_version, f"{source.path}/config.json")
     if request.dtype is not None:
         plan = _recast_config(plan, source, request.dtype)
-    return check_tensors(plan, source, request)
+    return check_tensors(plan, source, request) if tensors else plan
 
 
 def convert(

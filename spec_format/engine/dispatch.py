@@ -11,6 +11,7 @@ from typing import Any
 from spec_format.base.report import Finding
 from spec_format.engine.validate_options import ValidateOptions
 from spec_format.facts import catalog, versions
+from spec_format.rules import base_models
 from spec_format.rules import schema as schema_rules
 
 
@@ -61,6 +62,9 @@ def dispatch(
             return schema_rules.ThirdPartyConfig.emit(
                 file, profile=profile, pointer="", variant=third_party[0], **third_party[1]
             )
+        base_model = base_models.dispatch_finding(config, file, profile)
+        if base_model is not None:
+            return base_model
         return schema_rules.MissingModelType.emit(
             file, profile=profile, pointer="", variant="absent", known=known
         )

@@ -29,6 +29,7 @@ from spec_format.engine.config_checks import (
     validate_config,
 )
 from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
+from spec_format.engine.converted import check_converted
 from spec_format.engine.dispatch import third_party_kind
 from spec_format.engine.input_paths import (
     CONFIG_NAME,
@@ -46,6 +47,7 @@ from spec_format.engine.weight_checks import (
 )
 from spec_format.parsers import documents, stdin
 from spec_format.parsers.verifier import VerifierInfo, load_verifier
+from spec_format.rules import base_models
 from spec_format.rules import input as input_rules
 from spec_format.rules.base import Layer
 from spec_format.rules.registry import by_layer
@@ -287,6 +289,15 @@ def _checked(
                     str(exc), str(target.checkpoint_dir), profile=options.profile
                 )
             )
+    if ctx is None and loaded.ok:  # another project's draft: checked as convert writes it
+        check_converted(loaded.data, target, checkpoint, report, options, verifier)
+    if ctx is None and checkpoint is not None and checkpoint.has_weights:
+        # a base model's checkpoint (S006): the MTP layers its config declares, if absent
+        report.findings.extend(
+            base_models.weight_findings(
+                loaded.data, checkpoint.tensors, str(target.config_path), options.profile
+            )
+        )
     check_weights(ctx, checkpoint, verifier, target, report, options)
     report.findings = filtered(report.findings, options)
     _drop_unused_positions(report)

@@ -72,26 +72,39 @@ def check_weights(
         if ctx is None:
             return
         ctx.checkpoint = checkpoint if "weights" in available else None
-        if verifier is not None:
-            ctx.verifier = verifier.config
-            ctx.verifier_path = verifier.path
-            ctx.options["verifier_info"] = verifier
-        ran: set[str] = set()  # what the rules that ran required (for the coverage line)
-        for rule in _weight_rules(
-            ctx.model_type,
-            ctx.format_version,
-            options.select,
-            options.ignore,
-            frozenset(available),
-        ):
-            report.findings.extend(run_rule(rule, ctx, options.profile))
-            ran |= rule.requires
-        # one config value that explains many shape findings replaces them (W024)
-        report.findings = rootcause.grouped(ctx, report.findings)
+        ran = run_weight_rules(ctx, available, verifier, report, options)
         report.coverage = _coverage(ctx, ran, verifier)
     finally:
         if checkpoint is not None:
             checkpoint.close()
+
+
+def run_weight_rules(
+    ctx: Context,
+    available: set[str],
+    verifier: VerifierInfo | None,
+    report: FileReport,
+    options: ValidateOptions,
+) -> set[str]:
+    """The W, D and V rules whose ``requires`` are within ``available``, over ``ctx`` (its
+    checkpoint set by the caller); returns what the rules that ran required."""
+    if verifier is not None:
+        ctx.verifier = verifier.config
+        ctx.verifier_path = verifier.path
+        ctx.options["verifier_info"] = verifier
+    ran: set[str] = set()  # what the rules that ran required (for the coverage line)
+    for rule in _weight_rules(
+        ctx.model_type,
+        ctx.format_version,
+        options.select,
+        options.ignore,
+        frozenset(available),
+    ):
+        report.findings.extend(run_rule(rule, ctx, options.profile))
+        ran |= rule.requires
+    # one config value that explains many shape findings replaces them (W024)
+    report.findings = rootcause.grouped(ctx, report.findings)
+    return ran
 
 
 @cache

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from spec_format.base.errors import UsageError
 from spec_format.rules import (
+    base_models,
     consumers,
     crossfield,
     engine_weights,
@@ -61,6 +62,7 @@ RULES: tuple[type[Rule], ...] = (
     schema.UnknownModelType,
     schema.RetiredModelType,
     schema.ThirdPartyConfig,
+    base_models.BaseModelCheckpoint,
     schema.TypeNotInVersion,
     schema.RequiredPropertyMissing,
     schema.WrongType,

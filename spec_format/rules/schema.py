@@ -103,6 +103,9 @@ class ThirdPartyConfig(_SchemaRule):
             "this looks like an EAGLE-1/2 config ({what}), not the speculators format; EAGLE-1 "
             "drafts (speculators type 'eagle') are only readable by speculators 0.1-0.4"
         ),
+        "convert-source": (
+            "not the speculators format: `specfmt convert` knows it ({what}); {verdict}"
+        ),
     }
 
 

@@ -224,6 +224,12 @@ class _Planner:
             origin = "verifier" if theirs in values and theirs == max(values) else "source"
             detail = "the larger of the source's and the verifier's (Eagle3Converter)"
             self.set(tlc, f"{P}/max_position_embeddings", max(values), origin, detail)
+            if len(values) == 2 and own < theirs:
+                self.notes.append(
+                    f"max_position_embeddings: the source's {own} ({at}) is raised to the "
+                    f"verifier's {theirs}, as Eagle3Converter does; the draft was built (and "
+                    f"most likely trained) for {own} positions, so past them acceptance falls"
+                )
         self.set(tlc, f"{P}/tie_word_embeddings", False, "default", "Eagle3Converter default")
         self.set(tlc, f"{P}/use_cache", True, "default", "Eagle3Converter default")
         theta, at = self.source_value("rope_theta")

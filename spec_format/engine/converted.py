@@ -1,0 +1,159 @@
+"""A third-party draft checked as ``specfmt convert`` would write it (issue 35, part 5).
+
+When the config has no speculators type and a registered source reader
+(:mod:`spec_format.engine.source_readers`; ``spec_format.convert`` provides it) knows its
+layout, S004 says what the checkpoint is and what ``convert`` needs, or why convert would
+refuse it, naming what is missing. Then every rule layer runs over the converted view:
+schema, cross-field, consumer and version rules on the converted config, the weight rules
+on the converted tensor table (the source's headers mapped by the plan; no tensor data, so
+``--deep`` and ``--scan-weights`` checks stay with the written checkpoint), the verifier
+rules with ``--verifier``, the reader rules with ``--engine``. Each finding is reported
+against the source files (a config value that came from a key of the source config points
+at that key; a converted tensor names the source tensors it is made from), its message
+prefixed "as converted:".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from spec_format.base.jsonload import Loaded
+from spec_format.base.report import FileReport, Finding
+from spec_format.engine.config_checks import check_config
+from spec_format.engine.input_paths import Target
+from spec_format.engine.source_readers import SeenThrough, see_through
+from spec_format.engine.validate_options import ValidateOptions
+from spec_format.engine.weight_checks import run_weight_rules
+from spec_format.parsers.verifier import VerifierInfo
+from spec_format.rules import schema as schema_rules
+
+#: the dispatch findings a seen-through checkpoint's S004 replaces
+_DISPATCH = ("S001", "S004")
+PREFIX = "as converted: "
+#: the converted config's block convert writes from --verifier, not from the source: what
+#: the rules say of it is about the flags of this view, not about the draft
+_FROM_FLAGS = "/speculators_config/verifier"
+
+
+def check_converted(
+    config: Any,
+    target: Target,
+    checkpoint,
+    report: FileReport,
+    options: ValidateOptions,
+    verifier: VerifierInfo | None,
+) -> None:
+    """Add the converted view's findings to ``report`` (nothing when no reader knows it)."""
+    if not isinstance(config, Mapping) or "speculators_model_type" in config:
+        return
+    tensors = None
+    if checkpoint is not None and checkpoint.has_weights and checkpoint.complete:
+        tensors = checkpoint.tensors
+    file = str(target.config_path) if target.config_path is not None else target.shown
+    seen = see_through(config, tensors, verifier, file)
+    if seen is None:
+        return
+    verdict = _verdict(seen)
+    at = next((i for i, f in enumerate(report.findings) if f.rule in _DISPATCH), None)
+    if at is None:  # S006 or no dispatch finding: the verdict is not replaced
+        return
+    report.findings[at] = schema_rules.ThirdPartyConfig.emit(
+        file,
+        profile=options.profile,
+        pointer="",
+        variant="convert-source",
+        what=seen.description,
+        verdict=verdict,
+    )
+    if seen.config is None:
+        return
+    view = FileReport(path=file)
+    view_options = replace(options, deep=False, scan_weights=False, format_version=None)
+    ctx = check_config(Loaded(path=Path(file), data=seen.config), view, view_options, verifier)
+    if ctx is not None:
+        available = {"verifier"} if verifier is not None else set()
+        if seen.tensors is not None:
+            ctx.checkpoint = _View(seen.tensors, checkpoint)
+            available.add("weights")
+        run_weight_rules(ctx, available, verifier, view, view_options)
+    report.findings.extend(
+        _on_source(f, seen, file)
+        for f in view.findings
+        if not (f.pointer or "").startswith(_FROM_FLAGS)
+    )
+
+
+def _verdict(seen: SeenThrough) -> str:
+    noted = "".join(f"; {n}" for n in seen.notes)
+    if seen.refused is None:
+        return (
+            f"{seen.needs} converts it; the findings marked 'as converted' are what validate "
+            f"finds on the checkpoint it would write{noted}"
+        )
+    text = f"{seen.needs} would refuse it: {seen.refused}"
+    if seen.config is not None:
+        text += (
+            f"; the findings marked 'as converted' check the rest with {'; '.join(seen.assumed)}"
+        )
+    return text + noted
+
+
+def _on_source(finding: Finding, seen: SeenThrough, file: str) -> Finding:
+    """A finding of the converted view, said of the source files."""
+    message = PREFIX + finding.message
+    pointer = None
+    if finding.pointer:
+        pointer = _source_pointer(finding.pointer, seen.pointers)
+        if pointer is None:
+            message += f" ({finding.pointer} of the converted config)"
+    tensor = finding.tensor
+    if tensor is not None and tensor in seen.origins:
+        sources = seen.origins[tensor]
+        if sources != (tensor,):
+            message += f" (source tensor {' + '.join(sources)})"
+            tensor = sources[0]
+    return replace(
+        finding,
+        message=message,
+        file=file if finding.pointer or finding.tensor is None else finding.file,
+        pointer=pointer,
+        tensor=tensor,
+        line=None,
+        column=None,
+        command=None,
+    )
+
+
+def _source_pointer(pointer: str, pointers: Mapping[str, str]) -> str | None:
+    """The source config's pointer for a pointer of the converted config (a value inside a
+    mapped one keeps its path below it), or None."""
+    at = pointer
+    while at:
+        if at in pointers:
+            return pointers[at] + pointer[len(at) :]
+        at = at.rpartition("/")[0]
+    return None
+
+
+class _View:
+    """The source checkpoint with the converted tensor table in place of its own."""
+
+    def __init__(self, tensors: Mapping[str, Any], checkpoint) -> None:
+        self.tensors = tensors
+        self._checkpoint = checkpoint
+        self.issues: list = []
+        self.malformed: set[str] = set()
+        self.complete = True
+
+    @property
+    def has_weights(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._checkpoint, name)
+
+    def close(self) -> None:  # the source checkpoint is closed by its own checks
+        pass

@@ -1,0 +1,181 @@
+"""S006: a base model's checkpoint where a draft was expected, said for what it is.
+
+``validate`` given a base (target) model says which one it is instead of "not a speculators
+config": a model with native MTP layers (Qwen3-Next and Qwen3.5 keep them as ``mtp.*``,
+DeepSeek and GLM as extra ``model.layers.N``, MiniMax as MTP modules), and whether
+``specfmt convert`` can extract them (a base model without MTP layers stays S001). With the weights at hand (the config's dispatch found no draft type),
+the MTP layers the config declares are looked for among the tensors: a checkpoint that
+declares them but holds none (a quantized export that dropped them) is reported, and so is
+one with more MTP layers than the format carries, which convert refuses.
+
+The engine emits both (the config half at type dispatch, the weights half once the
+checkpoint's headers are read); the wording is here, the facts come from the catalog's
+``mtp`` record (the layer families speculators builds MTP layers for).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spec_format.base.report import Finding, Severity
+from spec_format.facts import catalog
+from spec_format.rules.base import Layer, Rule, Status
+
+#: where a base model's config declares its MTP layers: (key, tensor layout)
+#: ``mtp``: ``mtp.*`` tensors (Qwen3-Next, Qwen3.5), which ``specfmt convert`` extracts;
+#: ``layers``: ``model.layers.N.*`` past the decoder layers (DeepSeek, GLM, MiMo);
+#: ``modules``: MiniMax's MTP modules (``use_mtp``), tensors named ``*mtp*``
+MTP_KEYS = (
+    ("mtp_num_hidden_layers", "mtp"),
+    ("num_nextn_predict_layers", "layers"),
+    ("num_mtp_modules", "modules"),
+)
+_MTP_LAYER = re.compile(r"^mtp\.layers\.(\d+)\.")
+_BASE_ARCH = re.compile(r"(ForCausalLM|ForConditionalGeneration)$")
+
+
+class BaseModelCheckpoint(Rule):
+    """The input is a base model's checkpoint, not a speculators draft."""
+
+    id = "S006"
+    name = "base-model-checkpoint"
+    layer = Layer.SCHEMA
+    severity = Severity.ERROR
+    since = "0.1.0"
+    status = Status.PREVIEW
+    engine_emitted = True
+    references = ("vllm-project/vllm#35548", "MiniMax-AI/MiniMax-M2.5#8")
+    template = {
+        "native-mtp": (
+            "this is the config of a base model ({arch}) with {count} native MTP layer(s) "
+            "({key}: {count}), not a speculators draft; {convert}"
+        ),
+        "mtp-tensors-missing": (
+            "the config declares {count} MTP layer(s) ({key}: {count}) but the checkpoint "
+            "holds none of their tensors (no {expected}): served with MTP, an engine builds "
+            "those layers from uninitialised memory (acceptance 0), and `specfmt convert` has "
+            "nothing to extract; use an export that keeps the MTP layers"
+        ),
+        "mtp-layers-extra": (
+            "the checkpoint holds {count} MTP layers (mtp.layers.0 to mtp.layers.{last}); "
+            "`specfmt convert` refuses it: the speculators mtp format carries one MTP layer "
+            "(num_nextn_predict_layers must be 1 for every speculators release)"
+        ),
+    }
+
+
+def _text(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    text = config.get("text_config")
+    return text if isinstance(text, Mapping) else config
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def mtp_declaration(config: Mapping[str, Any]) -> tuple[str, int, str] | None:
+    """(the key, as ``text_config.KEY`` when nested, the number of MTP layers it declares,
+    the tensor layout) of a base model's config, or None when it declares none."""
+    if "speculators_model_type" in config or "speculators_config" in config:
+        return None
+    for where, doc in (("", config), ("text_config.", _text(config))):
+        for key, layout in MTP_KEYS:
+            count = _count(doc.get(key))
+            if count is None or (layout == "modules" and doc.get("use_mtp") is False):
+                continue
+            return where + key, count, layout
+    return None
+
+
+def _architecture(config: Mapping[str, Any]) -> str | None:
+    archs = config.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    return next((a for a in names if _BASE_ARCH.search(a)), None)
+
+
+def dispatch_finding(config: Mapping[str, Any], file: str, profile) -> Finding | None:
+    """The S006 finding for a config without ``speculators_model_type`` that is a base
+    model's with native MTP layers (None: it declares none)."""
+    declared = mtp_declaration(config)
+    if declared is not None:
+        arch = _architecture(config)
+        key, count, layout = declared
+        families = catalog.record("mtp").layer_families
+        family = _text(config).get("model_type")
+        if layout == "mtp" and family in families and count > 1:
+            convert = (
+                f"`specfmt convert` refuses it: the speculators mtp format carries one MTP "
+                f"layer, this model declares {count}"
+            )
+        elif layout == "mtp" and family in families:
+            convert = (
+                "`specfmt convert CKPT -o OUT --verifier CKPT` extracts its mtp.* layer into "
+                "a speculators mtp draft (the checkpoint's weights must hold the mtp.* tensors)"
+            )
+        else:
+            convert = (
+                f"`specfmt convert` extracts MTP layers stored as mtp.* of {', '.join(families)} "
+                f"models only (this is {family!r}); engines serve a model's own MTP layers with "
+                "--speculative-config method mtp"
+            )
+        return BaseModelCheckpoint.emit(
+            file,
+            profile=profile,
+            pointer="",
+            variant="native-mtp",
+            arch=arch or "no architectures",
+            count=count,
+            key=key,
+            convert=convert,
+        )
+    return None
+
+
+def weight_findings(
+    config: Mapping[str, Any], tensor_names: Iterable[str], file: str, profile
+) -> list[Finding]:
+    """What the tensors of a base model's checkpoint say about the MTP layers its config
+    declares: none of them present, or more than the format carries."""
+    declared = mtp_declaration(config)
+    if declared is None:
+        return []
+    key, count, layout = declared
+    names = list(tensor_names)
+    if layout == "mtp":
+        held = [n for n in names if n.startswith("mtp.")]
+        expected = "mtp.* tensor"
+    elif layout == "layers":
+        first = _count(_text(config).get("num_hidden_layers"))
+        if first is None:
+            return []
+        prefixes = tuple(f"model.layers.{first + i}." for i in range(count))
+        held = [n for n in names if any(p in n for p in prefixes)]
+        expected = " or ".join(p + "*" for p in prefixes) + " tensor"
+    else:
+        held = [n for n in names if "mtp" in n.lower()]
+        expected = "tensor with mtp in its name"
+    if not held:
+        return [
+            BaseModelCheckpoint.emit(
+                file,
+                profile=profile,
+                variant="mtp-tensors-missing",
+                count=count,
+                key=key,
+                expected=expected,
+            )
+        ]
+    layers = sorted({int(m.group(1)) for n in held if (m := _MTP_LAYER.match(n))})
+    if layout == "mtp" and count == 1 and len(layers) > 1:  # more than the config says
+        return [
+            BaseModelCheckpoint.emit(
+                file,
+                profile=profile,
+                variant="mtp-layers-extra",
+                count=len(layers),
+                last=layers[-1],
+            )
+        ]
+    return []

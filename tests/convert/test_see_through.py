@@ -1,0 +1,213 @@
+"""validate sees a third-party draft through convert (issue 35 part 5): S004 says what
+convert needs or why it refuses, and every rule layer runs on the converted view, its
+findings marked "as converted" and said of the source files (spec_format/engine/converted.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import spec_format
+from spec_format import ValidateOptions
+from spec_format.testing import builder
+from spec_format.testing.sources import (
+    build_zlab_dflash,
+    tiny_dflash_verifier_config,
+    zlab_dflash_config,
+)
+
+IDS = {"eagle_aux_hidden_state_layer_ids": [1, 4, 5]}  # fit the tiny 8-layer verifier
+
+
+def findings(path, verifier=None, **kw):
+    options = ValidateOptions(verifier=str(verifier) if verifier else None, **kw)
+    (report,) = spec_format.validate(path, options).files
+    return report.findings
+
+
+def rules(found) -> list[tuple[str, str, str | None, str | None]]:
+    return sorted((f.rule, f.severity.value, f.pointer or None, f.tensor) for f in found)
+
+
+def s004(found) -> str:
+    (f,) = [f for f in found if f.rule == "S004"]
+    return f.message
+
+
+@pytest.fixture
+def zlab_verifier(tmp_path) -> Path:
+    path = tmp_path / "zlab-verifier"
+    builder.build_verifier(path, tiny_dflash_verifier_config())
+    return path
+
+
+# -- each convert source's fixtures, seen through --------------------------------------------
+def test_safeailab_that_converts_says_so_and_nothing_else(made):
+    found = findings(made.source("src", IDS), made.verifier)
+    assert rules(found) == [("S004", "error", None, None)]
+    message = s004(found)
+    assert "SafeAILab/EAGLE-3" in message
+    assert f"`specfmt convert CKPT -o OUT --verifier {made.verifier}" in message
+    assert "` converts it; the findings marked 'as converted'" in message
+    # the tiny source's 2048 positions are raised to the verifier's range: said
+    assert "max_position_embeddings: the source's 2048" in message
+
+
+def test_zlab_dflash_that_converts_says_so_and_nothing_else(tmp_path, zlab_verifier):
+    path = build_zlab_dflash(tmp_path / "z", zlab_dflash_config()).path
+    found = findings(path, zlab_verifier)
+    assert rules(found) == [("S004", "error", None, None)]
+    assert "z-lab DFlash" in s004(found) and "converts it" in s004(found)
+
+
+def test_converted_view_finds_the_cause_and_points_at_the_source_key(made):
+    # AngelSlim-style: the draft's head_dim differs from the verifier's (Tencent/AngelSlim#5)
+    shapes = {"hd": 8}
+    src = made.source("src", {**IDS, "head_dim": 8}, sizes={**_tiny(), **shapes})
+    found = findings(src, made.verifier)
+    assert rules(found) == [
+        ("S004", "error", None, None),
+        ("V005", "warning", "/head_dim", None),
+    ]
+    (v005,) = [f for f in found if f.rule == "V005"]
+    assert v005.message.startswith("as converted: transformer_layer_config.head_dim is 8")
+    assert v005.file == str(src / "config.json")
+
+
+def test_converted_tensor_findings_name_the_source_tensor(made):
+    # one aux id more than fc.weight takes: convert refuses, the view reports the shape
+    src = made.source("src", {"eagle_aux_hidden_state_layer_ids": [1, 4, 5, 6]})
+    found = findings(src, made.verifier)
+    assert "fc.weight [64, 192] takes 192 inputs, but 4 aux layer ids" in s004(found)
+    assert rules(found) == [("S004", "error", None, None)]
+
+
+def test_a_renamed_tensor_keeps_its_source_name(made):
+    src = made.source("src", {**IDS, "head_dim": 8})  # shapes say 16: the layer's shapes break
+    found = findings(src, made.verifier)
+    tensors = {f.tensor for f in found if f.rule in ("W003", "W009")}
+    assert tensors == {
+        "midlayer.self_attn.o_proj.weight",
+        "midlayer.self_attn.q_proj.weight",
+        "midlayer.self_attn.k_proj.weight",
+        "midlayer.self_attn.v_proj.weight",
+    }
+    for f in found:
+        if f.rule != "S004":
+            assert f.message.startswith("as converted: ")
+    assert any("(source tensor midlayer.self_attn.q_proj.weight)" in f.message for f in found)
+
+
+def test_the_final_layer_tap_is_reported_on_the_source_list(made):
+    # an aux id equal to the verifier's layer count (sgl-project/sglang#32334)
+    found = findings(
+        made.source(
+            "src", {"eagle_config": {**IDS, "eagle_aux_hidden_state_layer_ids": [1, 4, 8]}}
+        ),
+        made.verifier,
+    )
+    (v004,) = [f for f in found if f.rule == "V004"]
+    assert v004.pointer == "/eagle_config/eagle_aux_hidden_state_layer_ids/2"
+
+
+def test_a_config_file_alone_is_seen_through(made):
+    found = findings(made.source("src", {**IDS, "head_dim": 8}) / "config.json", made.verifier)
+    assert rules(found) == [("S004", "error", None, None), ("V005", "warning", "/head_dim", None)]
+
+
+def test_the_cli_says_the_same(made, cli):
+    src = made.source("src", {**IDS, "head_dim": 8})
+    result = cli("validate", src / "config.json", "--verifier", made.verifier)
+    assert result.exit_code == 1
+    assert "as converted: transformer_layer_config.head_dim is 8" in result.output
+
+
+# -- what convert would refuse is named ------------------------------------------------------
+def test_no_verifier_says_convert_needs_one(made):
+    found = findings(made.source("src", IDS))
+    assert rules(found) == [("S004", "error", None, None)]
+    assert "would refuse it: --verifier is required" in s004(found)
+
+
+def test_missing_aux_ids_are_named_and_the_view_takes_the_readers_default(made):
+    found = findings(made.source("src"), made.verifier)
+    message = s004(found)
+    assert "would refuse it: no eagle_aux_hidden_state_layer_ids" in message
+    assert "check the rest with aux layer ids [2, 4, 5] (the readers' default" in message
+    assert rules(found) == [("S004", "error", None, None)]
+
+
+def test_an_unknown_tensor_is_named_and_left_out_of_the_view(made):
+    src = made.source("src", IDS, extra={"midlayer.extra.weight": ("float", (64,))})
+    found = findings(src, made.verifier)
+    message = s004(found)
+    assert "would refuse it: tensor midlayer.extra.weight would be layers.0.extra.weight" in message
+    assert "midlayer.extra.weight left out" in message
+    assert rules(found) == [("S004", "error", None, None)]
+
+
+def test_zlab_without_a_mask_token_names_it(tmp_path, zlab_verifier):
+    config = zlab_dflash_config({"dflash_config": {"target_layer_ids": [1, 3, 5]}})
+    found = findings(build_zlab_dflash(tmp_path / "z", config).path, zlab_verifier)
+    assert "would refuse it: dflash_config.mask_token_id: missing" in s004(found)
+    assert rules(found) == [("S004", "error", None, None)]
+
+
+# -- broken third-party files: a finding, never a traceback ----------------------------------
+BROKEN = {
+    "eagle_config-a-list": {"eagle_config": []},
+    "aux-ids-a-string": {"eagle_aux_hidden_state_layer_ids": "1,4,5"},
+    "aux-ids-nested-junk": {"eagle_config": {"eagle_aux_hidden_state_layer_ids": [None, {}]}},
+    "hidden-size-a-string": {**IDS, "hidden_size": "64"},
+    "heads-zero": {**IDS, "num_attention_heads": 0},
+    "rope-scaling-a-list": {**IDS, "rope_scaling": [1, 2]},
+    "huge-number": {**IDS, "max_position_embeddings": 10**400},  # written as 1e400
+    "draft-vocab-negative": {**IDS, "draft_vocab_size": -3},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_safeailab_config_gives_findings_not_a_bug(made, case):
+    path = made.source("src", IDS)  # a valid checkpoint, then its config broken
+    config = json.loads((path / "config.json").read_text())
+    config.update(BROKEN[case])
+    (path / "config.json").write_text(json.dumps(config).replace("1" + "0" * 400, "1e400"))
+    found = findings(path, made.verifier)
+    assert "I012" not in {f.rule for f in found}, [f.message for f in found]
+    assert "S004" in {f.rule for f in found}
+
+
+ZLAB_BROKEN = {
+    "dflash_config-a-string": {"dflash_config": "x"},
+    "target-ids-junk": {"dflash_config": {"mask_token_id": 255, "target_layer_ids": ["a"]}},
+    "block-size-none": {"block_size": None},
+    "vocab-a-list": {"vocab_size": [256]},
+}
+
+
+@pytest.mark.parametrize("case", sorted(ZLAB_BROKEN))
+def test_broken_zlab_config_gives_findings_not_a_bug(tmp_path, zlab_verifier, case):
+    path = build_zlab_dflash(tmp_path / "z", zlab_dflash_config()).path
+    config = json.loads((path / "config.json").read_text())
+    config.update(ZLAB_BROKEN[case])
+    (path / "config.json").write_text(json.dumps(config))
+    found = findings(path, zlab_verifier)
+    assert "I012" not in {f.rule for f in found}, [f.message for f in found]
+    assert "S004" in {f.rule for f in found}
+
+
+def test_truncated_weights_of_a_third_party_draft(made):
+    src = made.source("src", IDS)
+    weights = src / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:200])
+    found = findings(src, made.verifier)
+    assert "I012" not in {f.rule for f in found}
+    assert "S004" in {f.rule for f in found}
+
+
+def _tiny():
+    from spec_format.testing.safeailab import TINY
+
+    return dict(TINY)

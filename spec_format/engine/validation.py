@@ -115,6 +115,9 @@ class Validation:
         if self.remote == 0:
             items: Iterable = ((t, None) for t in self.targets)
         else:  # the network part of hf:// inputs runs ahead, in worker threads
+            from spec_format.parsers import remote
+
+            remote.prepare()
             items = ahead(self.targets, _remote_fetch, self.options.jobs)
         with _audit_progress(self.remote):
             for target, fetched in items:

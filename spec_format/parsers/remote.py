@@ -75,6 +75,13 @@ def _hub():
     )
 
 
+def prepare() -> None:
+    """Import huggingface_hub and make its HTTP client in the calling thread, before worker
+    threads fetch drafts with it (they then share one client and its connections); a
+    :class:`UsageError` when the remote extra is missing."""
+    _hub().get_session()
+
+
 class BudgetExceeded(Exception):
     """The deadline or the byte budget of one remote checkpoint is spent."""
 

@@ -30,6 +30,10 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: a worker's stack: the fetch parses JSON with bounded nesting (256 KiB is enough for the
+#: deepest header refused); the default (RLIMIT_STACK, often 8 MiB) is address space that a
+#: ``ulimit -v`` counts for every thread
+WORKER_STACK = 1024 * 1024
 #: how long the caller blocks at a time while waiting for a fetch (a signal is handled
 #: between waits at the latest)
 WAIT_SLICE_S = 0.2
@@ -42,10 +46,11 @@ class Cancelled(Exception):
 class Fetch(Generic[R]):
     """One fetch, run by a worker; :meth:`result` waits for it in the caller's thread."""
 
-    __slots__ = ("_work", "_done", "_value", "_error")
+    __slots__ = ("_work", "_done", "_value", "_error", "_queued")
 
     def __init__(self, work: Callable[[], R]) -> None:
         self._work = work
+        self._queued = False  # handed to a worker
         self._done = threading.Event()
         self._value: R | None = None
         self._error: BaseException | None = None
@@ -62,7 +67,10 @@ class Fetch(Generic[R]):
             self._done.set()
 
     def result(self) -> R:
-        """The fetch's value, or its exception raised here (waits in short slices)."""
+        """The fetch's value, or its exception raised here (waits in short slices). A fetch
+        no worker took (none could start) runs here, in the caller's thread."""
+        if self._work is not None and not self._queued:
+            self.run()
         while not self._done.wait(WAIT_SLICE_S):
             pass
         if self._error is not None:
@@ -96,12 +104,12 @@ def ahead(
                 task = work(item)
                 fetch = None if task is None else Fetch(task)
                 if fetch is not None:
-                    queue.put(fetch)
-                    if workers < jobs:
+                    if workers < jobs and _start(queue, stop):
                         workers += 1
-                        threading.Thread(
-                            target=_worker, args=(queue, stop), daemon=True, name="specfmt-fetch"
-                        ).start()
+                    if workers:
+                        fetch._queued = True
+                        queue.put(fetch)
+                    # else no thread could start (a memory limit): result() runs it in turn
                 pending.append((item, fetch))
             if not pending:
                 return
@@ -110,6 +118,22 @@ def ahead(
         stop.set()
         for _ in range(workers):
             queue.put(None)
+
+
+def _start(queue: SimpleQueue, stop: threading.Event) -> bool:
+    """Start one worker on a stack of :data:`WORKER_STACK` bytes; False when the system
+    gives no thread (under a limit on address space each default 8 MiB stack counts)."""
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(WORKER_STACK)
+        worker = threading.Thread(target=_worker, args=(queue, stop), daemon=True)
+        worker.name = "specfmt-fetch"
+        worker.start()
+    except (RuntimeError, ValueError, MemoryError):
+        return False
+    finally:
+        threading.stack_size(previous)
+    return True
 
 
 def _worker(queue: SimpleQueue, stop: threading.Event) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -191,3 +192,48 @@ def test_an_audit_shows_its_progress_on_a_terminal_without_cutting_the_report(hu
         assert f"fail hf://org/d{i}: eagle3, format 0.9 (declared)" in pieces, pieces
     result = piped("validate", "-j", "2", *urls, env=env)
     assert result.returncode == 1 and "hf:// drafts" not in result.stderr + result.stdout
+
+
+def test_an_audit_holds_a_bounded_number_of_drafts(hub, drafts):
+    """Peak memory of a 400-draft audit is about that of 40 drafts: the drafts read ahead
+    are at most twice --jobs, and each reported draft is dropped (the CLI in a child,
+    its peak RSS from the kernel's accounting)."""
+    hub.add("org/d0", drafts["ok"])
+    for i in range(1, 400):
+        hub.repos[f"org/d{i}"] = hub.repos["org/d0"]
+    env = child_env(
+        {"HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0", "HF_TOKEN": "hf_fake_token"}
+    )
+    env["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    peaks = {}
+    for n in (40, 400):
+        args = ["validate", "-q", "-j", "16", *(f"hf://org/d{i}" for i in range(n))]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "spec_format", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=ROOT,
+        )
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0 and f"{n} inputs checked".encode() in out
+        peaks[n] = usage.ru_maxrss / 1024  # MiB
+    assert peaks[400] - peaks[40] < 16, peaks
+
+
+def test_an_audit_without_threads_fetches_in_turn(hub, drafts, monkeypatch):
+    """Where no worker thread can start (a tight ``ulimit -v``), each draft is fetched in
+    the main thread as it is checked: the same report."""
+    import threading
+
+    for i in range(4):
+        hub.add(f"org/d{i}", drafts["ok" if i % 2 else "broken"])
+    urls = [f"hf://org/d{i}" for i in range(4)]
+    sequential = json_report(urls, jobs=1)
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert json_report(urls, jobs=8) == sequential

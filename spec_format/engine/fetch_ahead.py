@@ -89,7 +89,7 @@ def ahead(
     caller) cancels the fetches not started yet."""
     queue: SimpleQueue[Fetch[R] | None] = SimpleQueue()
     stop = threading.Event()
-    workers = 0
+    workers, startable = 0, True
     pending: deque[tuple[T, Fetch[R] | None]] = deque()
     source = iter(items)
     more = True
@@ -104,8 +104,9 @@ def ahead(
                 task = work(item)
                 fetch = None if task is None else Fetch(task)
                 if fetch is not None:
-                    if workers < jobs and _start(queue, stop):
-                        workers += 1
+                    if workers < jobs and startable:
+                        startable = _start(queue, stop)  # once refused, not asked again
+                        workers += startable
                     if workers:
                         fetch._queued = True
                         queue.put(fetch)

@@ -119,7 +119,8 @@ class Validation:
 
             remote.prepare()
             items = ahead(self.targets, _remote_fetch, self.options.jobs)
-        with _audit_progress(self.remote):
+        counted = self.remote >= AUDIT_BAR_FROM  # a bar counts the drafts (on a terminal)
+        with _audit_progress(self.remote) if counted else contextlib.nullcontext():
             for target, fetched in items:
                 if isinstance(target, FileReport):
                     report = target
@@ -130,6 +131,9 @@ class Validation:
                     self._absent.append(report.path)
                 if fetched is not None:
                     progress.advance(1)
+                if not counted:
+                    yield report
+                    continue
                 with progress.hidden():  # the caller may write the report on the terminal
                     yield report
 
@@ -153,10 +157,12 @@ def _remote_fetch(target: Target | ReadConfig | FileReport):
     return None if remote is None else functools.partial(fetch_remote, remote)
 
 
+#: a run of this many hf:// drafts or more shows a bar that counts them
+AUDIT_BAR_FROM = 2
+
+
 def _audit_progress(remote: int):
     """A bar for a run of several hf:// drafts (shown on a terminal only: base.progress)."""
-    if remote < 2:
-        return contextlib.nullcontext()
     return progress.task(f"checking {remote} hf:// drafts", remote, unit="drafts")
 
 

@@ -18,6 +18,9 @@ Suites measured here (each writes its RESULTS file):
   EAGLE-3 draft, valid), warm page cache, against ``cat FILE > /dev/null``; in process (the
   scan alone) and as a whole ``specfmt validate --scan-weights`` process (the goal's row);
   the whole process again on the 8.2 GB draft of a 31B target (``gemma-4-31b-dflash``).
+* ``audit``: ``specfmt validate`` of 200 hf:// drafts against one draft, on a Hub on
+  127.0.0.1 that answers after 50 ms (benches/hub_server.py); wall time, as the work is
+  waiting; and the same 200 one at a time (``--jobs 1``).
 * ``convert``: ``specfmt convert`` (CLI) of a 2 GB SafeAILab EAGLE-3 source against
   ``cp -r`` of the same directory, warm.
 
@@ -76,11 +79,11 @@ class Run:
     code: int
 
 
-def run_once(cmd: list[str], stdout: str | None = None) -> Run:
+def run_once(cmd: list[str], stdout: str | None = None, env: dict | None = None) -> Run:
     """One whole process: its CPU (user + system) and peak RSS from wait4, its wall time."""
     out = open(stdout or os.devnull, "ab")  # noqa: SIM115 - closed below
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=ENV)
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env or ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -103,12 +106,15 @@ class Pair:
         )
 
 
-def interleaved(a: list[str], b: list[str], runs: int) -> Pair:
-    run_once(a), run_once(b)  # warm-up: page cache, bytecode caches
+def interleaved(
+    a: list[str], b: list[str], runs: int, env: dict | None = None, warm_up: bool = True
+) -> Pair:
+    if warm_up:
+        run_once(a, env=env), run_once(b, env=env)  # page cache, bytecode caches
     pair = Pair([], [])
     for _ in range(runs):
-        pair.a.append(run_once(a))
-        pair.b.append(run_once(b))
+        pair.a.append(run_once(a, env=env))
+        pair.b.append(run_once(b, env=env))
     return pair
 
 
@@ -523,6 +529,99 @@ def suite_convert(args) -> None:
     _write("RESULTS-convert.md", lines)
 
 
+# -- audit ---------------------------------------------------------------------------------
+
+
+def suite_audit(args) -> None:
+    """``specfmt validate hf://org/d0 ... hf://org/d{N-1}`` against one draft, on a Hub on
+    127.0.0.1 that answers every request after LATENCY seconds (benches/hub_server.py, in a
+    process of its own): the network waits of N drafts overlap (``--jobs``), the start-up
+    (interpreter, imports, the HTTP client) is paid once."""
+    specfmt = _exe("specfmt")
+    latency, drafts = 0.05, args.drafts
+    lines = header(
+        "`specfmt validate` of many hf:// drafts against one",
+        "audit" + (f" --drafts {drafts}" if drafts != 200 else ""),
+        [f"the same command on one draft; {install_used()}"],
+    )
+    lines += [f"Load average (1/5/15 min) before: {load()}.", ""]
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "hub_server.py"), "--drafts", str(drafts)]
+        + ["--latency", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    try:
+        endpoint = server.stdout.readline().strip()
+        env = {
+            **ENV,
+            "HF_ENDPOINT": endpoint,
+            "HF_HUB_OFFLINE": "0",
+            "HF_TOKEN": "hf_not_a_real_token",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+        }
+        urls = [f"hf://org/d{i}" for i in range(drafts)]
+        one = [specfmt, "validate", urls[0], "-q"]
+        many = [specfmt, "validate", *urls, "-q"]
+        lines += [
+            f"Hub: benches/hub_server.py on 127.0.0.1, {drafts} repositories of the same valid "
+            f"EAGLE-3 draft (tiny; weights over 64 KiB), every answer after {latency * 1000:.0f} "
+            "ms; four requests a draft (listing, config.json, the weights' redirect and its "
+            "64 KiB range). Wall time is the figure here (the work is waiting).",
+            "",
+        ]
+        pair = interleaved(many, one, max(3, args.runs // 3), env=env)
+        lines += table(
+            f"{drafts} drafts, default --jobs, whole process",
+            f"`specfmt validate hf://org/d0 ... hf://org/d{drafts - 1} -q`",
+            "`specfmt validate hf://org/d0 -q`",
+            pair,
+            f"A/B wall ≤ 10 (issue 37; {drafts} drafts, bounded concurrency)",
+        )
+        sequential = [specfmt, "validate", "--jobs", "1", *urls, "-q"]
+        pair = interleaved(sequential, one, 1, env=env, warm_up=False)
+        lines += table(
+            f"{drafts} drafts one at a time (`--jobs 1`, as before), whole process",
+            f"`specfmt validate --jobs 1 hf://org/d0 ... hf://org/d{drafts - 1} -q`",
+            "`specfmt validate hf://org/d0 -q`",
+            pair,
+            "none: the sequential run the row above is measured against (one pair, no warm-up)",
+        )
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    lines += [f"Load average after: {load()}.", ""]
+    _write("RESULTS-audit.md", lines)
+
+
+def install_used(env: dict | None = None) -> str:
+    """How the measured specfmt is installed (a wheel, as users install it, or editable),
+    and where its modules come from under ``env`` (a PYTHONPATH comes first)."""
+    code = (
+        "import json, spec_format\n"
+        "from importlib.metadata import distribution\n"
+        "d = distribution('specfmt')\n"
+        "print(json.dumps([spec_format.__file__, d.version, d.read_text('direct_url.json')]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env or ENV, cwd="/"
+    )
+    if out.returncode != 0:
+        return "specfmt not importable"
+    where, version, direct = json.loads(out.stdout)
+    info = json.loads(direct or "{}")
+    kind = (
+        "an editable install (`pip install -e`)"
+        if info.get("dir_info", {}).get("editable")
+        else "a wheel"
+    )
+    where = os.path.dirname(where)
+    site = "site-packages of the environment" if "site-packages" in where else where
+    return f"specfmt {version}, {kind}, modules from {site}"
+
+
 # -- suites with their own script ----------------------------------------------------------
 
 
@@ -553,6 +652,7 @@ SUITES = {
     "validate": suite_validate,
     "scan": suite_scan,
     "convert": suite_convert,
+    "audit": suite_audit,
     "weights": _script("weights"),
     "inspect": _script("inspect"),
     "forward": _script("forward"),
@@ -564,6 +664,7 @@ def main() -> int:
     parser.add_argument("suites", nargs="*", help=f"some of: {', '.join(SUITES)} (default all)")
     parser.add_argument("--runs", type=int, default=9, help="A/B pairs per row")
     parser.add_argument("--files", type=int, default=10_000, help="configs of the batch rows")
+    parser.add_argument("--drafts", type=int, default=200, help="hf:// drafts of the audit")
     parser.add_argument("--tmp", default=None, help="where the 2 GB checkpoints are built")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()

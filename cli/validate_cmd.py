@@ -22,6 +22,7 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
+from spec_format.engine.validate_options import DEFAULT_JOBS, MAX_JOBS
 from spec_format.engine.validation import ValidateOptions, Validation
 from spec_format.render import RENDERERS, render
 from spec_format.rules.base import Profile
@@ -89,6 +90,13 @@ def validate_command(
     ),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
+    jobs: int = typer.Option(
+        DEFAULT_JOBS,
+        "--jobs",
+        "-j",
+        help=f"hf:// drafts fetched at once (1-{MAX_JOBS}); the report is the same, in the "
+        "same order.",
+    ),
 ) -> None:
     """Check draft configs (and checkpoints) against the format, the rules and their readers.
 
@@ -119,6 +127,7 @@ def validate_command(
                     deep=deep,
                     scan_weights=scan_weights,
                     engines=tuple(settings.merged(engine, conf.engine) or ()),
+                    jobs=jobs,
                 ),
             ),
         )

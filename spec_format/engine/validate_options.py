@@ -13,6 +13,11 @@ from spec_format.base.report import Finding, cap_per_rule
 from spec_format.rules.base import Profile, Rule
 from spec_format.rules.registry import entries, expand
 
+#: hf:// drafts a run fetches at once by default, and at most: each holds a connection to
+#: the Hub and one to its file host while it is fetched, and a few of its headers after
+DEFAULT_JOBS = 16
+MAX_JOBS = 64
+
 
 @dataclass(frozen=True)
 class ValidateOptions:
@@ -38,6 +43,9 @@ class ValidateOptions:
     #: False: always walk the whole config and run each rule on its own. None is the
     #: default and means True, for any number of inputs.
     fast_path: bool | None = None
+    #: hf:// drafts fetched at once (listing, config and headers; the checks run in order,
+    #: and the report is the one a run of ``jobs=1`` gives). 1 to :data:`MAX_JOBS`.
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         # what a Python caller writes: a list, a tuple, one id, "C001,C002", "strict"
@@ -50,6 +58,11 @@ class ValidateOptions:
             except ValueError:
                 known = ", ".join(p.value for p in Profile)
                 raise UsageError(f"profile {self.profile!r}: expected one of {known}") from None
+        if type(self.jobs) is not int or not 1 <= self.jobs <= MAX_JOBS:
+            raise UsageError(
+                f"jobs {self.jobs!r}: expected a whole number from 1 to {MAX_JOBS} (remote "
+                f"drafts fetched at once; default {DEFAULT_JOBS})"
+            )
         if isinstance(self.engines, str):
             set_(self, "engines", (self.engines,))
         elif not isinstance(self.engines, tuple):

@@ -14,11 +14,13 @@ them over every input and keeps the names callers import from it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from spec_format.base import notes
+from spec_format.base import notes, progress
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
@@ -31,6 +33,7 @@ from spec_format.engine.config_checks import (
 from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
 from spec_format.engine.converted import check_converted
 from spec_format.engine.dispatch import third_party_kind
+from spec_format.engine.fetch_ahead import Fetch, ahead
 from spec_format.engine.input_paths import (
     CONFIG_NAME,
     ReadConfig,
@@ -43,6 +46,7 @@ from spec_format.engine.weight_checks import (
     WEIGHT_LAYERS,
     audit_safetensors_file,
     check_weights,
+    fetch_remote,
     load_remote,
 )
 from spec_format.parsers import documents, stdin
@@ -101,21 +105,39 @@ class Validation:
         # loaded once per run; a --verifier that cannot be read is a usage error (exit 2)
         self.verifier = load_verifier(options.verifier) if options.verifier else None
         self.engines = engines_of(tuple(options.engines))  # an unknown engine: usage error too
-        self.targets = expand(paths, options)  # made as they are checked
+        names = [os.fspath(p) for p in paths]
+        #: hf:// inputs: fetched ``options.jobs`` at a time ahead of their checks
+        self.remote = sum(1 for n in names if n.startswith("hf://"))
+        self.targets = expand(names, options)  # made as they are checked
         self.memo = ConfigMemo()  # identical documents of this run are checked once
         self._typed = False  # some input had a model type
         self._absent: list[str] = []  # checkpoints without weights
 
     def __iter__(self) -> Iterator[FileReport]:
-        for target in self.targets:
-            if isinstance(target, FileReport):
-                report = target
-            else:
-                report = _isolated(target, self.options, self.verifier, self.memo)
-            self._typed = self._typed or bool(report.model_type)
-            if report.weights_absent and not report.weights_required:
-                self._absent.append(report.path)
-            yield report
+        if self.remote == 0:
+            items: Iterable = ((t, None) for t in self.targets)
+        else:  # the network part of hf:// inputs runs ahead, in worker threads
+            from spec_format.parsers import remote
+
+            remote.prepare()
+            items = ahead(self.targets, _remote_fetch, self.options.jobs)
+        counted = self.remote >= AUDIT_BAR_FROM  # a bar counts the drafts (on a terminal)
+        with _audit_progress(self.remote) if counted else contextlib.nullcontext():
+            for target, fetched in items:
+                if isinstance(target, FileReport):
+                    report = target
+                else:
+                    report = _isolated(target, self.options, self.verifier, self.memo, fetched)
+                self._typed = self._typed or bool(report.model_type)
+                if report.weights_absent and not report.weights_required:
+                    self._absent.append(report.path)
+                if fetched is not None:
+                    progress.advance(1)
+                if not counted:
+                    yield report
+                    continue
+                with progress.hidden():  # the caller may write the report on the terminal
+                    yield report
 
     def notes(self) -> list[str]:
         out = []
@@ -129,6 +151,21 @@ class Validation:
             out.append(_no_weights_note(self._absent))
         select, ignore = self.options.select, self.options.ignore
         return [n for n in out if notes.selected(n.split(" ", 1)[0], select, ignore)]
+
+
+def _remote_fetch(target: Target | ReadConfig | FileReport):
+    """The fetch to run ahead for an hf:// input (None for any other input)."""
+    remote = getattr(target, "remote", None)
+    return None if remote is None else functools.partial(fetch_remote, remote)
+
+
+#: a run of this many hf:// drafts or more shows a bar that counts them
+AUDIT_BAR_FROM = 2
+
+
+def _audit_progress(remote: int):
+    """A bar for a run of several hf:// drafts (shown on a terminal only: base.progress)."""
+    return progress.task(f"checking {remote} hf:// drafts", remote, unit="drafts")
 
 
 def _no_weights_note(paths: list[str]) -> str:
@@ -162,11 +199,12 @@ def _isolated(
     options: ValidateOptions,
     verifier: VerifierInfo | None,
     memo: ConfigMemo | None = None,
+    fetched: Fetch | None = None,
 ) -> FileReport:
     """validate_target, with a bug in any check turned into an I012 finding of this input
     (exit 70) so that the other inputs are still checked and reported."""
     try:
-        return validate_target(target, options, verifier, memo)
+        return validate_target(target, options, verifier, memo, fetched)
     except UsageError:
         raise
     except Exception as exc:
@@ -214,7 +252,9 @@ def validate_target(
     options: ValidateOptions,
     verifier: VerifierInfo | None = None,
     memo: ConfigMemo | None = None,
+    fetched: Fetch | None = None,
 ) -> FileReport:
+    """The report of one input; ``fetched``: its hf:// fetch, already under way."""
     if type(target) is ReadConfig:
         if memo is not None and memo.active and _shareable(target.shown, options):
             shared = _shared_file(target.shown, target.raw, options, verifier, memo)
@@ -226,7 +266,7 @@ def validate_target(
         return audit_safetensors_file(target, options)
     checkpoint = None
     if target.remote is not None:
-        checkpoint, loaded = load_remote(target, report, options)
+        checkpoint, loaded = load_remote(target, report, options, fetched)
         if loaded is None:
             return report
     else:

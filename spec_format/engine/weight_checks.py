@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from spec_format.base.errors import InputError
 from spec_format.base.report import Coverage, FileReport
@@ -177,19 +178,47 @@ def _coverage(ctx: Context, ran: set[str], verifier: VerifierInfo | None) -> Cov
     return coverage
 
 
-def load_remote(target: Target, report: FileReport, options: ValidateOptions):
-    """Fetch the listing, config.json and headers of an hf:// checkpoint."""
-    from spec_format.parsers.checkpoint import RemoteName, load_checkpoint
+class RemoteFetch(NamedTuple):
+    """What the network gave for an hf:// input: its checkpoint (listing and headers read)
+    and config bytes, or the error that stopped it."""
 
-    assert target.remote is not None
+    checkpoint: Any = None
+    raw: bytes | None = None
+    error: InputError | None = None
+
+
+def fetch_remote(remote: str) -> RemoteFetch:
+    """The network part of an hf:// input, writing no report: a worker thread of
+    :mod:`spec_format.engine.fetch_ahead` runs it while earlier inputs are checked."""
+    from spec_format.parsers.checkpoint import load_checkpoint
+
     try:
-        checkpoint = load_checkpoint(target.remote)
+        checkpoint = load_checkpoint(remote)
+    except InputError as e:
+        return RemoteFetch(error=e)
+    try:
         raw = checkpoint.read_config()
     except InputError as e:
+        checkpoint.close()
+        return RemoteFetch(error=e)
+    return RemoteFetch(checkpoint, raw)
+
+
+def load_remote(target: Target, report: FileReport, options: ValidateOptions, fetched: Any = None):
+    """The listing, config.json and headers of an hf:// checkpoint: ``fetched`` (a
+    :class:`~spec_format.engine.fetch_ahead.Fetch` of :func:`fetch_remote`, already under
+    way) or fetched now."""
+    from spec_format.parsers.checkpoint import RemoteName
+
+    assert target.remote is not None
+    checkpoint, raw, error = (
+        fetched.result() if fetched is not None else fetch_remote(target.remote)
+    )
+    if error is not None:
         report.unreadable = True
         report.findings.append(
             input_rules.FileUnreadable.emit(
-                target.remote, profile=options.profile, variant="remote", reason=e
+                target.remote, profile=options.profile, variant="remote", reason=error
             )
         )
         return None, None

@@ -213,6 +213,8 @@ class Checkpoint:
     #: tensors named in a header whose entry was malformed (not in ``tensors``)
     malformed: set[str] = field(default_factory=set)
     complete: bool = True
+    #: issues recorded per rule (``issue`` appends; the cap reads this)
+    _kinds: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     # -- reading ----------------------------------------------------------------------
     @property
@@ -331,6 +333,12 @@ class Checkpoint:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def room(self, rule: str) -> bool:
+        """Whether an issue of ``rule`` would still be recorded (under its cap): a caller
+        with many entries skips wording the rest. Counted as recorded, so each check
+        costs the same however many issues came before."""
+        return self._kinds.get(rule, 0) < MAX_ISSUES_PER_KIND
+
     def issue(
         self,
         rule: str,
@@ -343,10 +351,11 @@ class Checkpoint:
     ) -> None:
         """Record an issue of H rule ``rule`` (its name), worded by the rule from
         ``variant`` and ``params`` (``message``: already worded, by a HeaderError)."""
-        if sum(1 for i in self.issues if i.rule == rule) < MAX_ISSUES_PER_KIND:
+        if self.room(rule):
             if message is None:
                 message = header_messages.message(rule, variant, **params)
             self.issues.append(CheckpointIssue(rule, message, file, tensor))
+            self._kinds[rule] = self._kinds.get(rule, 0) + 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -533,21 +542,22 @@ def _load_sharded(ckpt: Checkpoint, names: dict[str, int | None]) -> set[str]:
         ckpt.issue(INVALID_SHARD_INDEX, index_display, problem.tensor, message=problem.message)
         ckpt.complete = False
     used = {INDEX_NAME}
-    counts = index.tensor_counts()
+    shards = index.shards()
     headers: dict[str, WeightFile] = {}  # shard -> its readable header
-    for shard in sorted(counts):
+    for shard in sorted(shards):
         used.add(shard)
         if shard not in names:
-            count = counts[shard]
-            ckpt.issue(
-                MISSING_SHARD,
-                ckpt.display(shard),
-                index=INDEX_NAME,
-                count=count,
-                s="s" if count != 1 else "",
-                example=index.first_tensor(shard),
-                shard=shard,
-            )
+            count, example = shards[shard]
+            if ckpt.room(MISSING_SHARD):  # the rest are counted, not worded
+                ckpt.issue(
+                    MISSING_SHARD,
+                    ckpt.display(shard),
+                    index=INDEX_NAME,
+                    count=count,
+                    s="s" if count != 1 else "",
+                    example=example,
+                    shard=shard,
+                )
             ckpt.complete = False
             continue
         wf = _read_file(ckpt, shard)

@@ -37,6 +37,8 @@ from spec_format.parsers.storage import Storage, parse_hf_url
 
 #: First request per safetensors file: the 8-byte length plus a typical header.
 PREFETCH = 64 * 1024
+#: the most of an answer's unread rest that is read to keep its connection (see _drain)
+DRAIN_BYTES = 64 * 1024
 TIMEOUT = 30.0  # per request, and never more than what is left of the deadline
 #: overall limits per hf:// checkpoint (environment variables override them)
 DEADLINE_S = 300.0  # SPECFMT_HF_DEADLINE
@@ -71,6 +73,13 @@ def _hub():
         hf_hub_url=hf_hub_url,
         build_hf_headers=build_hf_headers,
     )
+
+
+def prepare() -> None:
+    """Import huggingface_hub and make its HTTP client in the calling thread, before worker
+    threads fetch drafts with it (they then share one client and its connections); a
+    :class:`UsageError` when the remote extra is missing."""
+    _hub().get_session()
 
 
 class BudgetExceeded(Exception):
@@ -204,12 +213,14 @@ class HttpSource(ByteSource):
                 if wait is not None:
                     raise _Retry(wait)
                 if status == 416:  # empty file, or offset past the end
+                    self._drain(chunks)
                     if learn_size:
                         self.size = (
                             _total_from_range(response_headers.get("content-range", "")) or 0
                         )
                     return b""
                 if status not in (200, 206):
+                    self._drain(chunks)
                     raise HeaderError(
                         HeaderErrorKind.FILE_UNREADABLE,
                         "http",
@@ -233,7 +244,10 @@ class HttpSource(ByteSource):
                     skip = offset
                     if learn_size:
                         self.size = int(response_headers.get("content-length", "0") or 0)
-                return self._collect(chunks, skip, length)
+                data = self._collect(chunks, skip, length)
+                if status == 206:  # the rest of a range answer: the connection is reused
+                    self._drain(chunks)
+                return data
         except (HeaderError, _Retry):
             raise
         except BudgetExceeded as e:
@@ -264,6 +278,19 @@ class HttpSource(ByteSource):
             if len(out) >= length:
                 break
         return bytes(out)
+
+    def _drain(self, chunks) -> None:
+        """Read what is left of an answer, up to :data:`DRAIN_BYTES`, so that the client
+        keeps the connection for the next request (an answer left unread closes it: a new
+        connection, over TLS a new handshake, for every file). More than that (a server
+        that sends more than it was asked for) is left, and the connection closed."""
+        left = DRAIN_BYTES
+        for chunk in chunks:
+            self.bytes_read += len(chunk)
+            self.budget.spend(len(chunk))
+            left -= len(chunk)
+            if left < 0:
+                return
 
 
 def _total_from_range(value: str) -> int | None:

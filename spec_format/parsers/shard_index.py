@@ -9,8 +9,8 @@ copies of it.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 
 from spec_format.base.errors import InputError
@@ -51,22 +51,13 @@ class ShardIndex:
     metadata: dict | None = None
     problems: list[ShardIndexError] = field(default_factory=list)
 
-    @property
-    def shards(self) -> list[str]:
-        return sorted(set(self.weight_map.values()))
-
-    def tensor_counts(self) -> Counter[str]:
-        """How many tensors the index maps to each shard."""
-        return Counter(self.weight_map.values())
-
-    def first_tensor(self, shard: str) -> str:
-        """The first tensor the index maps to ``shard``."""
-        return next(t for t, s in self.weight_map.items() if s == shard)
-
-    def tensors_by_shard(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+    def shards(self) -> dict[str, tuple[int, str]]:
+        """Each shard the index names -> (how many tensors it maps there, the first of
+        them), in one pass over the map: a per-shard question costs nothing more."""
+        out: dict[str, tuple[int, str]] = {}
         for tensor, shard in self.weight_map.items():
-            out.setdefault(shard, []).append(tensor)
+            known = out.get(shard)
+            out[shard] = (1, tensor) if known is None else (known[0] + 1, known[1])
         return out
 
 
@@ -86,7 +77,8 @@ def parse_index(data: bytes) -> ShardIndex:
     if reader.weight_map is None:
         raise ShardIndexError("no-weight-map")
     index = ShardIndex(reader.weight_map, reader.metadata)
-    for key in reader.duplicates:  # each repeated key once, in order
+    # each repeated key once, in order; worded for the first few only, as skipped entries
+    for key in itertools.islice(reader.duplicates, MAX_WORDED_PROBLEMS):
         index.problems.append(
             ShardIndexError(
                 "duplicate-key",

@@ -23,6 +23,8 @@ class Run:
     returncode: int
     stdout: str
     stderr: str
+    #: the child's CPU seconds (user + system), from the kernel's accounting
+    cpu_s: float = 0.0
 
     @property
     def output(self) -> str:
@@ -63,6 +65,7 @@ def run_limited(
     environ = child_env(env)
     if user is not None:  # no caches in root's home
         environ.update(HOME="/tmp", PYTHONDONTWRITEBYTECODE="1", HF_HOME="/tmp/specfmt-hf-home")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
         [sys.executable, "-m", "spec_format", *(str(a) for a in args)],
         capture_output=True,
@@ -73,4 +76,6 @@ def run_limited(
         timeout=timeout_s,
         check=False,
     )
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Run(proc.returncode, proc.stdout, proc.stderr, cpu)

@@ -15,8 +15,13 @@ Nothing here touches the network beyond 127.0.0.1.
 It can also lie (``FakeHub.hostile``), for the remote bounds: ``"stall"`` (the listing never
 answers), ``"drip"`` (bodies sent one byte per ``drip_s``), ``"drip-cdn"`` (only the weights files drip), ``"retry-after"`` (429 with
 ``Retry-After: 3600``), ``"endless-pages"`` (every listing page links to another),
-``"huge-listing"`` (a listing of ``huge_bytes`` bytes). Every wait ends when the servers stop
-or after ``max_wait_s``, so a test can never leave a thread hanging.
+``"huge-listing"`` (a listing of ``huge_bytes`` bytes). ``stall_repos`` stalls the listing
+of those repositories only (the others answer). Every wait ends when the servers stop or
+after ``max_wait_s``, so a test can never leave a thread hanging.
+
+``latency_s`` delays every answer (a Hub across a network, for the audit bench), and
+``connections`` counts the connections each server accepted (a client that reuses its
+connections opens few).
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ class FakeHub:
     repos: dict[str, dict[str, dict[str, bytes]]] = field(
         default_factory=dict
     )  # repo -> rev -> files
-    log: list[Request] = field(default_factory=list)
+    log: list[Request] = field(default_factory=list)  # each request once answered
+    started: list[str] = field(default_factory=list)  # each request's path as it arrives
     ignore_range: bool = False
     endpoint: str = ""
     cdn: str = ""
@@ -55,6 +61,9 @@ class FakeHub:
     drip_s: float = 10.0
     huge_bytes: int = 300 * 1024 * 1024
     max_wait_s: float = 60.0
+    stall_repos: set[str] = field(default_factory=set)
+    latency_s: float = 0.0
+    connections: dict[str, int] = field(default_factory=lambda: {"hub": 0, "cdn": 0})
     stopped: threading.Event = field(default_factory=threading.Event)
 
     def add(self, repo: str, directory: Path, revision: str = "main") -> None:
@@ -66,6 +75,7 @@ class FakeHub:
         return sum(r.sent for r in self.log if r.server == server and r.path.endswith(suffix))
 
 
+_COUNT = threading.Lock()
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<file>.+)$")
 _TREE = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/tree/(?P<rev>[^/]+)$")
 _CDN = re.compile(r"^/cdn/(?P<repo>[^/]+/[^/]+)/(?P<rev>[^/]+)/(?P<file>.+)$")
@@ -78,6 +88,11 @@ def _handler(hub: FakeHub, role: str):
         def log_message(self, *args) -> None:  # quiet
             pass
 
+        def setup(self) -> None:  # one call per accepted connection
+            super().setup()
+            with _COUNT:
+                hub.connections[role] += 1
+
         def do_HEAD(self) -> None:
             self._serve(head=True)
 
@@ -86,7 +101,10 @@ def _handler(hub: FakeHub, role: str):
 
         def _serve(self, head: bool) -> None:
             path = urlsplit(self.path).path
+            hub.started.append(path)
             sent = 0
+            if hub.latency_s:
+                hub.stopped.wait(hub.latency_s)
             try:
                 if role == "hub" and (m := _TREE.match(path)):
                     sent = self._tree(m["repo"], unquote(m["rev"]))
@@ -116,7 +134,7 @@ def _handler(hub: FakeHub, role: str):
             return hub.repos[repo][rev]
 
         def _tree(self, repo: str, rev: str) -> int:
-            if hub.hostile == "stall":
+            if hub.hostile == "stall" or repo in hub.stall_repos:
                 hub.stopped.wait(hub.max_wait_s)
                 return 0
             if hub.hostile == "retry-after":
@@ -239,6 +257,10 @@ def _handler(hub: FakeHub, role: str):
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients at once (an audit's jobs) are not turned away
+
+
 class running:
     """``with running(FakeHub()) as hub:`` starts the hub and CDN servers on free ports."""
 
@@ -248,7 +270,7 @@ class running:
 
     def __enter__(self) -> FakeHub:
         for role in ("hub", "cdn"):
-            server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.hub, role))
+            server = _Server(("127.0.0.1", 0), _handler(self.hub, role))
             server.daemon_threads = True
             threading.Thread(
                 target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

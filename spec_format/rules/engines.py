@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, disputes, schemas, unread, writers
+from spec_format.facts import catalog, disputes, schemas, serving, unread, writers
 from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -198,7 +198,7 @@ class TypeNotServed(_ReaderRule):
 
     id = "C011"
     name = "type-needs-recent-reader"
-    severity = Severity.INFO
+    severity = Severity.WARNING
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -277,3 +277,70 @@ class AssumedEngineIgnoresTrainedFlag(_ReaderRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         if not named_engines(ctx):
             yield from _unread_hits(ctx, disputes.assumed_engines())
+
+
+class EngineNewerThanTable(_ReaderRule):
+    """An engine release named with `--engine` is newer than the reader table."""
+
+    id = "C021"
+    name = "engine-newer-than-table"
+    severity = Severity.WARNING
+    since = "0.1.0"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for spec in ctx.options.get("engines_newer") or ():
+            yield Hit(spec.newer_message())
+
+
+def no_release_loads(ctx: Context) -> serving.Serving | None:
+    """Without ``--engine``: the verdict of every covered vLLM release group when none of
+    them, and at least one serves the type, can load the draft (``None`` otherwise; a type
+    no release serves is C011's)."""
+    if named_engines(ctx):
+        return None
+    found = ctx.options.get("_no_release_loads", False)
+    if found is False:
+        groups = serving.covered_groups()
+        found = None
+        if any(g.serves(ctx.model_type) for g in groups):
+            judged = [serving.refusals(ctx.config, ctx.model_type, g) for g in groups]
+            if all(judged):
+                found = serving.Serving(
+                    ctx.model_type,
+                    ctx.format_version,
+                    None,
+                    "config",
+                    tuple(
+                        serving.GroupServing(g.id, tuple(g.members), serving.REFUSES, tuple(r))
+                        for g, r in zip(groups, judged, strict=True)
+                    ),
+                )
+        ctx.options["_no_release_loads"] = found
+    return found
+
+
+class NoReleaseLoadsDraft(_ReaderRule):
+    """No covered vLLM release can load the draft (without `--engine`)."""
+
+    id = "C022"
+    name = "no-release-loads-draft"
+    severity = Severity.ERROR
+    since = "0.1.0"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        found = no_release_loads(ctx)
+        if found is None:
+            return
+        by_reason: dict[str, list[str]] = {}
+        pointers: dict[str, str | None] = {}
+        for g in found.groups:
+            first = g.reasons[0]
+            said = f"{first.subject}: {first.text}"
+            by_reason.setdefault(said, []).append(g.release)
+            pointers.setdefault(said, first.pointer)
+        parts = [f"{', '.join(disputes.runs(who))}: {said}" for said, who in by_reason.items()]
+        yield Hit(
+            f"no covered vLLM release can load this draft; {'; '.join(parts)}; "
+            "`specfmt serving` lists every release's verdict",
+            pointer=next(iter(pointers.values())),
+        )

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_format.facts import disputes, readers, unread, versions
+from spec_format.facts import catalog, disputes, readers, unread, versions
 from spec_format.facts.engine_load import implied, predict
 
 AS_TRAINED = "as trained"
@@ -125,15 +125,7 @@ def refusals(
 ) -> list[Reason]:
     """Why ``release`` cannot load the draft: its config reader's refusals, then the tensors
     its draft class fails on (empty: it loads)."""
-    out = [
-        Reason(
-            r.pointer,
-            None,
-            f"does not serve {model_type}" if r.kind == "type" else "refuses it",
-            r.message,
-        )
-        for r in disputes.rejections(config, [release])
-    ]
+    out = _reader_refusals(config, model_type, release)
     if out:
         return out
     weights = release.data.get("models", {}).get(model_type, {}).get("weights")
@@ -150,6 +142,48 @@ def refusals(
             else:
                 text, said = why, weights.get("unknown_tensor", "")
             out.append(Reason(pointer, tensor, text, said))
+    return out
+
+
+def _reader_refusals(
+    config: dict[str, Any], model_type: str, release: readers.Release
+) -> list[Reason]:
+    """What the release's config reader refuses, in its own words."""
+    return [
+        Reason(
+            r.pointer,
+            None,
+            f"does not serve {model_type}" if r.kind == "type" else "refuses it",
+            r.message,
+        )
+        for r in disputes.rejections(config, [release])
+    ]
+
+
+def config_refusals(
+    config: dict[str, Any], model_type: str, release: readers.Release
+) -> list[Reason]:
+    """The refusals of :func:`refusals` that need no tensor contract: the config reader's, and
+    ``fc`` sized for another number of aux hidden states than the config lists (every type
+    with a weights block has an ``fc``). A tensor the release never builds (an optional
+    module under a flag it does not pass on) is not among them."""
+    out = _reader_refusals(config, model_type, release)
+    if out:
+        return out
+    weights = release.data.get("models", {}).get(model_type, {}).get("weights")
+    if weights:
+        sized = readers.fc_aux_layers(release, weights, model_type, config)
+        aux = catalog.aux_key(model_type)
+        wants = readers.aux_count(config.get(aux)) if aux else 3
+        if sized is not None and sized != wants:
+            out.append(
+                Reason(
+                    f"/{aux}" if aux else None,
+                    "fc.weight",
+                    f"sized for {sized} aux hidden states, the draft has {wants}",
+                    weights.get("shape_error", ""),
+                )
+            )
     return out
 
 
@@ -173,7 +207,7 @@ def degradations(
                     None,
                     f"reads {disputes.show(got.value)}, trained {disputes.show(d.meant.value)}"
                     if not d.same_value
-                    else "applies it to other layers",
+                    else "applied to other layers than trained",
                     d.describe(),
                 )
             )
@@ -184,7 +218,7 @@ def degradations(
             if flag is not None and config.get(flag) is True:
                 out.append(Reason(f"/{flag}", tensor, "skips it"))
         for tensor, (pointer, _why) in load.initial.items():
-            out.append(Reason(pointer, tensor, "leaves it at its initial value"))
+            out.append(Reason(pointer, tensor, "left at its initial value"))
     return out
 
 

@@ -98,7 +98,7 @@ def render_text(report: ServingReport) -> str:
     why_w = WIDTH - rel_w - verdict_w - 4
     lines.append(f"{'release':<{rel_w}}  {'verdict':<{verdict_w}}  why")
     for g in s.groups:
-        why = "; ".join(f"{r.subject}: {r.text}" for r in _distinct(g.reasons)) or "-"
+        why = "; ".join(_distinct(g.reasons)) or "-"
         wrapped = textwrap.wrap(why, why_w, break_long_words=True, break_on_hyphens=False)
         lines.append(f"{_release(g):<{rel_w}}  {g.verdict:<{verdict_w}}  {wrapped[0]}")
         lines += [" " * (rel_w + verdict_w + 4) + more for more in wrapped[1:]]
@@ -109,14 +109,15 @@ def _release(g: facts.GroupServing) -> str:
     return f"{g.release.split('==')[0]} {g.span}"
 
 
-def _distinct(reasons) -> list:
-    """One line per (subject, text): ``fc_norm.0.weight`` and ``.1`` with the same text
-    are said once as ``fc_norm.{i}.weight``."""
-    out: dict[tuple[str, str], facts.Reason] = {}
+def _distinct(reasons) -> list[str]:
+    """``"a, b: text"``: the reasons grouped by what the release does, each subject once, the
+    layers of a per-layer tensor as ``{i}`` (``layers.{i}.self_attn.q_norm.weight``)."""
+    by_text: dict[str, list[str]] = {}
     for r in reasons:
-        subject = _pattern(r.subject)
-        out.setdefault((subject, r.text), facts.Reason(r.pointer, subject, r.text))
-    return list(out.values())
+        subjects = by_text.setdefault(r.text, [])
+        if _pattern(r.subject) not in subjects:
+            subjects.append(_pattern(r.subject))
+    return [f"{', '.join(subjects)}: {text}" for text, subjects in by_text.items()]
 
 
 def _pattern(name: str) -> str:

@@ -292,31 +292,29 @@ class EngineNewerThanTable(_ReaderRule):
             yield Hit(spec.newer_message())
 
 
-def no_release_loads(ctx: Context) -> serving.Serving | None:
-    """Without ``--engine``: the verdict of every covered vLLM release group when none of
-    them, and at least one serves the type, can load the draft (``None`` otherwise; a type
-    no release serves is C011's)."""
+def no_release_loads(ctx: Context) -> list[tuple[str, list]] | None:
+    """Without ``--engine``: (release, why it refuses) of every covered vLLM release group,
+    oldest first, when none of them can load the draft and at least one serves the type
+    (``None`` otherwise; a type no release serves is C011's). Asked newest first, it stops
+    at the first release that loads the draft: most drafts cost one look. What it asks needs
+    no tensor contract (:func:`serving.config_refusals`)."""
     if named_engines(ctx):
         return None
-    found = ctx.options.get("_no_release_loads", False)
-    if found is False:
-        groups = serving.covered_groups()
-        found = None
-        if any(g.serves(ctx.model_type) for g in groups):
-            judged = [serving.refusals(ctx.config, ctx.model_type, g) for g in groups]
-            if all(judged):
-                found = serving.Serving(
-                    ctx.model_type,
-                    ctx.format_version,
-                    None,
-                    "config",
-                    tuple(
-                        serving.GroupServing(g.id, tuple(g.members), serving.REFUSES, tuple(r))
-                        for g, r in zip(groups, judged, strict=True)
-                    ),
-                )
-        ctx.options["_no_release_loads"] = found
-    return found
+    groups = _vllm_groups()
+    if not any(g.serves(ctx.model_type) for g in groups):
+        return None
+    found = []
+    for g in reversed(groups):
+        why = serving.config_refusals(ctx.config, ctx.model_type, g)
+        if not why:
+            return None
+        found.append((g.id, why))
+    return found[::-1]
+
+
+@cache
+def _vllm_groups() -> tuple:
+    return serving.covered_groups("vllm")
 
 
 class NoReleaseLoadsDraft(_ReaderRule):
@@ -333,10 +331,10 @@ class NoReleaseLoadsDraft(_ReaderRule):
             return
         by_reason: dict[str, list[str]] = {}
         pointers: dict[str, str | None] = {}
-        for g in found.groups:
-            first = g.reasons[0]
+        for release, why in found:
+            first = why[0]
             said = f"{first.subject}: {first.text}"
-            by_reason.setdefault(said, []).append(g.release)
+            by_reason.setdefault(said, []).append(release)
             pointers.setdefault(said, first.pointer)
         parts = [f"{', '.join(disputes.runs(who))}: {said}" for said, who in by_reason.items()]
         yield Hit(

@@ -28,6 +28,7 @@ def _ids(text: str) -> list[str]:
         ("vllm==0.33.0", ["vllm==0.33.0"]),
         ("VLLM == 0.20.2", ["vllm==0.20.2"]),  # a member of the 0.20.0 group, name normalised
         ("vllm==0.10.1.1", ["vllm==0.10.1.1"]),
+        ("vllm==0.30.0+cpu", ["vllm==0.30.0"]),  # a local build of a release
         ("speculators==0.8.0", ["speculators==0.8.0"]),
         ("speculators==0.7.0", ["speculators==0.7.0"]),
         ("speculators==0.6.0", ["speculators==0.6.0"]),
@@ -180,3 +181,20 @@ def test_default_the_newest_releases_refusal_is_a_warning(cli):
 def test_default_every_example_still_passes(cli):
     result = cli("validate", *sorted(EXAMPLES.iterdir()))
     assert result.exit_code == 0, result.output
+
+
+def test_speculators_members_are_releases_of_their_line_with_one_digest_pair():
+    """A speculators file covers the releases of its line whose config code is identical
+    (schema/readers/README.md); the writer of a line is still the file's own release."""
+    shared = 0
+    for rid in readers.representatives():
+        rel = readers.release(*rid.split("=="))
+        if rel.name != "speculators" or "members" not in rel.data:
+            continue
+        shared += 1
+        line = ".".join(rel.version.split(".")[:2])
+        assert rel.version in rel.members
+        assert all(".".join(m.split(".")[:2]) == line for m in rel.members)
+        assert len({(d["reader"], d["model"]) for d in rel.data["members"].values()}) == 1
+        assert disputes.writer_of(line).version == rel.version
+    assert shared == 4  # 0.4, 0.6, 0.7, 0.8

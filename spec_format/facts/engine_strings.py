@@ -96,6 +96,9 @@ def parse(text: str) -> EngineSpec:
     if not spec:  # a bare name: its newest covered release
         return EngineSpec(written, name, (readers.release(name, newest[1]),))
     pinned = _pin(spec)
+    if pinned is not None and pinned.local:  # a build of a release (0.33.0+cpu): the release
+        pinned = Version(pinned.public)
+        spec = SpecifierSet(f"=={pinned}")
     if pinned is not None and pinned > newest[0]:
         return EngineSpec(written, name, (readers.release(name, newest[1]),), str(pinned))
     if pinned is not None and pinned < first[0]:
@@ -143,7 +146,7 @@ def split(texts) -> list[str]:
             part = part.strip()
             if not part:
                 continue
-            if out and not part[0].isalpha() and out[-1] is not None:
+            if out and not part[0].isalpha():
                 out[-1] = f"{out[-1]},{part}"
             else:
                 out.append(part)

@@ -151,3 +151,32 @@ def test_unreadable_inputs_exit_3(cli, tmp_path):
     assert cli("serving", tmp_path / "config.json").exit_code == 3
     (tmp_path / "config.json").write_text("{}")
     assert cli("serving", tmp_path / "config.json").exit_code == 3
+
+
+@pytest.mark.parametrize(
+    "example", ["qwen3-8b-eagle3", "qwen3-8b-peagle", "qwen3-8b-dflash", "qwen3-8b-dspark"]
+)
+def test_the_config_only_refusals_c022_asks_agree_with_the_full_prediction(example):
+    """C022 reads the config alone (no tensor contract); over every field of the newest
+    release's rows set true, false, null or left out, it refuses exactly where the full
+    prediction on the tensors the config implies does."""
+    import copy
+
+    from spec_format.facts import readers
+
+    base = json.loads((EXAMPLES / example / "config.json").read_text())
+    model_type = base["speculators_model_type"]
+    differ = []
+    for name in readers.newest("vllm").fields(model_type):
+        for value in (True, False, None, "absent"):
+            config = copy.deepcopy(base)
+            if value == "absent":
+                config.pop(name, None)
+            else:
+                config[name] = value
+            for group in serving.covered_groups():
+                full = bool(serving.refusals(config, model_type, group))
+                cheap = bool(serving.config_refusals(config, model_type, group))
+                if full != cheap:
+                    differ.append((name, value, group.id, full))
+    assert differ == []

@@ -134,6 +134,36 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     return out
 
 
+def module_fails(
+    engine, weights: dict, model_type: str, config: dict
+) -> list[tuple[str, str, str]]:
+    """(module pattern, pointer, why) for each optional module the config turns on (its flag
+    is ``true``: the type's contract then implies its tensors) that ``engine`` fails to load:
+    :func:`predict`'s verdict on those tensors, without expanding the contract (a module a
+    flag's default turns on is not asked)."""
+    out = []
+    dropped, optional = weights.get("dropped", {}), weights.get("optional", {})
+    for pattern, flag in _optional_anywhere(model_type).items():
+        if config.get(flag) is not True:
+            continue
+        kept = dropped.get(pattern, False)
+        if kept is not False and (
+            kept is None or not _reads_true(engine, model_type, kept, config)
+        ):
+            continue  # skipped without an error: degraded, not refused
+        own = optional.get(pattern)
+        if own is None:
+            out.append((pattern, f"/{flag}", "never builds it"))
+        elif not _reads_true(engine, model_type, own, config):
+            why = (
+                f"builds it only under {own}, which its config reader never passes on"
+                if engine.reading(model_type, own, config).how == "ignored"
+                else f"builds it only under {own}, which it reads as false"
+            )
+            out.append((pattern, f"/{own}", why))
+    return out
+
+
 def implied(config: dict) -> set[str]:
     """The tensors the config says the draft has (the type's tensor contract)."""
     return {n for n, t in contract.expected_tensors(config).tensors.items() if t.required}

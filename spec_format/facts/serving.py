@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec_format.facts import catalog, disputes, readers, unread, versions
-from spec_format.facts.engine_load import implied, predict
+from spec_format.facts.engine_load import implied, module_fails, predict
 
 AS_TRAINED = "as trained"
 DEGRADED = "degraded"
@@ -163,10 +163,10 @@ def _reader_refusals(
 def config_refusals(
     config: dict[str, Any], model_type: str, release: readers.Release
 ) -> list[Reason]:
-    """The refusals of :func:`refusals` that need no tensor contract: the config reader's, and
+    """The refusals of :func:`refusals` that need no tensor contract: the config reader's,
     ``fc`` sized for another number of aux hidden states than the config lists (every type
-    with a weights block has an ``fc``). A tensor the release never builds (an optional
-    module under a flag it does not pass on) is not among them."""
+    with a weights block has an ``fc``), and an optional module the config turns on with a
+    ``true`` flag that the release never builds or builds under a flag it does not pass on."""
     out = _reader_refusals(config, model_type, release)
     if out:
         return out
@@ -184,6 +184,8 @@ def config_refusals(
                     weights.get("shape_error", ""),
                 )
             )
+        for pattern, pointer, why in module_fails(release, weights, model_type, config):
+            out.append(Reason(pointer, pattern, why, weights.get("unknown_tensor", "")))
     return out
 
 

@@ -41,7 +41,7 @@ def _ids(text: str) -> list[str]:
             ["vllm==0.28.0", "vllm==0.29.0", "vllm==0.30.0", "vllm==0.31.0", "vllm==0.32.0"],
         ),
         ("vllm>=0.25.1,<0.27", ["vllm==0.25.1", "vllm==0.26.0"]),  # the first member in range
-        ("vllm>=0.32", ["vllm==0.32.0", "vllm==0.33.0"]),
+        ("vllm>=0.32,<=0.33", ["vllm==0.32.0", "vllm==0.33.0"]),
     ],
 )
 def test_accepted_strings(text, releases):
@@ -76,7 +76,7 @@ def test_a_comma_starts_a_new_string_only_before_a_name():
         ("vllm[cuda]==0.33.0", "not an engine release"),
         ("", "not an engine release"),
         ("sglang==0.5.0", "sglang is not an engine the reader table covers"),
-        ("vllm>0.33.0", "no covered release satisfies it; the covered vllm releases are 0.10.1"),
+        ("vllm>99", "no covered release satisfies it; the covered vllm releases are 0.10.1"),
         ("vllm<0.10", "no covered release satisfies it"),
         ("vllm==0.27.2", "vllm 0.27.2 is not a vllm release"),
         ("vllm==0.9.2", "vllm 0.9.2 is older than 0.10.1, the first vllm release that reads"),

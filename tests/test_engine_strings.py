@@ -120,9 +120,10 @@ def test_cli_malformed_strings_exit_2(cli, command, engine):
 
 
 def test_a_range_fails_when_any_release_in_it_fails(cli):
-    """P-EAGLE is read from 0.22 on: `vllm>=0.20` holds 0.20 and 0.21, which refuse it."""
+    """P-EAGLE is read from 0.22 to 0.33: `vllm>=0.20,<0.34` holds 0.20 and 0.21, which
+    refuse it."""
     peagle = EXAMPLES / "qwen3-8b-peagle"
-    wide = cli("validate", peagle, "--engine", "vllm>=0.20", "-f", "json")
+    wide = cli("validate", peagle, "--engine", "vllm>=0.20,<0.34", "-f", "json")
     assert wide.exit_code == 1
     refused = {
         f["message"].split(" ")[0]
@@ -130,7 +131,7 @@ def test_a_range_fails_when_any_release_in_it_fails(cli):
         if f["rule"] == "C012"
     }
     assert refused == {"vllm==0.20.0", "vllm==0.21.0"}
-    assert cli("validate", peagle, "--engine", "vllm>=0.22").exit_code == 0
+    assert cli("validate", peagle, "--engine", "vllm>=0.22,<0.34").exit_code == 0
 
 
 def test_the_configuration_takes_ranges_and_newer_releases(cli, tmp_path, monkeypatch):

@@ -330,15 +330,14 @@ class NoReleaseLoadsDraft(_ReaderRule):
         if found is None:
             return
         by_reason: dict[str, list[str]] = {}
-        pointers: dict[str, str | None] = {}
         for release, why in found:
             first = why[0]
             said = f"{first.subject}: {first.text}"
             by_reason.setdefault(said, []).append(release)
-            pointers.setdefault(said, first.pointer)
         parts = [f"{', '.join(disputes.runs(who))}: {said}" for said, who in by_reason.items()]
+        path = ctx.path_text if ctx.path_text not in ("-", "<stdin>") else "CKPT"
         yield Hit(
             f"no covered vLLM release can load this draft; {'; '.join(parts)}; "
-            "`specfmt serving` lists every release's verdict",
-            pointer=next(iter(pointers.values())),
+            f"`specfmt serving {path}` lists every release's verdict",
+            pointer=found[-1][1][0].pointer,  # what the newest release refuses
         )

@@ -3,9 +3,11 @@
 Every fact here comes from the reader table (``schema/readers/``, checked against each
 reader release by the ``readers`` test group): which types a release serves, which
 verifier forms and top-level keys it refuses, what it reads for each field. The engines are
-the ones named with ``--engine NAME==VERSION``; without it the newest release of each
-covered engine is assumed (and the run's notes say so), and what those refuse is reported
-as a warning instead of an error.
+the ones named with ``--engine`` (a pin, a range: every covered group in it, or a release
+newer than the table, judged as the newest: C021); without it the newest release of each
+covered engine is assumed (and the run's notes say so), what those refuse is reported as a
+warning instead of an error, and a draft no covered vLLM release can load is an error
+(C022).
 """
 
 from __future__ import annotations

@@ -15,9 +15,6 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from spec_format.base.errors import UsageError
@@ -78,6 +75,11 @@ def accepted() -> str:
 
 def parse(text: str) -> EngineSpec:
     """One engine string -> the covered releases it names (a usage error otherwise)."""
+    # imported when a string is given: the requirement parser costs ~25 ms of start-up
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
     written = str(text).strip()
     try:
         req = Requirement(written) if written and len(written) <= 200 else None
@@ -126,7 +128,7 @@ def parse(text: str) -> EngineSpec:
     return EngineSpec(written, name, tuple(groups.values()))
 
 
-def _pin(spec: SpecifierSet) -> Version | None:
+def _pin(spec) -> Version | None:
     """The version of a single ``==V`` or ``===V`` (no wildcard), else ``None``."""
     items = list(spec)
     if len(items) != 1 or items[0].operator not in ("==", "===") or "*" in items[0].version:

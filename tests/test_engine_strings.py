@@ -199,3 +199,14 @@ def test_speculators_members_are_releases_of_their_line_with_one_digest_pair():
         assert len({(d["reader"], d["model"]) for d in rel.data["members"].values()}) == 1
         assert disputes.writer_of(line).version == rel.version
     assert shared == 4  # 0.4, 0.6, 0.7, 0.8
+
+
+@pytest.mark.parametrize("command", ["fix", "migrate"])
+def test_fix_and_migrate_warn_of_a_newer_release_and_exit_0(cli, command):
+    result = cli(command, EXAMPLES / "qwen3-8b-dflash", "--engine", "vllm==99.0.0", "--check")
+    assert result.exit_code == 0, result.output
+    assert (
+        "C021" in result.output and "vllm==99.0.0 is newer than the reader table" in result.output
+    )
+    plain = cli(command, EXAMPLES / "qwen3-8b-dflash", "--engine", NEWEST.id, "--check")
+    assert "C021" not in plain.output

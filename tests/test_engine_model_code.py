@@ -45,8 +45,10 @@ def test_a_named_engine_that_drops_a_trained_flag_is_an_error(cli, write_config)
     assert code == 1 and "C015" in found and "C016" not in found
     assert f"{VLLM} never reads it" in found["C015"] and "fc_norm is true" in found["C015"]
     assert "C005" not in found  # retired: the releases a draft meets are C015/C016's
-    code, found = _rules(cli, path)  # the same engine, only assumed: a warning
-    assert code == 0 and "C016" in found and "C015" not in found
+    code, found = _rules(cli, path)  # the same engine, only assumed: a warning (C016)...
+    assert "C016" in found and "C015" not in found
+    # ...and since no covered release builds fc_norm from the config, an error (C022)
+    assert code == 1 and "fc_norm.{i}.weight: builds it only under fc_norm" in found["C022"]
 
 
 @pytest.mark.parametrize(

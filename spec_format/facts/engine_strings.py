@@ -30,7 +30,7 @@ class EngineSpec(NamedTuple):
     text: str  # as written
     name: str  # "vllm"
     releases: tuple[readers.Release, ...]  # one per covered group in the range, oldest first
-    newer: str | None = None  # a pinned version newer than the table (judged as releases[0])
+    newer: str | None = None  # a pinned version newer than the table (judged as releases[-1])
 
     @property
     def judged_as(self) -> str:

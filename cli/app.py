@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("history_cmd", "history_command"),
     "forward": ("forward_cmd", "forward_command"),
     "inspect": ("inspect_cmd", "inspect_command"),
+    "serving": ("serving_cmd", "serving_command"),
     "convert": ("convert_cmd", "convert_command"),
     "schema": ("schema_cmd", "schema_app"),
 }

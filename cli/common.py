@@ -39,14 +39,17 @@ class ReportFormat(str, enum.Enum):
 
 #: --engine, shared by validate, fix and migrate
 ENGINE_HELP = (
-    "An engine the draft is served or trained with, NAME==VERSION (repeatable), for example "
-    "vllm==0.33.0 or speculators==0.9.0; the releases covered are those of the reader "
-    "table (schema/readers/). Default: the newest covered release of each engine."
+    "An engine release the draft is served or trained with, as pip writes it (repeatable): "
+    "NAME==VERSION (vllm==0.30 is 0.30.0), a range (vllm>=0.28,<0.33: every covered release "
+    "in it) or NAME (its newest covered release); the releases covered are those of the "
+    "reader table (schema/readers/), and a newer one is judged as the newest with a "
+    "warning (C021). Default: the newest covered release of each engine, and an error "
+    "when no covered vLLM release can load the draft (C022)."
 )
 
 
-def engine_option():
-    return typer.Option(None, "--engine", "-e", help=ENGINE_HELP, metavar="NAME==VERSION")
+def engine_option(help: str = ENGINE_HELP):
+    return typer.Option(None, "--engine", "-e", help=help, metavar="NAME==VERSION")
 
 
 _VERSIONISH = re.compile(r"[vV]?[0-9]+(\.[0-9]+)+")

@@ -45,10 +45,13 @@ def test_a_named_engine_that_drops_a_trained_flag_is_an_error(cli, write_config)
     assert code == 1 and "C015" in found and "C016" not in found
     assert f"{VLLM} never reads it" in found["C015"] and "fc_norm is true" in found["C015"]
     assert "C005" not in found  # retired: the releases a draft meets are C015/C016's
-    # the newest release, only assumed, refuses peagle (C011's note); a flag it never reads
-    # for a type it serves (DSpark's sliding_window_non_causal) is a warning
+    # the newest release, only assumed, refuses peagle (C011, a warning); since no covered
+    # release builds fc_norm from the config, the draft is an error by default (C022)
     code, found = _rules(cli, path)
-    assert code == 0 and "C011" in found and not {"C015", "C016"} & set(found)
+    assert code == 1 and "C011" in found and not {"C015", "C016"} & set(found)
+    assert "fc_norm.{i}.weight: builds it only under fc_norm" in found["C022"]
+    # a flag the newest release never reads for a type it serves (DSpark's
+    # sliding_window_non_causal) is a warning
     sliding = _sliding(_example("qwen3-8b-dspark", sliding_window_non_causal=True))
     code, found = _rules(cli, write_config(sliding, "dspark"))
     assert code == 0 and "C016" in found and "C015" not in found

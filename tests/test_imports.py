@@ -20,7 +20,17 @@ from tests.common import EXAMPLES, ROOT
 HEAVY = ("torch", "numpy", "pydantic", "jsonschema", "referencing", "rich", "huggingface_hub")
 OTHER_COMMANDS = tuple(
     f"spec_format.cli.{m}_cmd"
-    for m in ("convert", "fix", "forward", "history", "inspect", "migrate", "rules", "schema")
+    for m in (
+        "convert",
+        "fix",
+        "forward",
+        "history",
+        "inspect",
+        "migrate",
+        "rules",
+        "schema",
+        "serving",
+    )
 )
 VALIDATION = (
     "spec_format.engine.validation",

@@ -44,6 +44,7 @@ from docgen.reference import (
 )
 from docgen.rules import rule_page, rules_index
 from docgen.schema_walk import Catalogue, DocsError
+from docgen.serving import serving_docs
 from spec_format.facts import catalog
 from spec_format.rules import registry
 
@@ -70,5 +71,6 @@ def generate(root: Path) -> dict[str, str]:
         out[f"docs/rules/{rule.id}.md"] = rule_page(root, rule)
     out.update(snippets(root))
     out.update(all_diagrams())
+    out.update(serving_docs(root))
     out["generated/docs/nav.yml"] = nav(root, cat)
     return out

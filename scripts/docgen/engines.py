@@ -75,11 +75,26 @@ def changes(prev, cur) -> list[str]:
 
 
 def group_lines(releases) -> list[str]:
-    """A Markdown table: each vLLM group, its member releases, and what changed."""
+    """A Markdown table: each vLLM group, its member releases, and what changed; and the
+    speculators files that cover several releases of their line."""
     groups = [r for r in releases if r.name == "vllm"]
     if not groups:
         return []
-    lines = [
+    shared = [r for r in releases if r.name != "vllm" and len(r.members) > 1]
+    lines = []
+    if shared:
+        lines += [
+            "",
+            "Speculators releases of one line whose config and model code are byte-identical "
+            "(they differ in the converter, data generation or training code) share the line's "
+            "file, executed with its newest release: "
+            + "; ".join(
+                f"`{r.id}` covers " + ", ".join(f"`{r.name}=={m}`" for m in r.members)
+                for r in shared
+            )
+            + ".",
+        ]
+    lines += [
         "",
         "## vLLM release groups",
         "",

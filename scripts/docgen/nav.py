@@ -72,6 +72,7 @@ def nav(root: Path, cat: Catalogue) -> str:
         _entry(6, "Command line", "reference/cli.md"),
         _entry(6, "Field × version matrix", "reference/fields.md"),
         _entry(6, "Consumer defaults", "reference/consumer-defaults.md"),
+        _entry(6, "Which vLLM serves a draft", "reference/serving.md"),
     ]
     for version in reversed(catalog_versions()):
         out.append(f"      - {_yaml(f'Format {version}')}:")

@@ -277,6 +277,8 @@ def reference_index(cat: Catalogue) -> str:
         "- [Consumer defaults](consumer-defaults.md): what each reader assumes when a key is "
         "absent.",
         "- [Command line](cli.md): every command's options.",
+        "- [Which vLLM serves a draft](serving.md): the verdict of every covered vLLM release "
+        "on the bundled examples (`specfmt serving`).",
     ]
     return "\n".join(lines) + "\n"
 

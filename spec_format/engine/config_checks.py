@@ -33,6 +33,14 @@ def engines_of(texts: tuple[str, ...]) -> tuple:
     return disputes.parse_engines(texts)
 
 
+@cache
+def newer_engines_of(texts: tuple[str, ...]) -> tuple:
+    """The engine strings that pin a release newer than the reader table (rule C021)."""
+    from spec_format.facts import disputes
+
+    return disputes.newer_engines(texts)
+
+
 def validate_config(
     config: dict[str, Any], options: ValidateOptions | None = None, *, name: str = CONFIG_NAME
 ) -> FileReport:
@@ -125,7 +133,10 @@ def _context(
         format_version=outcome.version,
         detection=outcome.detection,
         speculators_version=declared if isinstance(declared, str) else None,
-        options={"engines": engines_of(tuple(options.engines))},
+        options={
+            "engines": engines_of(tuple(options.engines)),
+            "engines_newer": newer_engines_of(tuple(options.engines)),
+        },
     )
     if verifier is not None:  # config rules name the concrete values it implies in hints
         ctx.verifier, ctx.verifier_path = verifier.config, verifier.path

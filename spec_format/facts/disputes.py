@@ -20,43 +20,33 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from spec_format.base.errors import UsageError
-from spec_format.facts import readers
+from spec_format.facts import engine_strings, readers
 
 WRITER = "speculators"
 
 
 # -- which readers ------------------------------------------------------------------------
 def parse_engine(text: str) -> readers.Release:
-    """``--engine NAME==VERSION`` -> the table's release; a usage error lists what is covered."""
-    name, sep, version = text.strip().partition("==")
-    name = name.strip().lower()
-    engines = sorted({r.split("==")[0] for r in readers.releases()})
-    if not sep and name in engines:  # a bare name: its newest covered release
-        return readers.newest(name)
-    if not sep or not name or not version:
-        raise UsageError(
-            f"--engine {text!r}: write NAME==VERSION or NAME, covered: "
-            + "; ".join(readers.covered_range(e) for e in engines)
-        )
-    try:
-        return readers.release(name, version.strip())
-    except KeyError:
-        covered = [readers.covered_range(e) for e in ([name] if name in engines else engines)]
-        raise UsageError(
-            f"--engine {text}: the reader table does not cover that release; covered: "
-            f"{'; '.join(covered)} (schema/readers/README.md says how to add one)"
-        ) from None
+    """One ``--engine`` string -> the newest covered release it names (a pin, a name, or the
+    newest release in a range; a pin newer than the table: the newest covered release). A
+    malformed or uncovered string is a usage error naming what is accepted
+    (:mod:`spec_format.facts.engine_strings`)."""
+    return engine_strings.parse(text).releases[-1]
 
 
 def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
-    out: dict[str, readers.Release] = {}
-    for text in texts or ():
-        for part in str(text).split(","):
-            if part.strip():
-                release = parse_engine(part)
-                out[release.id] = release
+    """Every covered release group the ``--engine`` strings name (a range: each group in it),
+    each once."""
+    out: dict[tuple[str, str], readers.Release] = {}
+    for spec in engine_strings.parse_all(texts):
+        for release in spec.releases:
+            out.setdefault((release.name, release.representative), release)
     return tuple(out.values())
+
+
+def newer_engines(texts: Iterable[str] | None) -> tuple[engine_strings.EngineSpec, ...]:
+    """The ``--engine`` strings that pin a release newer than the reader table."""
+    return tuple(s for s in engine_strings.parse_all(texts) if s.newer)
 
 
 @cache
@@ -139,6 +129,11 @@ def describe(views: Iterable[View], suffix: str = "") -> str:
             said = said.replace("reads ", "read ", 1).replace("ignores ", "ignore ", 1)
         parts.append(f"{', '.join(_runs(who))} {said}")
     return "; ".join(parts)
+
+
+def runs(who: list[str]) -> list[str]:
+    """:func:`_runs`: release ids with runs of consecutive table files as ``a to b``."""
+    return _runs(who)
 
 
 def _runs(who: list[str]) -> list[str]:

@@ -127,7 +127,14 @@ def fix(
     result.document = ed.doc
     result.changes = [*opened.changes, *ed.changes]
     result.problems = [*opened.problems, *ed.problems, *eras.problems(ed.doc)]
+    result.problems += newer_engine_problems(options.engines)
     return result
+
+
+def newer_engine_problems(texts) -> list[Problem]:
+    """C021 for each ``--engine`` release newer than the reader table (judged as the
+    newest covered release, as ``validate`` does)."""
+    return [Problem("C021", s.newer_message()) for s in disputes.newer_engines(texts)]
 
 
 def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> None:

@@ -3,9 +3,11 @@
 Every fact here comes from the reader table (``schema/readers/``, checked against each
 reader release by the ``readers`` test group): which types a release serves, which
 verifier forms and top-level keys it refuses, what it reads for each field. The engines are
-the ones named with ``--engine NAME==VERSION``; without it the newest release of each
-covered engine is assumed (and the run's notes say so), and what those refuse is reported
-as a warning instead of an error.
+the ones named with ``--engine`` (a pin, a range: every covered group in it, or a release
+newer than the table, judged as the newest: C021); without it the newest release of each
+covered engine is assumed (and the run's notes say so), what those refuse is reported as a
+warning instead of an error, and a draft no covered vLLM release can load is an error
+(C022).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, disputes, readers, schemas, unread, writers
+from spec_format.facts import catalog, disputes, readers, schemas, serving, unread, writers
 from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -198,7 +200,7 @@ class TypeNotServed(_ReaderRule):
 
     id = "C011"
     name = "type-needs-recent-reader"
-    severity = Severity.INFO
+    severity = Severity.WARNING
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
@@ -309,3 +311,67 @@ class AssumedEngineIgnoresTrainedFlag(_ReaderRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         if not named_engines(ctx):
             yield from _unread_hits(ctx, disputes.assumed_engines())
+
+
+class EngineNewerThanTable(_ReaderRule):
+    """An engine release named with `--engine` is newer than the reader table."""
+
+    id = "C021"
+    name = "engine-newer-than-table"
+    severity = Severity.WARNING
+    since = "0.1.0"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for spec in ctx.options.get("engines_newer") or ():
+            yield Hit(spec.newer_message())
+
+
+def no_release_loads(ctx: Context) -> list[tuple[str, list]] | None:
+    """Without ``--engine``: (release, why it refuses) of every covered vLLM release group,
+    oldest first, when none of them can load the draft and at least one serves the type
+    (``None`` otherwise; a type no release serves is C011's). Asked newest first, it stops
+    at the first release that loads the draft: most drafts cost one look. What it asks needs
+    no tensor contract (:func:`serving.config_refusals`)."""
+    if named_engines(ctx):
+        return None
+    groups = _vllm_groups()
+    if not any(g.serves(ctx.model_type) for g in groups):
+        return None
+    found = []
+    for g in reversed(groups):
+        why = serving.config_refusals(ctx.config, ctx.model_type, g)
+        if not why:
+            return None
+        found.append((g.id, why))
+    return found[::-1]
+
+
+@cache
+def _vllm_groups() -> tuple:
+    return serving.covered_groups("vllm")
+
+
+class NoReleaseLoadsDraft(_ReaderRule):
+    """No covered vLLM release can load the draft (without `--engine`)."""
+
+    id = "C022"
+    name = "no-release-loads-draft"
+    severity = Severity.ERROR
+    since = "0.1.0"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        found = no_release_loads(ctx)
+        if found is None:
+            return
+        by_reason: dict[str, list[str]] = {}
+        for release, why in found:
+            first = why[0]
+            said = f"{first.subject}: {first.text}"
+            by_reason.setdefault(said, []).append(release)
+        parts = [f"{', '.join(disputes.runs(who))}: {said}" for said, who in by_reason.items()]
+        path = ctx.path_text if ctx.path_text not in ("-", "<stdin>") else "CKPT"
+        yield Hit(
+            f"no covered vLLM release can load this draft; {'; '.join(parts)}; "
+            f"`specfmt serving {path}` lists every release's verdict",
+            pointer=found[-1][1][0].pointer,  # what the newest release refuses
+        )

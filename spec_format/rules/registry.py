@@ -107,6 +107,8 @@ RULES: tuple[type[Rule], ...] = (
     consumers.MisspelledKey,
     engines.EngineIgnoresTrainedFlag,
     engines.AssumedEngineIgnoresTrainedFlag,
+    engines.EngineNewerThanTable,
+    engines.NoReleaseLoadsDraft,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,

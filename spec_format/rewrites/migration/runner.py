@@ -172,6 +172,9 @@ def migrate(
     doc = take(agree.output())
     del agree
     result.problems.extend(eras.problems(doc))
+    result.problems.extend(
+        Problem("C021", s.newer_message()) for s in disputes.newer_engines(options.engines)
+    )
     result.document = doc
     result.losses = [c for c in result.changes if c.lossy] + [p for p in result.problems if p.lossy]
     if result.losses and not options.allow_lossy:

@@ -1,0 +1,50 @@
+"""``specfmt serving``: parse options, call spec_format.inspect.serving, render, exit."""
+
+from __future__ import annotations
+
+import typer
+
+from spec_format.base.jsonout import dumps
+from spec_format.cli.common import (
+    ReportFormat,
+    engine_option,
+    handle_errors,
+    print_text,
+    stdout,
+)
+
+
+@handle_errors
+def serving_command(
+    checkpoint: str = typer.Argument(
+        ...,
+        help="Draft checkpoint directory, its config.json (the tensors the config implies), "
+        "or hf://ORG/NAME[@REV] (headers only, needs the remote extra).",
+        show_default=False,
+    ),
+    engine: list[str] = engine_option(
+        "The engine releases to judge, as pip writes them (repeatable): NAME==VERSION, a "
+        "range (vllm>=0.28,<0.33: every covered release group in it) or NAME (its newest "
+        "covered release). Default: every covered vLLM release group."
+    ),
+    output_format: ReportFormat = typer.Option(
+        ReportFormat.text, "--format", "-f", help="Output format."
+    ),
+) -> None:
+    """Which engine releases serve this draft: per release group of the reader table (default:
+    every covered vLLM release), whether it serves the draft as trained, serves it degraded
+    (what it ignores or leaves at its initial value) or refuses it (the field or tensor), and
+    the first release that serves it as trained.
+
+    Exit codes: 0 reported (whatever the verdicts), 2 usage error (a malformed --engine),
+    3 the checkpoint or config could not be read.
+    """
+    from spec_format.inspect.serving import render_text, serving_report
+
+    report = serving_report(checkpoint, engine)
+    out = stdout()
+    if output_format is ReportFormat.json:
+        out.write(dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        print_text(render_text(report), out)
+    raise typer.Exit(0)

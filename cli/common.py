@@ -40,7 +40,7 @@ class ReportFormat(str, enum.Enum):
 #: --engine, shared by validate, fix and migrate
 ENGINE_HELP = (
     "An engine the draft is served or trained with, NAME==VERSION (repeatable), for example "
-    "vllm==0.33.0 or speculators==0.9.0; the releases covered are those of the reader "
+    "vllm==0.28.0 or speculators==0.9.0; the releases covered are those of the reader "
     "table (schema/readers/). Default: the newest covered release of each engine."
 )
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spec_format.cli.app import app
-from spec_format.facts import catalog
+from spec_format.facts import catalog, readers
 from spec_format.rewrites.migration import output
 from tests.migrate.conftest import FIXTURES
 
@@ -138,11 +138,12 @@ def test_fix_reports_each_filled_key_with_its_reason(tmp_path):
     r = run("fix", p, "--verifier", v, "--in-place")
     assert r.exit_code == 0, r.output
     # the reason is the reader table's: what the writer and the engines read when absent
-    # (every vLLM group reads it the same way: one run, 0.10.1 to 0.33.0)
+    # (every vLLM group reads it the same way: one run, the first to the newest)
     said = " ".join(r.stdout.split())
+    cov = readers.coverage("vllm")
     assert (
-        "norm_before_residual = false: speculators==0.9.0 default; vllm==0.10.1 to "
-        "vllm==0.33.0 (27 release groups) read true when absent" in said
+        f"norm_before_residual = false: speculators==0.9.0 default; vllm=={cov.first} to "
+        f"vllm=={cov.newest} ({cov.groups} release groups) read true when absent" in said
     )
     fixed = json.loads(p.read_text())
     # the verifier's default layers are a guess about the training run: reported, not written

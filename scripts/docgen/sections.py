@@ -55,6 +55,12 @@ def weight_blocks() -> list[str]:
     return claims
 
 
+def _each(name: str) -> str:
+    """Every covered release of reader ``name``: ``"0.1.0, 0.2.0 and 0.3.0"``."""
+    found = [r.split("==")[1] for r in readers.releases() if r.startswith(f"{name}==")]
+    return ", ".join(found[:-1]) + f" and {found[-1]}" if len(found) > 1 else "".join(found)
+
+
 def _values() -> dict[str, Callable[[], str]]:
     def of(name: str, attribute: str) -> Callable[[], str]:
         return lambda: str(getattr(readers.coverage(name), attribute))
@@ -64,6 +70,7 @@ def _values() -> dict[str, Callable[[], str]]:
         for attribute in ("first", "newest", "releases", "groups"):
             out[f"{name}-{attribute}"] = of(name, attribute)
     out["weight-blocks"] = lambda: ", ".join(weight_blocks())
+    out["speculators-each"] = lambda: _each("speculators")
     return out
 
 

@@ -57,7 +57,7 @@ def _statements() -> dict[str, re.Pattern[str]]:
         ),
         "the count of covered vLLM releases": re.compile(rf"\b{cov.releases} releases\b"),
         "the count of vLLM release groups": re.compile(
-            rf"\b{cov.groups} (release )?(groups|files)\b"
+            rf"\b{cov.groups} (vLLM |release )?(groups|files)\b"
         ),
     }
 

@@ -8,8 +8,9 @@ group count: it marks the place, inline, and the generator writes the value from
     every vLLM release from <!-- gen:vllm-first -->0.10.1<!-- /gen --> to
     <!-- gen:vllm-newest -->...<!-- /gen -->
 
-so that adding a release (``scripts/add-release.py``) edits no page by hand. An unknown name
-between the markers stops the generator.
+so that adding a release (``scripts/add-release.py``) edits no page by hand. README.md's
+exit-code table is one too (``gen:exit-codes``, from ``spec_format.base.errors``). An unknown
+name between the markers stops the generator.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from spec_format.base.errors import EXIT_MEANINGS
 from spec_format.facts import catalog, readers
 
 MARKER = re.compile(r"<!-- gen:([a-z0-9-]+) -->(.*?)<!-- /gen -->", re.S)
@@ -61,6 +63,12 @@ def _each(name: str) -> str:
     return ", ".join(found[:-1]) + f" and {found[-1]}" if len(found) > 1 else "".join(found)
 
 
+def _exit_codes() -> str:
+    """README.md's exit-code table, from ``spec_format.base.errors.EXIT_MEANINGS``."""
+    rows = "".join(f"| {code} | {meaning} |\n" for code, meaning in EXIT_MEANINGS)
+    return f"\n| code | meaning |\n|---|---|\n{rows}"
+
+
 def _values() -> dict[str, Callable[[], str]]:
     def of(name: str, attribute: str) -> Callable[[], str]:
         return lambda: str(getattr(readers.coverage(name), attribute))
@@ -71,6 +79,8 @@ def _values() -> dict[str, Callable[[], str]]:
             out[f"{name}-{attribute}"] = of(name, attribute)
     out["weight-blocks"] = lambda: ", ".join(weight_blocks())
     out["speculators-each"] = lambda: _each("speculators")
+    out["exit-codes"] = _exit_codes
+    out["representatives"] = lambda: str(len(readers.representatives()))
     return out
 
 

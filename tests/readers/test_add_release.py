@@ -101,9 +101,11 @@ def test_a_run_that_fails_half_way_leaves_the_table_as_it_was(scratch):
     assert {p.name: p.read_bytes() for p in table.iterdir()} == before
 
 
-#: what draft_rows writes from the executed release (the weight blocks are the template's,
-#: executed by the readers group; notes are the maintainer's)
-DRAFTED = ("types", "requires", "top_level", "verifier", "members", "source")
+#: what draft_rows writes from the executed release and the wheel (the weight blocks are the
+#: template's, executed by the readers group; notes are the maintainer's; ``source`` lists the
+#: units digested when a file was drafted, which scripts/vllm-digests.py has extended since,
+#: and three files state it in prose, so no file's list is today's)
+DRAFTED = ("types", "requires", "top_level", "verifier", "members")
 
 
 @pytest.mark.readers
@@ -121,13 +123,31 @@ def test_a_new_group_is_drafted_from_the_executed_release(scratch):
     path = f"schema/readers/vllm-{version}.json"
     got = json.loads((scratch / path).read_text(encoding="utf-8"))
     want = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    differ: list[str] = []
     for key in DRAFTED:
-        assert got.get(key) == want.get(key), key
-    assert sorted(got["models"]) == sorted(want["models"])
+        _compare(key, got.get(key), want.get(key), differ)
+    _compare("models", sorted(got["models"]), sorted(want["models"]), differ)
     for model_type, model in want["models"].items():
-        drafted = got["models"][model_type]
+        drafted = got["models"].get(model_type, {})
         for name, row in model.get("fields", {}).items():
-            row = {k: v for k, v in row.items() if k != "note"}
-            mine = {k: v for k, v in drafted["fields"].get(name, {}).items() if k != "note"}
-            assert mine == row, f"{model_type}.{name}"
-        assert drafted.get("layer_model_type") == model.get("layer_model_type"), model_type
+            mine = drafted.get("fields", {}).get(name)
+            _compare(f"models.{model_type}.fields.{name}", mine, row, differ)
+        where = f"models.{model_type}.layer_model_type"
+        _compare(where, drafted.get("layer_model_type"), model.get("layer_model_type"), differ)
+    assert not differ, "\n".join(differ)
+
+
+def _compare(where: str, got, want, differ: list[str]) -> None:
+    """``got`` (drafted) against ``want`` (committed): a committed ``message`` may keep only
+    the stable start of what the release printed, and a ``note`` is the maintainer's."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in (want.keys() | got.keys()) - {"note"}:
+            _compare(f"{where}.{key}", got.get(key), want.get(key), differ)
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _compare(f"{where}[{i}]", g, w, differ)
+    elif where.endswith("message") and isinstance(got, str) and isinstance(want, str):
+        if not got.startswith(want):
+            differ.append(f"{where}: drafted {got!r}, committed {want!r}")
+    elif got != want:
+        differ.append(f"{where}: drafted {got!r}, committed {want!r}")

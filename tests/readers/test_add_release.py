@@ -151,3 +151,24 @@ def _compare(where: str, got, want, differ: list[str]) -> None:
             differ.append(f"{where}: drafted {got!r}, committed {want!r}")
     elif got != want:
         differ.append(f"{where}: drafted {got!r}, committed {want!r}")
+
+
+@pytest.mark.readers
+def test_a_speculators_release_starts_from_the_nearest_older_rows(scratch):
+    """The newest speculators release taken out and added again: its file is the previous
+    release's rows with its own version (the readers group then checks them), its environment
+    is the cached one, and the pages it regenerates are the committed ones."""
+    newest = readers.newest("speculators")
+    env = oracle.INTEROP_CACHE / "envs" / newest.version / ".ok"
+    if not env.is_file():
+        pytest.skip(f"no environment for {newest.id} (scripts/interop-envs.sh {newest.version})")
+    done = run(scratch, SCRIPT, "speculators", newest.version, "--as-new")
+    assert done.returncode == 0, done.stderr[-3000:]
+    older = [r for r in readers.releases() if r.startswith("speculators==")][-2]
+    got = json.loads(
+        (scratch / "schema" / "readers" / f"speculators-{newest.version}.json").read_text()
+    )
+    want = readers.release(*older.split("==")).data
+    assert got == {**want, "version": newest.version}
+    for page in ("README.md", "schema/readers/README.md"):
+        assert (scratch / page).read_bytes() == (ROOT / page).read_bytes(), page

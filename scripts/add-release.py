@@ -40,6 +40,7 @@ for _path in (ROOT, ROOT / "scripts"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from spec_format.base.errors import SpecfmtError  # noqa: E402
 from spec_format.facts import readers  # noqa: E402
 from spec_format.parsers.outfile import write_output  # noqa: E402
 
@@ -125,7 +126,9 @@ def fetch_wheel(version: str) -> Path:
     )
     found = sorted(wheels.glob(f"vllm-{version}-*.whl"))
     if done.returncode != 0 or not found:
-        last = (done.stderr.strip().splitlines() or ["no wheel"])[-1]
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        errors = [line for line in said if line.startswith("ERROR")] or said or ["no wheel"]
+        last = errors[-1]
         raise Failed(f"cannot download vllm=={version}: {last}")
     return found[0]
 
@@ -253,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not VERSION.match(args.version):
         parser.error(f"{args.version!r} is not a release number (X.Y.Z)")
+    while args.version.count(".") < 2:  # PEP 440: 0.35 is 0.35.0, the wheel's own spelling
+        args.version += ".0"
     covered = f"{args.reader}=={args.version}" in readers.releases()
     if covered and not args.as_new:
         parser.error(f"{args.reader}=={args.version} is covered already (--as-new redoes it)")
@@ -270,7 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         except Failed as exc:
             _say(f"error: {exc}; schema/readers/ is unchanged")
             return 1
-        old = swap(work)
+        try:
+            old = swap(work)
+        except SpecfmtError as exc:  # the writer refused (a file changed meanwhile, a link)
+            _say(f"error: {exc}")
+            return 1
     try:
         if not args.no_generate:
             regenerate()

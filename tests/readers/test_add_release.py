@@ -57,9 +57,11 @@ def scratch(tmp_path, monkeypatch):
 
 
 def test_a_usage_error_is_one_line_and_exit_2():
-    """A malformed release, a covered one without --as-new, an unknown reader (nothing is
-    written: run in the checkout itself)."""
-    for args in (("vllm", "abc"), ("vllm", readers.newest("vllm").version), ("tgi", "1.0")):
+    """A malformed release, a covered one without --as-new (also spelled short), an unknown
+    reader (nothing is written: run in the checkout itself)."""
+    newest = readers.newest("vllm").version
+    short = newest.removesuffix(".0")  # PEP 440: the same release
+    for args in (("vllm", "abc"), ("vllm", newest), ("vllm", short), ("tgi", "1.0")):
         done = run(ROOT, SCRIPT, *args)
         assert done.returncode == 2, done.stderr
         assert "Traceback" not in done.stderr

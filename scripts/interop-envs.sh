@@ -16,7 +16,8 @@ set -euo pipefail
 CACHE="${SPECFMT_INTEROP_CACHE:-.cache/interop}"
 PYTHON="${PYTHON:-python3}"
 TORCH="torch==2.13.0"
-DEFAULT_RELEASES="0.1.0 0.2.0 0.3.0 0.4.0.1 0.5.0 0.6.0.2 0.7.0.2 0.8.1 0.9.0"
+# one release per format line: the speculators releases of the reader table
+DEFAULT_RELEASES="$(ls "$(dirname "$0")/../schema/readers/" | sed -n 's/^speculators-\(.*\)\.json$/\1/p' | sort -V | tr '\n' ' ')"
 
 # Recipe per release: the transformers version that works (the highest its metadata allows)
 # and the small dependencies `import speculators` needs. Torch and the torchvision/torchaudio

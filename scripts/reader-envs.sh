@@ -30,19 +30,57 @@ DEFAULT_RELEASES="$(ls schema/readers/ | sed -n 's/^vllm-\(.*\)\.json$/\1/p' | s
 # What `vllm.transformers_utils.config`, the speculators config classes and the model
 # registry import, found by importing them on CPU. transformers is the highest version the
 # release's metadata allows; the rest are unpinned (torch is pinned by the constraints file).
+# From 0.24 the transformers pin is read from the wheel's metadata: the highest of
+# TRANSFORMERS_PINS its `Requires-Dist: transformers` allows (0.31: <5.18 gives 5.17.0, the
+# others 5.19.0), so a new release needs no edit here unless no pin fits (the message names
+# what to add) or its import check names a missing package (add it to `common`).
+TRANSFORMERS_PINS="5.19.0 5.17.0"
 recipe() {
   local common="huggingface_hub safetensors pyyaml regex cachetools pydantic msgspec psutil pyzmq cbor2 aiohttp requests openai-harmony openai"
   case "$1" in
-    # 5.19.0 is inside every covered release's range (0.34: >=5.16.1,<5.23, 0.33: <5.21,
-    # 0.32: <5.20, 0.28: >=5.5.3)
-    0.2[4-9].* | 0.30.* | 0.32.* | 0.33.* | 0.34.*) echo "transformers==5.19.0 $common" ;;
-    0.31.*) echo "transformers==5.17.0 $common" ;; # <5.18.0
     # the last 4.x, inside every range before 0.24 (0.10.1: >=4.55.0; 0.11.1-0.19.0: <5);
     # their model registry (from 0.12 the config utils: gguf; from 0.16 cpuinfo) import these
     0.1[0-9].* | 0.2[0-3].*)
       echo "transformers==4.57.6 $common cloudpickle setproctitle blake3 pillow pybase64 gguf py-cpuinfo" ;;
-    *) echo "unknown vLLM release: $1" >&2; return 1 ;;
+    0.*)
+      local pin
+      pin="$(transformers_pin "$1")" || return 1
+      echo "transformers==$pin $common" ;;
+    *) echo "vllm $1: no recipe for a major release other than 0; add a case to recipe() in scripts/reader-envs.sh" >&2; return 1 ;;
   esac
+}
+
+# The highest of TRANSFORMERS_PINS that vLLM $1's wheel metadata allows (read from the
+# cached wheel, never installed)
+transformers_pin() {
+  local wheel
+  wheel="$(ls "$CACHE"/wheels/vllm-"$1"-*.whl 2>/dev/null | head -1 || true)"
+  if [[ -z "$wheel" ]]; then
+    echo "vllm $1: no wheel in $CACHE/wheels to read its transformers range from" >&2
+    return 1
+  fi
+  "$BASE/bin/python" - "$wheel" "$1" "$TRANSFORMERS_PINS" <<'PY'
+import sys, zipfile
+from pip._vendor.packaging.requirements import Requirement
+wheel, release, pins = sys.argv[1], sys.argv[2], sys.argv[3].split()
+with zipfile.ZipFile(wheel) as z:
+    meta = z.read(f"vllm-{release}.dist-info/METADATA").decode()
+wanted = [
+    Requirement(line.split(":", 1)[1].strip())
+    for line in meta.splitlines()
+    if line.startswith("Requires-Dist:")
+]
+spec = next((r.specifier for r in wanted if r.name == "transformers" and not r.marker), None)
+if spec is None:
+    sys.exit(f"vllm {release}: its metadata names no transformers requirement; "
+             "add a case to recipe() in scripts/reader-envs.sh")
+fits = [p for p in pins if spec.contains(p, prereleases=False)]
+if not fits:
+    sys.exit(f"vllm {release} asks transformers{spec}, which none of TRANSFORMERS_PINS "
+             f"({' '.join(pins)}) satisfies: add such a version to TRANSFORMERS_PINS in "
+             "scripts/reader-envs.sh")
+print(max(fits, key=lambda p: tuple(int(x) for x in p.split("."))))
+PY
 }
 
 # What importing a draft model module and vLLM's model loader adds (found by importing
@@ -98,16 +136,17 @@ fi
 # the import check of an unpacked environment; .ok is written last
 check() {
   local rel="$1" start="$2" target="$CACHE/envs/$1" t=$SECONDS
-  if ! PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
+  local failed
+  if ! failed="$(PYTHONPATH="$target/src:$target/deps" PYTHONDONTWRITEBYTECODE=1 "$BASE/bin/python" -c \
       "import importlib.metadata as m; assert m.version('vllm') == '$rel'
 import vllm.transformers_utils.config
-from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>/dev/null; then
-    log "$rel: importing vLLM's config code failed; environment left incomplete"
+from vllm.transformers_utils.configs.speculators.base import SpeculatorsConfig" 2>&1 >/dev/null)"; then
+    log "$rel: importing vLLM's config code failed ($(tail -1 <<<"$failed")); a missing module goes into recipe() of scripts/reader-envs.sh; environment left incomplete"
     stamp "$rel FAILED"
     return
   fi
   stamp "$rel import-check $((SECONDS - t))s"
-  echo "vllm==$rel $(recipe "$rel")" >"$target/.ok"
+  echo "vllm==$rel ${RECIPES[$rel]}" >"$target/.ok"
   stamp "$rel built $((SECONDS - start))s"
   log "$rel: ready in $((SECONDS - start))s"
 }
@@ -135,9 +174,16 @@ model_layer() {
 # wheels, dependencies (one install per recipe) and unpacking, one release after another;
 # then the import checks, two at a time (each is one single-threaded Python start-up)
 pending=()
+declare -A RECIPES=()
 for rel in "${releases[@]}"; do
   target="$CACHE/envs/$rel"
-  want="vllm==$rel $(recipe "$rel")"
+  if ! deps_recipe="$(recipe "$rel")"; then
+    log "$rel: no environment recipe (the line above says what to add)"
+    stamp "$rel FAILED recipe"
+    continue
+  fi
+  RECIPES[$rel]="$deps_recipe"
+  want="vllm==$rel $deps_recipe"
   if [[ -f "$target/.ok" && "$(cat "$target/.ok")" == "$want" ]]; then
     log "$rel: cached"
     continue
@@ -161,13 +207,13 @@ for rel in "${releases[@]}"; do
   t=$SECONDS
   unzip -q "$wheel" '*.py' "vllm-$rel.dist-info/*" -d "$target/src"
   stamp "$rel unpack $((SECONDS - t))s"
-  deps="$CACHE/deps/$(recipe "$rel" | sha256sum | cut -c1-16)"
+  deps="$CACHE/deps/$(sha256sum <<<"$deps_recipe" | cut -c1-16)"
   if [[ ! -f "$deps/.ok" ]]; then
     t=$SECONDS
     rm -rf "$deps"
-    # shellcheck disable=SC2046  # the recipe is a word list on purpose
+    # shellcheck disable=SC2086  # the recipe is a word list on purpose
     if ! "$BASE/bin/pip" install -q --disable-pip-version-check --no-compile --target "$deps" \
-        -c "$CACHE/constraints.txt" $(recipe "$rel") \
+        -c "$CACHE/constraints.txt" $deps_recipe \
         2> >(grep -v -e "^WARNING: Location" -e "^WARNING: Target directory" >&2); then
       log "$rel: cannot install its dependencies; its reader tests will skip"
       stamp "$rel FAILED deps"
@@ -175,7 +221,7 @@ for rel in "${releases[@]}"; do
     fi
     # a dependency may drag in its own torch; the base venv's CPU copy must win
     rm -rf "$deps"/torch "$deps"/torch-*.dist-info "$deps"/nvidia* "$deps"/triton*
-    recipe "$rel" >"$deps/.ok"
+    echo "$deps_recipe" >"$deps/.ok"
     stamp "$rel deps $((SECONDS - t))s"
   fi
   ln -sfn "../../deps/${deps##*/}" "$target/deps"

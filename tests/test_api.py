@@ -129,7 +129,7 @@ def test_rule_ids_are_checked_when_the_options_are_made():
     with pytest.raises(UsageError, match="profile 'strictest': expected one of legacy"):
         spec_format.ValidateOptions(profile="strictest")
     assert spec_format.ValidateOptions(profile="strict").profile is spec_format.Profile.STRICT
-    assert spec_format.ValidateOptions(engines="vllm==0.33.0").engines == ("vllm==0.33.0",)
+    assert spec_format.ValidateOptions(engines="vllm==0.32.0").engines == ("vllm==0.32.0",)
 
 
 def test_migrate_and_fix_take_a_directory_a_file_or_a_dict():

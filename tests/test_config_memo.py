@@ -50,7 +50,7 @@ def _alone(path: str, options: ValidateOptions) -> dict:
     "options",
     [
         ValidateOptions(),
-        ValidateOptions(engines=("vllm==0.33.0",)),
+        ValidateOptions(engines=("vllm==0.32.0",)),
         ValidateOptions(profile="strict", fast_path=False),
     ],
     ids=["default", "engine", "strict-explaining"],

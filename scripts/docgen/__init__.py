@@ -12,7 +12,9 @@ Writes, from the catalog, the exported schemas, the rule registry and the comman
 * ``docs/diagrams/``: SVG pictures drawn from the registry, the tensor contracts and the
   catalog (``docgen.diagrams``);
 * ``generated/docs/nav.yml``: the site navigation (``mkdocs.yml`` inherits it), so new
-  versions, types and rules appear without editing anything by hand.
+  versions, types and rules appear without editing anything by hand;
+* the marked values inside hand-written pages (``README.md``, ``schema/readers/README.md``,
+  the guide): the covered releases and their counts (``docgen.sections``).
 
 Like ruff's docs generator it also *checks* what it documents, and stops with a list of
 problems instead of writing pages that lie:
@@ -45,6 +47,7 @@ from docgen.reference import (
 from docgen.rules import rule_page, rules_index
 from docgen.schema_walk import Catalogue, DocsError
 from docgen.serving import serving_docs
+from docgen.sections import sections
 from spec_format.facts import catalog
 from spec_format.rules import registry
 
@@ -73,4 +76,5 @@ def generate(root: Path) -> dict[str, str]:
     out.update(all_diagrams())
     out.update(serving_docs(root))
     out["generated/docs/nav.yml"] = nav(root, cat)
+    out.update(sections(root))  # the covered releases inside hand-written pages
     return out

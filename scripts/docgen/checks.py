@@ -287,7 +287,7 @@ def _base_config(root: Path, rule, fragment: dict) -> dict | None:
 
 
 def _options(rule, section: str) -> dict[str, Any]:
-    """The validate options a section names in prose ("checked with `--engine vllm==0.33.0`",
+    """The validate options a section names in prose ("checked with `--engine vllm==0.28.0`",
     "validated with `--format-version 0.6`")."""
     text = rule.section(section)
     out: dict[str, Any] = {}

@@ -12,12 +12,14 @@ from typing import Any
 
 from docgen.checks import _commands
 from docgen.schema_walk import BANNER, _cell
+from spec_format.base.errors import ExitCode
 
 Command = Parameter = Any  # typer's bundled click classes
 
 EXIT_CODES = (
-    "Exit codes are shared: 0 ok, 1 findings (or, with `--check`, a file would change), "
-    "2 usage error, 3 an input could not be read, 70 a bug in specfmt."
+    f"Exit codes are shared: {ExitCode.OK} ok, {ExitCode.FINDINGS} findings (or, with "
+    f"`--check`, a file would change), {ExitCode.USAGE} usage error, {ExitCode.UNREADABLE} an "
+    f"input could not be read, {ExitCode.INTERNAL} a bug in specfmt."
 )
 _TYPE_NAMES = {"str": "text", "int": "integer", "float": "number", "path": "path"}
 

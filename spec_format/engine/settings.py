@@ -11,7 +11,7 @@ The keys (``specfmt.toml`` at its top level, ``pyproject.toml`` under ``[tool.sp
     select = ["S", "C001"]       # like --select
     ignore = ["C004"]            # like --ignore
     profile = "strict"           # like --profile
-    engine = ["vllm==0.33.0"]    # like --engine
+    engine = ["vllm==0.28.0"]    # like --engine
     [per-file-ignores]           # [tool.specfmt.per-file-ignores] in pyproject.toml
     "checkpoints/qwen-eagle3/*" = ["C001"]
 

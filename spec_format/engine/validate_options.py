@@ -34,7 +34,7 @@ class ValidateOptions:
     verifier: str | None = None
     deep: bool = False  # read the vocabulary maps (t2d/d2t)
     scan_weights: bool = False  # stream every tensor looking for NaN/Inf
-    #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    #: engines the draft is served with ("vllm==0.28.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
     #: confirm valid configs with the compiled check (facts.schema_check) before the
     #: jsonschema walk, walk only what it does not accept, and run the config rules as a

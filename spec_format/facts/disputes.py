@@ -80,7 +80,7 @@ def assumed_engines() -> tuple[readers.Release, ...]:
 def absent_readings(
     model_type: str, name: str, releases: Sequence[readers.Release] | None = None
 ) -> str:
-    """``"vllm==0.33.0 reads true when absent"``: what the engines (default: the newest
+    """``"vllm==0.28.0 reads true when absent"``: what the engines (default: the newest
     covered release of each) read when field ``name`` is absent; empty when no row says."""
     views = [
         v
@@ -91,7 +91,7 @@ def absent_readings(
 
 
 def absent_layer_class(model_type: str, releases: Sequence[readers.Release] | None = None) -> str:
-    """``"vllm==0.33.0 builds llama"``: the layer class the engines (default: the newest covered
+    """``"vllm==0.28.0 builds llama"``: the layer class the engines (default: the newest covered
     release of each) build when ``transformer_layer_config.model_type`` is absent; empty when
     the table does not say."""
     groups: dict[str, list[str]] = {}
@@ -109,7 +109,7 @@ def absent_layer_class(model_type: str, releases: Sequence[readers.Release] | No
 class View(NamedTuple):
     """One reader's reading of one field."""
 
-    reader: str  # "vllm==0.33.0"
+    reader: str  # "vllm==0.28.0"
     value: Any  # what the reader acts on, in the field's own terms
     how: str  # "given", "absent", "null", "empty", "ignored", "rejected"
     meaning: Any
@@ -138,7 +138,7 @@ def runs(who: list[str]) -> list[str]:
 
 def _runs(who: list[str]) -> list[str]:
     """Runs of three or more consecutive table files of one reader as ``a to b``: the vLLM
-    groups from 0.10.1 to 0.33.0 would otherwise be listed one by one."""
+    groups of the table would otherwise be listed one by one."""
     order = {r.id: i for i, r in enumerate(covered())}
     out: list[str] = []
     run: list[str] = []

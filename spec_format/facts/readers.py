@@ -323,8 +323,28 @@ def newest(name: str) -> Release:
     return _load()[found[-1]]
 
 
+class Coverage(NamedTuple):
+    """What the table covers of one reader: the statement every README, page and test
+    derives instead of spelling the newest release or a count."""
+
+    name: str
+    first: str  # the first covered release ("0.10.1")
+    newest: str  # the newest covered release
+    releases: int  # covered releases, patch releases included
+    groups: int  # table files (release groups), each executed through its representative
+
+
+def coverage(name: str) -> Coverage:
+    """The covered releases of reader ``name`` in numbers (KeyError when it has none)."""
+    found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]
+    if not found:
+        raise KeyError(f"no reader table for {name}")
+    groups = [r for r in representatives() if r.startswith(f"{name}==")]
+    return Coverage(name, found[0], found[-1], len(found), len(groups))
+
+
 def covered_range(name: str) -> str:
-    """``"vllm==0.10.1 to vllm==0.33.0 (38 releases: ...)"``: what an unknown version is told."""
+    """``"vllm==0.10.1 to vllm==X.Y.Z (N releases: ...)"``: what an unknown version is told."""
     found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]
     if not found:
         return "none"

@@ -33,7 +33,7 @@ class Unread(NamedTuple):
     field: str
     value: Any
     default: Any  # the writer's reading when the field is absent
-    engines: tuple[str, ...]  # release ids, e.g. ("vllm==0.33.0",)
+    engines: tuple[str, ...]  # release ids, e.g. ("vllm==0.28.0",)
 
     @property
     def pointer(self) -> str:

@@ -46,7 +46,7 @@ FIX_STEP = "fix"
 class FixOptions(ReaderOptions):
     format_version: str | None = None  # None: the detected one
     verifier: dict[str, Any] | None = None  # the verifier's config (--verifier)
-    #: the engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    #: the engines the draft is served with ("vllm==0.28.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
     #: the verifier layers the draft was trained on (--aux-layer-ids): the user's answer to
     #: the question only the training run can answer; fix never writes a guessed one

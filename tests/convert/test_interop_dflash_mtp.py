@@ -25,6 +25,7 @@ import pytest
 
 from spec_format.convert.plan import Request
 from spec_format.convert.run import convert
+from spec_format.facts import versions
 from spec_format.parsers.checkpoint import load_checkpoint
 from spec_format.parsers.verifier import load_verifier
 from spec_format.testing.sources import (
@@ -36,6 +37,7 @@ from spec_format.testing.sources import (
     zlab_dflash_config,
 )
 from tests.interop.test_releases import (
+    RELEASES,
     _scoped,
     meaning_changes,
     run_with_specfmt,
@@ -48,9 +50,18 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SPECFMT_INTEROP_CACHE", ROOT / ".cache" / "interop"))
 PYTHON = CACHE / "base" / "bin" / "python"
 SCRIPT = Path(__file__).resolve().parent / "release_dflash_mtp.py"
-#: format line -> the release installed for it, for the releases that ship each converter
-DFLASH_RELEASES = {"0.7": "0.7.0.2", "0.8": "0.8.1", "0.9": "0.9.0"}
-MTP_RELEASES = {"0.6": "0.6.0.2", **DFLASH_RELEASES}
+#: format line -> the release installed for it (tests/interop/test_releases.py, from the reader
+#: table), for the lines whose releases ship each converter (DFlash from 0.7, MTP from 0.6)
+DFLASH_RELEASES = {
+    line: r
+    for line, r in RELEASES.items()
+    if versions.line_index(line) >= versions.line_index("0.7")
+}
+MTP_RELEASES = {
+    line: r
+    for line, r in RELEASES.items()
+    if versions.line_index(line) >= versions.line_index("0.6")
+}
 ATOL = 1e-5
 #: tensors a release may add: its copies of the verifier's (draft name -> verifier name)
 VERIFIER_COPIES = {

@@ -138,12 +138,12 @@ def test_fix_reports_each_filled_key_with_its_reason(tmp_path):
     r = run("fix", p, "--verifier", v, "--in-place")
     assert r.exit_code == 0, r.output
     # the reason is the reader table's: what the writer and the engines read when absent
-    # (every vLLM group reads it the same way: one run, 0.10.1 to the newest)
+    # (every vLLM group reads it the same way: one run, the first to the newest)
     said = " ".join(r.stdout.split())
-    groups = [rid for rid in readers.representatives() if rid.startswith("vllm==")]
+    cov = readers.coverage("vllm")
     assert (
-        "norm_before_residual = false: speculators==0.9.0 default; vllm==0.10.1 to "
-        f"{readers.newest('vllm').id} ({len(groups)} release groups) read true when absent" in said
+        f"norm_before_residual = false: speculators==0.9.0 default; vllm=={cov.first} to "
+        f"vllm=={cov.newest} ({cov.groups} release groups) read true when absent" in said
     )
     fixed = json.loads(p.read_text())
     # the verifier's default layers are a guess about the training run: reported, not written

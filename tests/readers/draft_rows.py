@@ -6,7 +6,8 @@ asks, with the rows of the template release (default: the newest table file of e
 prints a table file: the types it accepts, the keys it requires, the verifier forms and layer
 model types it refuses, and per field the reading of each case, or ``ignored`` when no value
 changes anything. ``members`` comes from scripts/vllm-digests.py (the releases whose reader
-source digests the same). Whatever the table format cannot say is printed on stderr for
+and model source both digest the same); each served type's weight block is the template's,
+for the readers test group to execute (scripts/add-release.py writes the file). Whatever the table format cannot say is printed on stderr for
 review; the readers test group then checks every row.
 """
 
@@ -233,30 +234,54 @@ def _stable(answer: dict) -> dict:
     return {k: answer.get(k) for k in ("accepted", "error", "speculative", "draft")}
 
 
+#: the order of a table file's top-level keys
+ORDER = ("$schema", "reader", "version", "members", "source", "types", "requires")
+
+
+def table_file(version: str, template: str | None, wheels) -> tuple[dict, list[str]]:
+    """The table file of a new group represented by ``version`` (its environment built),
+    and the review lines: the rows of the executed release, its ``source`` units, ``members``
+    (the wheels under ``wheels`` whose reader and model digests are both the release's), and
+    per served type the weight block (EAGLE-3: read from the wheel when the template has no
+    block; otherwise the template's, for the readers test group to execute)."""
+    data, review = draft(version, template)
+    digests = _digests()
+    found = [digests.digests(p) for p in sorted(wheels.glob("vllm-*.whl"))]
+    mine = next(d for d in found if d["version"] == version)
+    data["source"] = sorted(mine["units"])
+    rows = template_rows(template)
+    for model_type, model in data["models"].items():
+        trel, tmodel = rows[model_type]
+        if "weights" in tmodel:
+            model["weights"] = copy.deepcopy(tmodel["weights"])
+            review.append(
+                f"{model_type}: weights block ({tmodel['weights']['status']}) taken from "
+                f"{trel.id}; `pytest -m readers tests/readers -k {version}` executes it"
+            )
+    if "eagle3" in data["models"] and "weights" not in data["models"]["eagle3"]:
+        weights = digests.eagle3_weights(digests.wheel_of(wheels, version))
+        if weights:
+            data["models"]["eagle3"]["weights"] = weights
+    pair = (mine["reader"], mine["model"])
+    data["members"] = {
+        d["version"]: {"reader": d["reader"], "model": d["model"]}
+        for d in sorted(found, key=lambda d: digests._vkey(d["version"]))
+        if (d["reader"], d["model"]) == pair
+    }
+    order = [*ORDER, *(k for k in data if k not in ORDER)]
+    return {k: data[k] for k in order if k in data}, review
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("release", help="vllm==X.Y.Z (its environment must be built)")
     parser.add_argument("--template", help="the release whose rows to try (default: newest)")
     args = parser.parse_args(argv)
     version = args.release.split("==")[1]
-    data, review = draft(version, args.template)
     digests = _digests()
     wheels = digests.WHEELS if not oracle.VLLM_CACHE else oracle.VLLM_CACHE / "wheels"
-    found = [digests.digests(p) for p in sorted(wheels.glob("vllm-*.whl"))]
-    mine = next(d for d in found if d["version"] == version)
-    data["source"] = sorted(mine["units"])
-    if "eagle3" in data["models"]:
-        weights = digests.eagle3_weights(digests.wheel_of(wheels, version))
-        if weights:
-            data["models"]["eagle3"]["weights"] = weights
-    data["members"] = {
-        d["version"]: {"reader": d["reader"], "model": d["model"]}
-        for d in sorted(found, key=lambda d: digests._vkey(d["version"]))
-        if d["reader"] == mine["reader"]
-    }
-    order = ["$schema", "reader", "version", "members", "source", "types", "requires"]
-    order += [k for k in data if k not in order]
-    print(json.dumps({k: data[k] for k in order if k in data}, indent=2))
+    data, review = table_file(version, args.template, wheels)
+    print(json.dumps(data, indent=2, ensure_ascii=False))
     for line in review:
         print(f"review: {line}", file=sys.stderr)
 

@@ -1,7 +1,7 @@
 """Executed readers for the reader table: runs vLLM releases (vllm_probe.py) and speculators
 releases (tests/interop/probe.py) on configs and turns their answers into table terms.
 
-Also the maintainer's drafting aid: ``python -m tests.readers.oracle vllm==0.33.0`` prints
+Also the maintainer's drafting aid: ``python -m tests.readers.oracle vllm==0.32.0`` prints
 what the executed release reads for every row of its table file, to fill a new file's rows.
 """
 

@@ -2,11 +2,11 @@
 
 For every bundled example and every reconstructed release fixture:
 
-* after ``fix --engine vllm==0.33.0``, the executed vLLM 0.33 and the executed writer
+* after ``fix --engine vllm==NEWEST``, the newest executed vLLM release and the executed writer
   (the speculators release of the file's format version) read every field of the reader
   table the same way (by meaning: DFlash causality per layer), unless ``fix`` named the
   field as one no value reconciles;
-* ``validate --engine vllm==0.33.0`` has an error exactly when the executed vLLM refuses
+* ``validate --engine vllm==NEWEST`` has an error exactly when the executed vLLM refuses
   the config.
 
 Run with ``pytest -m readers`` (environments: scripts/interop-envs.sh, scripts/reader-envs.sh).
@@ -28,7 +28,7 @@ from tests.readers import oracle, probes
 
 pytestmark = pytest.mark.readers
 
-ENGINE = "vllm==0.33.0"
+ENGINE = readers.newest("vllm").id  # NEWEST: the newest covered release
 ROOT = oracle.ROOT
 CORPUS = sorted(ROOT.glob("examples/*/config.json")) + sorted(
     (ROOT / "tests" / "fixtures" / "releases").glob("*/*/*.json")

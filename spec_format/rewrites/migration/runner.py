@@ -50,7 +50,7 @@ class MigrateOptions(ReaderOptions):
     source_version: str | None = None  # override detection ("0.2")
     allow_lossy: bool = False
     verifier: dict[str, Any] | None = None  # the verifier's text config (--verifier)
-    #: engines the draft is served with ("vllm==0.33.0"); empty: the newest covered ones
+    #: engines the draft is served with ("vllm==0.28.0"); empty: the newest covered ones
     engines: tuple[str, ...] = ()
 
 

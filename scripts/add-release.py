@@ -178,6 +178,8 @@ def add_speculators(table: Path, version: str) -> list[str]:
     source_version, source = max(older, key=lambda vn: _vkey(vn[0]))
     data = json.loads((table / source).read_text(encoding="utf-8"))
     data["version"] = version
+    # the older file's members are its own releases, not this one's: a new file stands alone
+    data.pop("members", None)
     (table / f"speculators-{version}.json").write_text(_dump(data), encoding="utf-8")
     env = subprocess.run(["bash", str(ROOT / "scripts" / "interop-envs.sh"), version], cwd=ROOT)
     if env.returncode != 0:

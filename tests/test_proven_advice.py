@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -74,14 +75,110 @@ def test_a_migration_names_every_finding_it_introduces(cli, tmp_path):
     out = tmp_path / "out.json"
     result = cli("migrate", "--to", "0.5.0", "-o", out, "--format", "json", path)
     assert result.exit_code == 0, result.output
-    (report,) = json.loads(result.output) if result.output.lstrip().startswith("[") else [
+    (report,) = (
         json.loads(result.output)
-    ]
+        if result.output.lstrip().startswith("[")
+        else [json.loads(result.output)]
+    )
     named = {(p["rule"], p.get("pointer")) for p in report["problems"]}
     assert ("C001", "/eagle_aux_hidden_state_layer_ids") in named
 
     def found(p):
         ran = cli("validate", "--format", "json", p)
-        return {(f["rule"], f.get("pointer")) for r in json.loads(ran.output)["files"] for f in r["findings"]}
+        return {
+            (f["rule"], f.get("pointer"))
+            for r in json.loads(ran.output)["files"]
+            for f in r["findings"]
+        }
 
     assert found(out) - found(path) <= named
+
+
+# -- every hint that carries an edit, on every rule case, example and release fixture ---------
+def _inputs():
+    """(id, what to place) for every validate case of the rule cases, every example and
+    every release fixture (an EAGLE-3 one against the Llama-3.1-8B verifier, as in
+    tests/test_hints.py)."""
+    from tests.common import EXAMPLES, RELEASES
+    from tests.rules.cases import all_cases
+
+    for case in all_cases():
+        if case.data.get("command", "validate") == "validate" and "inject_bug" not in case.data:
+            yield case.id, case
+    for path in [p / "config.json" for p in EXAMPLES] + RELEASES:
+        yield str(path.relative_to(ROOT)), path
+
+
+INPUTS = list(_inputs())
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    return tmp_path_factory.mktemp("proof-builds")
+
+
+def _placed(item, folder, builds):
+    """The input's config document, its checkpoint folder (None: config only) and the
+    validate options (verifier as a VerifierInfo)."""
+    from spec_format.parsers.verifier import load_verifier
+    from tests.rules.cases import place_input, place_verifier
+
+    if isinstance(item, Path):
+        document = json.loads(item.read_text())
+        options: dict = {}
+        verifier = None
+        if document.get("speculators_model_type") == "eagle3":
+            verifier = load_verifier(LLAMA_8B)
+        return document, None, options, verifier
+    path = place_input(item, folder, builds)
+    options = dict(item.options)
+    verifier = None
+    if "verifier" in item.data:
+        verifier = load_verifier(place_verifier(item.data["verifier"], folder))
+    config = path / "config.json" if path.is_dir() else path
+    if not config.is_file():
+        return None
+    try:
+        document = json.loads(config.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    return document, (path if path.is_dir() else None), options, verifier
+
+
+@pytest.mark.parametrize("item", [i for _, i in INPUTS], ids=[n for n, _ in INPUTS])
+def test_every_edit_a_finding_advises_removes_it_and_brings_no_new_error(item, tmp_path, builds):
+    from spec_format.engine import recheck
+    from spec_format.engine.validate_options import ValidateOptions
+
+    placed = _placed(item, tmp_path, builds)
+    if placed is None:
+        pytest.skip("no config document to edit")
+    document, checkpoint, options, verifier = placed
+    run = ValidateOptions(**options)
+    found = recheck.findings(document, verifier=verifier, checkpoint=checkpoint, options=run)
+    for finding in (f for f in found if f.edit):
+        proof = recheck.prove(
+            document, finding, verifier=verifier, checkpoint=checkpoint, options=run, before=found
+        )
+        assert proof.holds, proof.describe()
+
+
+def test_the_inputs_give_every_kind_of_edit(tmp_path, builds):
+    """The proof above is not empty: the rules that word a "set X to Y" get an input that
+    raises them with their edit."""
+    from spec_format.engine import recheck
+    from spec_format.engine.validate_options import ValidateOptions
+
+    edited: set[str] = set()
+    for i, (_, item) in enumerate(INPUTS):
+        placed = _placed(item, tmp_path / str(i), builds)
+        if placed is None:
+            continue
+        document, checkpoint, options, verifier = placed
+        found = recheck.findings(
+            document, verifier=verifier, checkpoint=checkpoint, options=ValidateOptions(**options)
+        )
+        edited |= {f.rule for f in found if f.edit}
+    assert {"W013", "W024", "X001", "X003", "X016", "X019", "M006"} <= edited, sorted(edited)

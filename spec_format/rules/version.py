@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from spec_format.base.report import Severity
+from spec_format.base.report import Edit, Severity
 from spec_format.facts import catalog, versions, writers
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
@@ -245,6 +245,9 @@ class DFlashTokensOffByOne(_VersionRule):
                 f"({run} does, in the same format version)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,
+                edit=(
+                    Edit.set(f"/speculators_config/proposal_methods/{i}/speculative_tokens", right),
+                ),
             ),
         )
 

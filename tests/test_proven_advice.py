@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.common import ROOT
+from tests.common import EXAMPLES, RELEASES, ROOT
 
 LLAMA_8B = ROOT / "tests/data/verifiers/v4/Llama-3.1-8B-Instruct.json"  # 32 layers
 CONVERTED = ROOT / "tests/fixtures/releases/0.2/eagle3/llama-3.1-8b-converter-0.2.0.json"
@@ -182,3 +182,20 @@ def test_the_inputs_give_every_kind_of_edit(tmp_path, builds):
         )
         edited |= {f.rule for f in found if f.edit}
     assert {"W013", "W024", "X001", "X003", "X016", "X019", "M006"} <= edited, sorted(edited)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [p / "config.json" for p in EXAMPLES] + RELEASES,
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_a_change_within_the_format_version_is_fix_s(cli, case):
+    """One command fixes what is fixable in place: no hint sends the user to `migrate --to`
+    the version the file is in already (C009 and M006 did, while fix said "no changes")."""
+    ran = cli("validate", "--format", "json", case)
+    for report in json.loads(ran.output)["files"]:
+        for f in report["findings"]:
+            command = f.get("command") or []
+            if "migrate" in command:
+                to = command[command.index("--to") + 1]
+                assert to != report["format_version"], (f["rule"], command)

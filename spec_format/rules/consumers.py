@@ -199,10 +199,9 @@ class ObsoleteKey(_ConsumerRule):
             return  # most configs: none of those keys
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
+                same = ctx.command("fix", "--in-place")
                 yield Hit(
-                    f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
-                    "(same format version)",
+                    f"{key} is {noise.why}; {shown(same) or '`specfmt fix --in-place`'} drops it",
                     pointer=f"/{key}",
                     command=same,
                 )

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, disputes, schemas, unread, writers
+from spec_format.facts import catalog, disputes, readers, schemas, unread, writers
 from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -203,12 +203,25 @@ class TypeNotServed(_ReaderRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         refused = _assumed_refusals(ctx, "type")
-        if refused:
+        if not refused:
+            return
+        who = ", ".join(r.engine.id for r in refused)
+        served = {r.engine.name: readers.serving(r.engine.name, ctx.model_type) for r in refused}
+        if not any(served.values()):  # no covered release serves it: naming one cannot help
+            covered = "; ".join(readers.covered_range(n).split(" (")[0] for n in served)
             yield Hit(
-                f"{ctx.model_type} is not served by {', '.join(r.engine.id for r in refused)}; "
-                "name the engine you deploy with --engine NAME==VERSION to check it",
+                f"{ctx.model_type} is not served by {who}, nor by any release specfmt covers "
+                f"({covered}); serve it with an engine release that added it, or check that "
+                "speculators_model_type is the type the draft was trained as",
                 pointer=refused[0].pointer,
             )
+            return
+        where = "; ".join(f"{n} {s}" for n, s in served.items() if s)
+        yield Hit(
+            f"{ctx.model_type} is not served by {who}, but by {where}; if you deploy one of "
+            "those, name it with --engine NAME==VERSION to check the config against it",
+            pointer=refused[0].pointer,
+        )
 
 
 class EngineRejects(_ReaderRule):

@@ -60,7 +60,12 @@ def dispatch(
         third_party = _third_party(config)
         if third_party:
             return schema_rules.ThirdPartyConfig.emit(
-                file, profile=profile, pointer="", variant=third_party[0], **third_party[1]
+                file,
+                profile=profile,
+                pointer="",
+                variant=third_party[0],
+                ckpt=_folder_of(file),
+                **third_party[1],
             )
         return schema_rules.MissingModelType.emit(
             file, profile=profile, pointer="", variant="absent", known=known
@@ -108,6 +113,16 @@ def dispatch(
         known=", ".join(n for n in names if n not in retired)
         + (f" (retired: {', '.join(retired)})" if retired else ""),
     )
+
+
+def _folder_of(file: str) -> str:
+    """The checkpoint as a command names it: its config file (convert reads the folder
+    that holds it); CKPT for standard input or a remote config."""
+    import shlex  # only where a finding quotes a command
+
+    if file in ("-", "<stdin>") or file.startswith("hf://"):
+        return "CKPT"
+    return shlex.quote(file)
 
 
 def _type_hint(config: dict[str, Any]) -> str:

@@ -173,8 +173,8 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
                 advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
             else:
                 advice = (
-                    "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
-                    "--in-place CONFIG` does)"
+                    "pass --verifier DIR (the verifier's folder) and this finding names the "
+                    "command that fills it from the verifier's config.json"
                 )
             yield Hit(
                 f"{head}; {advice}",

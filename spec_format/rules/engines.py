@@ -208,11 +208,10 @@ class TypeNotServed(_ReaderRule):
         who = ", ".join(r.engine.id for r in refused)
         served = {r.engine.name: readers.serving(r.engine.name, ctx.model_type) for r in refused}
         if not any(served.values()):  # no covered release serves it: naming one cannot help
-            covered = "; ".join(readers.covered_range(n).split(" (")[0] for n in served)
+            since = ", ".join(readers.covered_range(n).split(" to ")[0] for n in served)
             yield Hit(
-                f"{ctx.model_type} is not served by {who}, nor by any release specfmt covers "
-                f"({covered}); serve it with an engine release that added it, or check that "
-                "speculators_model_type is the type the draft was trained as",
+                f"{ctx.model_type} is not served by {who} nor by any release back to {since}; "
+                "serve it with an engine that added it, or check speculators_model_type",
                 pointer=refused[0].pointer,
             )
             return

@@ -302,12 +302,12 @@ def recheck(
     from spec_format.facts import disputes
 
     engines: tuple[str, ...] = ()
+    version = None  # each document at its own version (a migration's is its target)
     if isinstance(options, FixOptions):
         engines = options.engines or tuple(e.id for e in disputes.assumed_engines())
-    run = ValidateOptions(engines=engines, format_version=result.detection.line)
-    if isinstance(result, MigrationResult):
-        run = ValidateOptions(engines=engines, format_version=result.target)
-    before = checks.findings(original, verifier=verifier, options=ValidateOptions(engines=engines))
+        version = options.format_version  # fix --format-version: both read at that one
+    run = ValidateOptions(engines=engines, format_version=version)
+    before = checks.findings(original, verifier=verifier, options=run)
     new = checks.introduced(before, result.document, verifier=verifier, options=run)
     for finding in checks.errors(new):
         change = _change_at(result.changes, finding.pointer)

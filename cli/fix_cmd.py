@@ -66,7 +66,7 @@ def fix_command(
     config: Path = config_option(),
     isolated: bool = isolated_option(),
 ) -> None:
-    """Write out the defaults readers disagree about, each with its reason (same version).
+    """Fix what is fixable in place, each change with its reason (same format version).
 
     Exit codes: 0 done (with --check: nothing would change); 1 --check found the file would
     change or an error no value removes; 2 usage error; 3 the input could not be read.

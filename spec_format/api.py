@@ -190,10 +190,11 @@ def migrate_files(
 
 
 def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> list[FileResult]:
-    """Write out the disputed defaults of config files, as ``specfmt fix`` does; the keywords
+    """Fix what is fixable in place in config files, as ``specfmt fix`` does (the disputed
+    defaults, serialization noise, the version stamp, known writer values); the keywords
     and results are those of :func:`migrate_files`.
 
-    >>> [r.changed for r in fix_files(["examples/qwen3-8b-eagle3"], check=True)]
+    >>> [r.changed for r in fix_files(["examples/llama-3.1-8b-eagle3-0.9"], check=True)]
     [False]
     """
     return _rewrite_files(paths, rewrite.fix_file, options, write)

@@ -46,7 +46,30 @@ def test_a_named_engine_that_refuses_the_type_is_an_error(cli):
     result = cli("validate", EXAMPLES / "qwen3-next-80b-mtp", "--engine", VLLM)
     assert result.exit_code == 1
     assert "C012" in result.output and f"{VLLM} refuses this config" in result.output
-    assert "Expected one of" in result.output  # the engine's own words
+    # in words: the types the release reads, not its dispatch dict's repr
+    assert "'mtp' is not a type it serves: it reads eagle3, peagle" in result.output
+    assert "Expected one of" not in result.output and "update_eagle3" not in result.output
+
+
+def test_every_type_refusal_is_said_in_words():
+    """No release's refusal of a type pastes a Python repr (a dict of functions, an object
+    at an address): each names the type and the types the release reads."""
+    import re
+
+    from spec_format.facts import catalog, readers
+
+    for rid in readers.releases():
+        release = readers.release(*rid.split("=="))
+        for model_type in [*catalog.known_types(), "not-a-type"]:
+            config = {"speculators_model_type": model_type}
+            for pointer, message in release.rejections(config):
+                if pointer != "/speculators_model_type":
+                    continue
+                assert not re.search(r"<\w+ |\{'|0x[0-9a-f]", message), (rid, message)
+                if not release.serves(model_type) and model_type not in release.data["types"].get(
+                    "fails", {}
+                ):
+                    assert f"'{model_type}' is not a type it serves" in message, (rid, message)
 
 
 def test_without_engine_the_assumed_readers_are_named_and_examples_pass(cli):

@@ -41,12 +41,11 @@ PAIRS = {
     "qwen3-8b-xpress": "Qwen3-8B",
     "qwen3-next-80b-mtp": "Qwen3-Next-80B-A3B-Instruct",
 }
-#: the only V findings on real pairings, each a true fact about the published draft:
-#: the 0.2-era Llama draft carries theta 10000 without llama3 scaling (what it was trained
-#: and is served with), and the Gemma-4 DFlash draft's rotary range is 131072 while
-#: gemma-4-31B-it serves 262144
+#: the only V findings on real pairings, each a true fact about the published draft: the
+#: Gemma-4 DFlash draft's rotary range is 131072 while gemma-4-31B-it serves 262144. (The
+#: 0.2-era Llama draft's theta 10000 without llama3 scaling is what its training used, so
+#: serving it so matches training: no V006.)
 EXPECTED = {
-    "llama-3.1-8b-eagle3-0.2": {"V006"},
     "gemma-4-31b-dflash": {"V008"},
 }
 
@@ -133,13 +132,18 @@ def test_missing_keys_take_the_model_types_defaults():
 # -- no false warning on real pairings -------------------------------------------------
 
 
+@pytest.mark.parametrize("folder", ["repository", "elsewhere"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
 @pytest.mark.parametrize("name", sorted(PAIRS))
-def test_real_pairings_have_only_the_true_findings(tmp_path, name, spelling):
+def test_real_pairings_have_only_the_true_findings(tmp_path, name, spelling, folder):
+    """Wherever the verifier lies: in a folder named after its repository (as `hf download
+    --local-dir NAME` leaves it) or anywhere else (a model cache, `target/`): what the
+    pairing is follows from the configs, never from a folder name (V009 on gpt-oss did)."""
     verifier = PAIRS[name]
     if not (DATA / spelling / f"{verifier}.json").exists():
         pytest.skip(f"{verifier} has no {spelling} form (tests/data/verifiers/README.md)")
-    folder = place(tmp_path, verifier, verifier_doc(verifier, spelling))
+    where = verifier if folder == "repository" else "target"
+    folder = place(tmp_path, where, verifier_doc(verifier, spelling))
     found = v_findings(tmp_path, EXAMPLES / name / "config.json", folder)
     assert rules(found) == EXPECTED.get(name, set()), [f"{f.rule} {f.message}" for f in found]
     assert not [f for f in found if f.severity is Severity.ERROR]
@@ -434,10 +438,16 @@ def test_a_released_quantized_verifier_in_the_hub_cache_is_the_named_one(tmp_pat
     (snapshot / "config.json").write_text(json.dumps(verifier_doc("gpt-oss-20b", "v5")))
     found = v_findings(tmp_path, example("gpt-oss-20b-eagle3"), snapshot)
     assert not rules(found)
-    # the same weights in a folder of another name: V009 asks, with the method named
+    # the same config in a folder of another name is the same release: its model_type and
+    # method say so (the folder name did, and V009 fired on a correct pairing)
     other = place(tmp_path, "verifier", verifier_doc("gpt-oss-20b", "v5"))
-    hit = next(f for f in v_findings(tmp_path, example("gpt-oss-20b-eagle3"), other))
-    assert hit.rule == "V009" and "'mxfp4'" in hit.message
+    assert not rules(v_findings(tmp_path, example("gpt-oss-20b-eagle3"), other))
+    # re-quantized with another method, it is not the release: V009 asks, naming the method
+    requantized = verifier_doc("gpt-oss-20b", "v5")
+    requantized["quantization_config"] = {"quant_method": "awq", "bits": 4}
+    again = place(tmp_path, "requantized", requantized)
+    hit = next(f for f in v_findings(tmp_path, example("gpt-oss-20b-eagle3"), again))
+    assert hit.rule == "V009" and "'awq'" in hit.message
 
 
 @pytest.mark.parametrize(

@@ -46,8 +46,8 @@ from docgen.reference import (
 )
 from docgen.rules import rule_page, rules_index
 from docgen.schema_walk import Catalogue, DocsError
-from docgen.serving import serving_docs
 from docgen.sections import sections
+from docgen.serving import serving_docs
 from spec_format.facts import catalog
 from spec_format.rules import registry
 

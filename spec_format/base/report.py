@@ -45,6 +45,38 @@ class Status(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Edit:
+    """One change a finding's advice makes to its config: ``value`` (JSON text) written at
+    ``pointer`` (RFC 6901, into the config file), or the key removed when ``value`` is
+    None. The value is kept as text so a finding stays hashable; :attr:`data` parses it."""
+
+    pointer: str
+    value: str | None
+
+    @classmethod
+    def set(cls, pointer: str, value: object) -> Edit:
+        import json
+
+        return cls(pointer, json.dumps(value))
+
+    @classmethod
+    def remove(cls, pointer: str) -> Edit:
+        return cls(pointer, None)
+
+    @property
+    def data(self) -> object:
+        import json
+
+        return None if self.value is None else json.loads(self.value)
+
+    def to_dict(self) -> dict:
+        """The edit as one JSON Patch (RFC 6902) operation."""
+        if self.value is None:
+            return {"op": "remove", "path": self.pointer}
+        return {"op": "add", "path": self.pointer, "value": self.data}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem at one place.
 
@@ -65,6 +97,9 @@ class Finding:
     #: the specfmt command line (argv) that makes the change the message advises, when the
     #: change is known and one command makes it; the message quotes it
     command: tuple[str, ...] | None = None
+    #: the edits to the config that the advice of the message makes ("set X to Y"), as
+    #: data: :func:`spec_format.engine.recheck.prove` applies them and checks again
+    edit: tuple[Edit, ...] | None = None
 
     def location(self) -> str:
         """``file:line:column`` (as far as known), then the JSON pointer or the tensor."""
@@ -92,6 +127,8 @@ class Finding:
                 out[key] = value
         if self.command is not None:
             out["command"] = list(self.command)
+        if self.edit is not None:
+            out["edit"] = [e.to_dict() for e in self.edit]
         return out
 
 

@@ -33,7 +33,7 @@ from spec_format.convert.plan import (
     Source,
     TensorMove,
 )
-from spec_format.facts import catalog
+from spec_format.facts import catalog, pairing
 from spec_format.parsers import documents
 from spec_format.parsers.documents import CONFIG_NAME
 from spec_format.rewrites import rewrite
@@ -248,7 +248,22 @@ def _to_target(plan: Plan, request: Request) -> Plan:
     assert fixed is not None  # a migration that fails the target schema was refused above
     provenance += [Provenance(c.pointer, "default", f"fix: {c.why}") for c in fixed.changes]
     notes += [p.message for p in fixed.problems]
-    return plan._replace(config=done.document, provenance=tuple(provenance), notes=tuple(notes))
+    return plan._replace(
+        config=done.document, provenance=_last_per_field(provenance), notes=tuple(notes)
+    )
+
+
+def _last_per_field(provenance: list[Provenance]) -> tuple[Provenance, ...]:
+    """One origin per field: where a later step wrote a field again (fix over a format
+    default), its record replaces the earlier one, in the earlier one's place."""
+    last = {p.pointer: p for p in provenance}
+    seen: set[str] = set()
+    out = []
+    for p in provenance:
+        if p.pointer not in seen:
+            seen.add(p.pointer)
+            out.append(last[p.pointer])
+    return tuple(out)
 
 
 def _recast_config(plan: Plan, source: Source, dtype: str) -> Plan:
@@ -350,8 +365,16 @@ def verifier_name(request: Request) -> tuple[str, Origin, str]:
     """What ``speculators_config.verifier.name_or_path`` says, with its origin: the
     ``--verifier-name`` flag; ORG/NAME of an ``hf://`` verifier; the ``_name_or_path`` a
     local verifier's config.json records (``save_pretrained`` writes the hub id there);
-    else the path as given, as speculators' converters write their ``base_model``."""
+    ORG/NAME of a verifier in the Hugging Face cache (``models--ORG--NAME``). A machine
+    path is no verifier name: vLLM refuses it (C007), so it is refused here (exit 2), as
+    is a ``--verifier-name`` that is no repository id."""
     if request.verifier_name:
+        if not HUB_ID.fullmatch(request.verifier_name):
+            raise ConvertRefused(
+                f"--verifier-name {request.verifier_name!r} is not a Hugging Face repository "
+                "id; pass ORG/NAME (vLLM loads the verifier by that name and refuses a path); "
+                "nothing was written"
+            )
         return request.verifier_name, "flag", "--verifier-name"
     ref = request.verifier_ref or (str(request.verifier.path) if request.verifier else "")
     if ref.startswith("hf://"):
@@ -359,4 +382,11 @@ def verifier_name(request: Request) -> tuple[str, Origin, str]:
     recorded = request.verifier.get("_name_or_path") if request.verifier else None
     if isinstance(recorded, str) and HUB_ID.fullmatch(recorded):
         return recorded, "verifier", "_name_or_path"
-    return ref, "flag", "--verifier (a local path: pass --verifier-name ORG/NAME for vLLM)"
+    cached = pairing.identity(ref)
+    if cached and "/" in cached and HUB_ID.fullmatch(cached):
+        return cached, "verifier", "the Hugging Face cache folder (models--ORG--NAME)"
+    raise ConvertRefused(
+        f"--verifier {ref}: a local folder whose config.json records no Hugging Face id "
+        "(_name_or_path), and vLLM refuses a path as the verifier's name (C007); pass "
+        "--verifier-name ORG/NAME; nothing was written"
+    )

@@ -27,7 +27,7 @@ from typing import Any
 
 from spec_format.base.errors import SpecfmtError
 from spec_format.convert.plan import Plan, Request, Source
-from spec_format.convert.run import make_plan
+from spec_format.convert.run import make_plan, verifier_name
 from spec_format.convert.sources import kinds
 from spec_format.engine import source_readers
 from spec_format.engine.source_readers import SeenThrough
@@ -38,6 +38,8 @@ from spec_format.parsers.verifier import VerifierInfo
 
 #: kinds S006 speaks for (a base model, not a draft)
 NOT_SEEN = frozenset({"native-mtp"})
+#: the verifier name the view stands in for one convert would ask for (--verifier-name)
+UNNAMED = "verifier/unnamed"
 #: the plan's notes the verdict repeats: a source value the conversion replaces (the rest
 #: are what ``convert --dry-run`` prints)
 VERDICT_NOTES = ("max_position_embeddings",)
@@ -69,7 +71,15 @@ def read(
         aux_layer_ids=None,
         format_version=catalog.latest_version(),
     )
-    seen = SeenThrough(kind=kind.name, description=kind.description, needs=_needs(verifier))
+    needs = _needs(verifier, where)
+    if verifier is not None:
+        try:
+            verifier_name(request)
+        except SpecfmtError:  # a local verifier with no hub id: convert needs the name, the
+            # view does not (it never reports the verifier block convert writes)
+            request = request._replace(verifier_name=UNNAMED)
+            needs += " --verifier-name ORG/NAME"
+    seen = SeenThrough(kind=kind.name, description=kind.description, needs=needs)
     try:
         plan = make_plan(source, request, tensors=tensors is not None)
         return _view(seen, plan, source)[0]
@@ -90,9 +100,15 @@ def read(
     return view._replace(refused=refused, assumed=tuple(assumed + left_out))
 
 
-def _needs(verifier: VerifierInfo | None) -> str:
+def _needs(verifier: VerifierInfo | None, where: str) -> str:
+    """The convert command for this checkpoint: its folder as the input names it (CKPT for
+    standard input or a remote config, which convert cannot read)."""
+    import shlex  # only where a verdict quotes a command
+
+    ckpt = "CKPT" if where in ("-", "<stdin>") or where.startswith("hf://") else where
+    ckpt = shlex.quote(str(Path(ckpt).parent) if ckpt.endswith("config.json") else ckpt)
     given = f" --verifier {verifier.path}" if verifier is not None else " --verifier VERIFIER"
-    return f"`specfmt convert CKPT -o OUT{given}`"
+    return f"`specfmt convert {ckpt} -o OUT{given}`"
 
 
 def _unprefixed(message: str, folder: Path) -> str:

@@ -499,9 +499,10 @@ def _numpy():
     try:
         import numpy
     except ImportError:  # pragma: no cover - numpy is in the deep and forward extras
+        from spec_format.base.extras import needs
+
         raise UsageError(
-            "--dtype needs numpy: pip install 'specfmt[deep]' (or drop --dtype to copy the "
-            "tensors unchanged)"
+            needs("--dtype", "deep") + " (or drop --dtype to copy the tensors unchanged)"
         ) from None
     return numpy
 

@@ -110,6 +110,10 @@ def check_config(
 
     outcome = check(str(loaded.path)) if memo is None else memo.outcome(loaded, check)
     report.format_version, report.version_source = outcome.version, outcome.source
+    if not outcome.dispatched and outcome.source == "inferred" and outcome.model_type is None:
+        # no speculators_model_type (another project's config, a verifier's): no format
+        # version of this format describes it, so none is claimed
+        report.format_version = report.version_source = None
     report.model_type = outcome.model_type
     report.findings.extend(outcome.findings)
     report.positions = loaded.positions() if memo is None else memo.positions(loaded)

@@ -6,6 +6,7 @@ type, one of another version, a misspelling, another project's draft config)."""
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from spec_format.base.report import Finding
@@ -60,7 +61,12 @@ def dispatch(
         third_party = _third_party(config)
         if third_party:
             return schema_rules.ThirdPartyConfig.emit(
-                file, profile=profile, pointer="", variant=third_party[0], **third_party[1]
+                file,
+                profile=profile,
+                pointer="",
+                variant=third_party[0],
+                ckpt=_folder_of(file),
+                **third_party[1],
             )
         base_model = base_models.dispatch_finding(config, file, profile)
         if base_model is not None:
@@ -113,6 +119,16 @@ def dispatch(
     )
 
 
+def _folder_of(file: str) -> str:
+    """The checkpoint as a command names it: its config file (convert reads the folder
+    that holds it); CKPT for standard input or a remote config."""
+    import shlex  # only where a finding quotes a command
+
+    if file in ("-", "<stdin>") or file.startswith("hf://"):
+        return "CKPT"
+    return shlex.quote(file)
+
+
 def _type_hint(config: dict[str, Any]) -> str:
     """Suggest a type from speculators_config.algorithm or the architectures list."""
     spec = config.get("speculators_config")
@@ -129,13 +145,28 @@ def third_party_kind(config: dict[str, Any]) -> str | None:
     return found[0] if found else None
 
 
+#: keys only EAGLE-3 exports write (a draft vocabulary, the verifier layers it reads)
+_EAGLE3_KEYS = ("eagle_config", "draft_vocab_size", "eagle_aux_hidden_state_layer_ids")
+_EAGLE3_ARCH = re.compile(r"eagle-?3", re.IGNORECASE)
+
+
+def _eagle3_family(config: dict[str, Any], archs: list[str]) -> bool:
+    """An EAGLE-3 export of another project: an architecture that says EAGLE-3 in any
+    spelling (``LlamaForCausalLMEagle3``, ``Eagle3LlamaForCausalLM``,
+    ``EAGLE3Qwen3ForCausalLM``), or an EAGLE architecture with the keys only EAGLE-3 writes
+    (an EAGLE-1/2 draft has no draft vocabulary and taps no aux layers)."""
+    if "eagle_config" in config or any(_EAGLE3_ARCH.search(a) for a in archs):
+        return True
+    return any("eagle" in a.lower() for a in archs) and any(k in config for k in _EAGLE3_KEYS)
+
+
 def _third_party(config: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     """Recognise draft configs of other projects: (S004 message variant, its parameters)."""
     archs = config.get("architectures")
     archs = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     if "dflash_config" in config or any("DFlash" in a for a in archs):
         return "z-lab-dflash", {}
-    if any("Eagle3" in a and "ForCausalLM" in a for a in archs) or "eagle_config" in config:
+    if _eagle3_family(config, archs):
         return "safeailab-eagle3", {"what": ", ".join(archs) or "eagle_config"}
     if {"speculators_algorithm", "draft_model"} <= config.keys():
         return "pre-0.1", {}

@@ -188,9 +188,11 @@ def _require_numpy(options: ValidateOptions) -> None:
             for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
             if on
         )
+        from spec_format.base.extras import needs
+
         raise UsageError(
-            f"{flags} needs numpy, which is not installed: pip install 'specfmt[deep]' (or "
-            "drop the option to check configs, headers and the tensor contract alone)"
+            needs(flags, "deep") + " (or drop the option to check configs, headers and the "
+            "tensor contract alone)"
         ) from None
 
 

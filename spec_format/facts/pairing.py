@@ -245,6 +245,26 @@ def identity(path: Any) -> str | None:
     return parts[-1] if parts else None
 
 
+def released_quantized(verifier: Any, named: str | None) -> bool:
+    """The verifier config is a model as its makers released it, quantized (``model_type``
+    and ``quant_method`` as the table's ``released_quantized`` lists them), and the draft
+    names a checkpoint of that model family (its repository name holds the model type,
+    ``gpt-oss`` for ``gpt_oss``)."""
+    if not isinstance(verifier, dict) or not isinstance(named, str):
+        return False
+    model_type = verifier.get("model_type")
+    methods = (
+        table().get("released_quantized", {}).get(model_type)
+        if isinstance(model_type, str)
+        else None
+    )
+    quant = quantization_of(verifier)
+    if not methods or quant is None or not quant.method or quant.method.lower() not in methods:
+        return False
+    family = model_type.replace("_", "-").lower()
+    return family in named.rsplit("/", 1)[-1].lower().replace("_", "-")
+
+
 def same_checkpoint(named: str | None, given: str | None) -> bool:
     """Whether two names end in the same repository name (case-insensitive)."""
     if not named or not given:

@@ -156,7 +156,7 @@ def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
     requires = [(p, at(p), m) for p, m in data.get("requires", {}).items()]
     if not serves:
         types = data["types"]
-        refused = types.get("fails", {}).get(model_type, types["message"])
+        refused = types.get("fails", {}).get(model_type) or type_refusal(data, model_type)
         return top_level, tuple(requires), refused, None, (), (), None, tuple(walks)
     verifier = data.get("verifier")
     checked = None
@@ -188,6 +188,26 @@ def _refusal_plan(data: dict, model_type: Any, serves: bool) -> tuple:
         layer,
         tuple(walks),
     )
+
+
+def type_refusal(data: dict, model_type: Any) -> str:
+    """A release's refusal of a type it does not serve, in words: the types it reads and
+    the kind of error it raises (the table keeps the engine's own text, whose repr of the
+    reader's dispatch dict is no sentence)."""
+    accepted = data["types"]["accepted"]
+    raised = data["types"]["message"].split(":", 1)[0]
+    kind = f" ({raised} when loading)" if raised.isidentifier() else ""
+    shown = repr(model_type) if isinstance(model_type, str) else "absent or not a string"
+    return (
+        f"speculators_model_type {shown} is not a type it serves: it reads "
+        f"{', '.join(accepted) or 'none'}{kind}"
+    )
+
+
+def serving(name: str, model_type: str) -> str:
+    """The covered releases of reader ``name`` that serve ``model_type``, as :func:`spans`
+    (``""``: none)."""
+    return spans(name, lambda release: release.serves(model_type))
 
 
 def verifier_form(value: Any) -> str:

@@ -97,6 +97,24 @@ def v03_hardcoded_llama(doc: dict[str, Any]) -> bool:
     )
 
 
+#: the rope every EAGLE-3 draft layer config of speculators 0.2-0.5 training carried, whatever
+#: the verifier's: theta 10000, no scaling (the draft was trained with it)
+TRAINED_ROPE_LINES = ("0.2", "0.3", "0.4", "0.5")
+TRAINED_ROPE_THETA = 10000.0
+
+
+def trained_with_default_rope(doc: dict[str, Any], theta: float | None, rescales: bool) -> bool:
+    """The draft's rope is the one its writer's training always used (so the draft was
+    trained with it, and serving it so matches training, whatever the verifier's)."""
+    declared = declared_build(doc)
+    return (
+        declared is not None
+        and declared.line in TRAINED_ROPE_LINES
+        and theta == TRAINED_ROPE_THETA
+        and not rescales
+    )
+
+
 def _verifier_archs(doc: dict[str, Any]) -> Any:
     spec = doc.get("speculators_config")
     verifier = spec.get("verifier") if isinstance(spec, dict) else None

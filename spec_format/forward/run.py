@@ -35,9 +35,11 @@ def _import_torch() -> Any:
     try:
         return importlib.import_module("torch")
     except ImportError as exc:
+        from spec_format.base.extras import needs
+
         raise UsageError(
-            "specfmt forward needs torch: pip install 'specfmt[forward]' (on a CPU-only "
-            "machine install torch from the CPU wheel index first)"
+            needs("specfmt forward", "forward") + " (on a CPU-only machine install torch "
+            "from the CPU wheel index first)"
         ) from exc
 
 

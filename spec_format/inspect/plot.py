@@ -21,7 +21,9 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'specfmt[plot]'") from None
+        from spec_format.base.extras import needs
+
+        raise UsageError(needs("--plot", "plot")) from None
 
 
 def plotted_gammas(report: InspectReport) -> list[int]:

@@ -31,7 +31,9 @@ def _numpy():
     try:
         import numpy as np
     except ImportError:  # pragma: no cover - numpy ships with the dev and deep extras
-        raise UsageError("--token-freq needs numpy: pip install 'specfmt[deep]'") from None
+        from spec_format.base.extras import needs
+
+        raise UsageError(needs("--token-freq", "deep")) from None
     return np
 
 

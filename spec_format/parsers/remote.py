@@ -62,10 +62,9 @@ def _hub():
         from huggingface_hub import HfApi, constants, get_session, hf_hub_url
         from huggingface_hub.utils import build_hf_headers
     except ImportError:  # pragma: no cover - depends on the environment
-        raise UsageError(
-            "reading hf:// checkpoints needs the optional dependency huggingface_hub: "
-            "pip install 'specfmt[remote]'"
-        ) from None
+        from spec_format.base.extras import needs
+
+        raise UsageError(needs("reading hf:// checkpoints", "remote")) from None
     return SimpleNamespace(
         HfApi=HfApi,
         constants=constants,

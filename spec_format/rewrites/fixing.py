@@ -1,4 +1,9 @@
-"""``specfmt fix``: write out the defaults readers disagree about, without changing version.
+"""``specfmt fix``: fix what is fixable in place, without changing the format version: the
+defaults readers disagree about (below), serialization noise (C009), a missing or wrong
+version stamp (M001-M003, the release of the format the keys say) and the values known
+writer builds got wrong (M006: :mod:`spec_format.rewrites.migration.eras`). Every hint for
+a change within the config's own format version names ``fix``; ``migrate`` changes the
+format version.
 
 Which keys: every field whose absence some reader release of the reader table
 (``schema/readers/``) reads differently from the writer, the speculators release of the
@@ -38,6 +43,7 @@ from spec_format.rewrites.migration.agree import (
     write_layer_model_type,
 )
 from spec_format.rewrites.migration.records import Change, Editor, Problem, pointer
+from spec_format.rewrites.migration.runner import drop_noise
 
 FIX_STEP = "fix"
 
@@ -116,8 +122,11 @@ def fix(
     engines = disputes.parse_engines(options.engines)
     # a misspelled key is renamed to the key meant (its value kept) first, so no default is
     # written beside it; one that cannot be renamed is reported and its field left alone
-    opened = opening(document, line, options.verifier, values=False)
+    opened = opening(document, line, options.verifier)
     ed = Editor(opened.document, FIX_STEP)
+    drop_noise(ed)
+    if requested is None:
+        _restamp(ed, detection)
     writer = disputes.writer_of(line)
     if writer is not None:
         _write_disputed_defaults(ed, model_type, line, writer)
@@ -135,6 +144,31 @@ def newer_engine_problems(texts) -> list[Problem]:
     """C021 for each ``--engine`` release newer than the reader table (judged as the
     newest covered release, as ``validate`` does)."""
     return [Problem("C021", s.newer_message()) for s in disputes.newer_engines(texts)]
+def _restamp(ed: Editor, detection: versions.Detection) -> None:
+    """Stamp the release of the format the keys say when ``speculators_version`` is absent,
+    is no speculators version or names another format (M001-M003): the same format, its
+    version written as readers and specfmt detect it."""
+    if (
+        "speculators_version" in ed.doc
+        and detection.parsed is not None
+        and detection.declared_line is not None
+        and detection.agrees
+    ):
+        return
+    release = catalog.version_entry(detection.line).release
+    before = ed.doc.get("speculators_version")
+    why = (
+        "absent"
+        if "speculators_version" not in ed.doc
+        else f"{before!r} names no format the keys allow"
+        if detection.declared_line is None or detection.parsed is None
+        else f"{before!r} names format {detection.declared_line}, the keys say {detection.line}"
+    )
+    ed.set(
+        "/speculators_version",
+        release,
+        f"{why}: stamped with the release of format {detection.line}, which the keys say",
+    )
 
 
 def _write_disputed_defaults(ed: Editor, model_type: str, line: str, writer) -> None:

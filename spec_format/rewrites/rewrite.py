@@ -39,6 +39,7 @@ from spec_format.parsers.outfile import write_output
 from spec_format.rewrites import fixing, migration
 from spec_format.rewrites.fixing import FixOptions, FixResult
 from spec_format.rewrites.migration.output import dumps, unified_diff
+from spec_format.rewrites.migration.records import ABSENT, Change, Problem
 from spec_format.rewrites.migration.runner import MigrateOptions, MigrationResult
 from spec_format.rules.base import MAX_MESSAGE, bounded
 
@@ -57,6 +58,11 @@ OK, FINDINGS, USAGE, UNREADABLE, INTERNAL = (
 #: which exit code wins when several inputs end differently (a bug, then unreadable input,
 #: then a refusal or usage problem, then "would change" / findings)
 PRECEDENCE = (INTERNAL, UNREADABLE, USAGE, FINDINGS)
+
+
+class WriteRefused(UsageError):
+    """A value the rewrite would write brings an error the input did not have (exit 2):
+    the checks ran again on the rewritten config before anything was written."""
 
 
 class InputInvalid(SpecfmtError):
@@ -265,6 +271,7 @@ def migrate_file(
             f"the migrated config fails {result.target} too; fix these first (`specfmt validate "
             f"{cfg.path}` explains each). Nothing was written.\n{detail}"
         )
+    recheck(cfg.path, cfg.data, result, options.verifier if options else None, ())
     outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw, cfg.data), write)
     code = FINDINGS if write.check and outcome.changed else OK
     return FileResult(cfg.path, write, result, outcome, exit_code=code)
@@ -278,10 +285,80 @@ def fix_file(
     value removes."""
     cfg = documents.read_config(path)
     result = fixing.fix(cfg.data, options, share_input=True)
+    recheck(cfg.path, cfg.data, result, options.verifier if options else None, options)
     outcome = commit(prepare(cfg.path, cfg.text, result.document, cfg.raw, cfg.data), write)
     stuck = any(p.severity == "error" or p.lossy for p in result.problems)
     code = FINDINGS if write.check and (outcome.changed or stuck) else OK
     return FileResult(cfg.path, write, result, outcome, exit_code=code)
+
+
+def recheck(
+    path: Path,
+    original: dict[str, Any],
+    result: MigrationResult | FixResult,
+    verifier: dict[str, Any] | None,
+    options: FixOptions | None | tuple,
+) -> None:
+    """Check the rewritten config again before it is written: a new error refuses the
+    write (:class:`WriteRefused`, naming the value and the finding); every other new
+    finding joins the result's problems, so the report names what the rewrite brings
+    (``validate`` would report it next). Nothing happens when the document is unchanged.
+    ``fix`` checks with the engines it reconciled for (``--engine``, else the newest
+    covered release of each), so a value a served class cannot load is refused."""
+    if not result.changes or same_json(original, result.document):
+        return
+    from spec_format.engine import recheck as checks
+    from spec_format.engine.validate_options import ValidateOptions
+    from spec_format.facts import disputes
+
+    engines: tuple[str, ...] = ()
+    version = None  # each document at its own version (a migration's is its target)
+    if isinstance(options, FixOptions):
+        engines = options.engines or tuple(e.id for e in disputes.assumed_engines())
+        version = options.format_version  # fix --format-version: both read at that one
+    run = ValidateOptions(engines=engines, format_version=version)
+    before = checks.findings(original, verifier=verifier, options=run)
+    new = checks.introduced(before, result.document, verifier=verifier, options=run)
+    for finding in checks.errors(new):
+        change = _change_at(result.changes, finding.pointer)
+        if change is None:
+            continue  # not about a written value (a version rule of the target, say)
+        shown = json.dumps(change.after, separators=(", ", ": "))
+        raise WriteRefused(
+            bounded(
+                f"{path}: refused to write {change.pointer} = {shown} ({change.why}): "
+                f"{finding.rule} {finding.message}; nothing was written",
+                MAX_MESSAGE,
+            )
+        )
+    known = {(p.rule, p.pointer) for p in result.problems}
+    for finding in new:
+        if (finding.rule, finding.pointer) in known:
+            continue
+        result.problems.append(
+            Problem(
+                finding.rule,
+                f"the rewritten config gets {finding.rule} ({finding.severity.value}), which "
+                f"validate reports next: {finding.message}",
+                finding.pointer,
+                finding.severity.value,
+                step="recheck",
+            )
+        )
+
+
+def _change_at(changes: list[Change], at: str | None) -> Change | None:
+    """The change that wrote the value at pointer ``at`` (or a value around or inside it)."""
+    if at is None:
+        return None
+    for change in changes:
+        if change.after is ABSENT:
+            continue
+        if at == change.pointer or at.startswith(change.pointer + "/"):
+            return change
+        if change.pointer.startswith(at + "/"):
+            return change
+    return None
 
 
 # -- many files ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from spec_format.base.report import MAX_FINDINGS_PER_RULE, Finding, Severity, overflow
+from spec_format.base.report import MAX_FINDINGS_PER_RULE, Edit, Finding, Severity, overflow
 from spec_format.base.wording import fill
 
 #: Sections every rule page text must have, in this order (extra sections may follow).
@@ -96,6 +96,8 @@ class Hit:
     file: str | None = None  # defaults to the config file of the context
     #: the command (argv) that makes the change the message advises (Context.command)
     command: tuple[str, ...] | None = None
+    #: the config edits the message advises, as data (Finding.edit)
+    edit: tuple[Edit, ...] | None = None
 
 
 class _Once:
@@ -357,6 +359,7 @@ def _new_finding(
     line: int | None,
     column: int | None,
     command: tuple[str, ...] | None,
+    edit: tuple[Edit, ...] | None = None,
 ) -> Finding:
     """:meth:`Rule.finding` without its keyword handling (the engine's hot path calls this)."""
     # the usual short ASCII text is kept as it is, without a call to bounded()
@@ -375,6 +378,7 @@ def _new_finding(
         line,
         column,
         command,
+        edit,
     )
 
 
@@ -390,6 +394,7 @@ FINDING_FIELDS = (
     "line",
     "column",
     "command",
+    "edit",
 )
 
 
@@ -503,4 +508,5 @@ def _finding(rule: type[Rule], hit: Hit, ctx: Context, profile: Profile) -> Find
         None,
         None,
         hit.command,
+        hit.edit,
     )

@@ -173,8 +173,8 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
                 advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
             else:
                 advice = (
-                    "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
-                    "--in-place CONFIG` does)"
+                    "pass --verifier DIR (the verifier's folder) and this finding names the "
+                    "command that fills it from the verifier's config.json"
                 )
             yield Hit(
                 f"{head}; {advice}",
@@ -199,10 +199,9 @@ class ObsoleteKey(_ConsumerRule):
             return  # most configs: none of those keys
         for key, noise in catalog.noise_keys().items():
             if key in ctx.config:
-                same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
+                same = ctx.command("fix", "--in-place")
                 yield Hit(
-                    f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
-                    "(same format version)",
+                    f"{key} is {noise.why}; {shown(same) or '`specfmt fix --in-place`'} drops it",
                     pointer=f"/{key}",
                     command=same,
                 )

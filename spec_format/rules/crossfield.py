@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 from spec_format.base.jsonload import json_int
-from spec_format.base.report import Severity
+from spec_format.base.report import Edit, Severity
 from spec_format.facts import catalog
 from spec_format.facts.effective import effective
 from spec_format.rules.base import Context, Hit, Layer, Rule
@@ -71,6 +72,7 @@ class DefaultProposalMethodUnknown(_CrossFieldRule):
                 f"default_proposal_method {default!r} is not among the proposal types "
                 f"{types}; set it to {types[0]!r}",
                 pointer="/speculators_config/default_proposal_method",
+                edit=_set("/speculators_config/default_proposal_method", types[0]),
             ),
         )
 
@@ -130,6 +132,7 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
                 f"per step; set speculative_tokens to {expected}, or fix block_size / "
                 "sample_from_anchor to what the draft was trained with",
                 pointer="/speculators_config/proposal_methods/0/speculative_tokens",
+                edit=_set("/speculators_config/proposal_methods/0/speculative_tokens", expected),
             ),
         )
 
@@ -491,11 +494,18 @@ class AttentionHeadsInconsistent(_CrossFieldRule):
                 )
             )
         if hidden and tlc.get("head_dim") is None and hidden % heads:
+            theirs = _verifier_head_dim(ctx)
+            advice = (
+                f"set head_dim to {theirs} (the verifier's)"
+                if theirs is not None
+                else "set head_dim from the verifier's config"
+            )
             hits.append(
                 Hit(
                     f"head_dim is not set and hidden_size {hidden} is not divisible by "
-                    f"num_attention_heads {heads}; set head_dim from the verifier's config",
+                    f"num_attention_heads {heads}; {advice}",
                     pointer="/transformer_layer_config/head_dim",
+                    edit=_set("/transformer_layer_config/head_dim", theirs),
                 )
             )
         return hits
@@ -578,6 +588,7 @@ class LossyAcceptance(_CrossFieldRule):
                         f"verifier_accept_k is {k}: tokens outside the verifier's top choice "
                         "are accepted and output quality changes; use 1 for lossless decoding",
                         pointer=f"/speculators_config/proposal_methods/{i}/verifier_accept_k",
+                        edit=_set(f"/speculators_config/proposal_methods/{i}/verifier_accept_k", 1),
                     )
                 )
                 continue
@@ -588,6 +599,9 @@ class LossyAcceptance(_CrossFieldRule):
                         f"accept_tolerance is {tol} but has no effect with verifier_accept_k 1; "
                         "set it to 0.0",
                         pointer=f"/speculators_config/proposal_methods/{i}/accept_tolerance",
+                        edit=_set(
+                            f"/speculators_config/proposal_methods/{i}/accept_tolerance", 0.0
+                        ),
                     )
                 )
         return hits
@@ -615,3 +629,21 @@ class ConvGroupSizeDividesHidden(_CrossFieldRule):
                 pointer="/conv_group_size",
             ),
         )
+
+
+def _set(pointer: str, value: Any) -> tuple[Edit, ...] | None:
+    """The edit of a "set X to Y" hint (None when the value is not known)."""
+    return None if value is None else (Edit.set(pointer, value),)
+
+
+def _verifier_head_dim(ctx: Context) -> int | None:
+    """The verifier's head size: its head_dim, else hidden_size / heads when whole."""
+    verifier = ctx.verifier if isinstance(ctx.verifier, dict) else {}
+    value = json_int(verifier.get("head_dim"))
+    if value:
+        return value
+    hidden, heads = (
+        json_int(verifier.get("hidden_size")),
+        json_int(verifier.get("num_attention_heads")),
+    )
+    return hidden // heads if hidden and heads and hidden % heads == 0 else None

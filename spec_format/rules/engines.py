@@ -205,18 +205,28 @@ class TypeNotServed(_ReaderRule):
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         refused = _assumed_refusals(ctx, "type")
-        if refused:
-            who = ", ".join(
-                r.engine.id
-                + (f" (the last release serving it: {last})" if last is not None else "")
-                for r in refused
-                for last in [_last_serving(r.engine, ctx.model_type)]
-            )
+        if not refused:
+            return
+        who = ", ".join(
+            r.engine.id + (f" (the last release serving it: {last})" if last is not None else "")
+            for r in refused
+            for last in [_last_serving(r.engine, ctx.model_type)]
+        )
+        served = {r.engine.name: readers.serving(r.engine.name, ctx.model_type) for r in refused}
+        if not any(served.values()):  # no covered release serves it: naming one cannot help
+            since = ", ".join(readers.covered_range(n).split(" to ")[0] for n in served)
             yield Hit(
-                f"{ctx.model_type} is not served by {who}; name the engine you deploy with "
-                "--engine NAME==VERSION to check it",
+                f"{ctx.model_type} is not served by {who} nor by any release back to {since}; "
+                "serve it with an engine that added it, or check speculators_model_type",
                 pointer=refused[0].pointer,
             )
+            return
+        where = "; ".join(f"{n} {s}" for n, s in served.items() if s)
+        yield Hit(
+            f"{ctx.model_type} is not served by {who}, but by {where}; if you deploy one of "
+            "those, name it with --engine NAME==VERSION to check the config against it",
+            pointer=refused[0].pointer,
+        )
 
 
 def _last_serving(engine, model_type: str) -> str | None:

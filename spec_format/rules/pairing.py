@@ -31,8 +31,17 @@ def _named(ctx: Context) -> str | None:
 
 def _is_named_checkpoint(ctx: Context, info: VerifierInfo) -> bool:
     """The --verifier is the checkpoint speculators_config.verifier names (so the draft was
-    trained against it as it is, quantized or not)."""
-    return pairing.same_checkpoint(_named(ctx), pairing.identity(info.path))
+    trained against it as it is, quantized or not): by its config's ``_name_or_path``
+    (what ``save_pretrained`` records) or its folder, or a model released quantized (its
+    ``model_type`` and method are the release's: gpt-oss in MXFP4) of the family the draft
+    names, wherever the folder is and whatever it is called."""
+    named = _named(ctx)
+    recorded = info.config.get("_name_or_path")
+    if pairing.same_checkpoint(named, pairing.identity(info.path)):
+        return True
+    if isinstance(recorded, str) and pairing.same_checkpoint(named, recorded):
+        return True
+    return pairing.released_quantized(info.config, named)
 
 
 class DraftPositionsShorter(_VerifierRule):
@@ -90,8 +99,8 @@ class VerifierQuantized(_VerifierRule):
             f"{runs or 'the verifier dtype'} (the draft's own config has no quantization); "
             "use the verifier the draft was trained against, or train the draft on this "
             "checkpoint's hidden states and name it in speculators_config.verifier.name_or_path "
-            "(a model released quantized, such as gpt-oss, is not reported when its folder "
-            "carries the name the draft names)",
+            "(a model released quantized, such as gpt-oss in MXFP4, is not reported: its "
+            "config's model_type and method say it is the release the draft names)",
             pointer="/speculators_config/verifier/name_or_path",
         )
 

@@ -87,13 +87,15 @@ class ThirdPartyConfig(_SchemaRule):
     template = {
         "z-lab-dflash": (
             "this is a z-lab DFlash config (dflash_config / DFlash architecture), not the "
-            "speculators format; convert it with `specfmt convert CKPT -o OUT --verifier "
-            "VERIFIER`, which also shifts target_layer_ids by +1"
+            "speculators format; convert it with `specfmt convert {ckpt} -o OUT --verifier "
+            "VERIFIER` (OUT a new folder, VERIFIER the target model's), which also shifts "
+            "target_layer_ids by +1"
         ),
         "safeailab-eagle3": (
             "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
-            "format; convert it with `specfmt convert CKPT -o OUT --verifier VERIFIER`, which "
-            "takes the aux layer ids from the config (eagle_config) or --aux-layer-ids"
+            "format; convert it with `specfmt convert {ckpt} -o OUT --verifier VERIFIER` (OUT "
+            "a new folder, VERIFIER the target model's), which takes the aux layer ids from "
+            "the config (eagle_config) or --aux-layer-ids"
         ),
         "pre-0.1": (
             "this is the pre-0.1 speculators draft format (speculators_algorithm + "

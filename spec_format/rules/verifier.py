@@ -14,7 +14,7 @@ from typing import Any
 
 from spec_format.base.jsonload import json_int, json_number, json_strings
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, pairing
+from spec_format.facts import catalog, pairing, writers
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules.base import Context, Hit, Layer, Rule
 
@@ -153,6 +153,19 @@ def _head_dim(cfg: dict[str, Any]) -> int | None:
     return hidden // heads if hidden and heads and hidden % heads == 0 else None
 
 
+def _own_attention(ctx: Context, ours: dict, theirs: dict) -> bool:
+    """The draft's attention geometry is its own, not a copy of the verifier's: an EAGLE-3
+    draft of its own hidden size (``target_hidden_size`` names the verifier's, which fc
+    projects from), or a verifier with multi-head latent attention (DeepSeek-V3, Kimi K2:
+    ``kv_lora_rank``), whose attention no draft layer class copies (drafts beside it use
+    grouped-query attention of their own)."""
+    if json_int(theirs.get("kv_lora_rank")) or json_int(theirs.get("q_lora_rank")):
+        return True
+    hidden, verifier_hidden = json_int(ours.get("hidden_size")), json_int(theirs.get("hidden_size"))
+    target = json_int(ctx.config.get("target_hidden_size"))
+    return bool(hidden and target and hidden != target and target == verifier_hidden)
+
+
 class VerifierAttentionMismatch(_VerifierRule):
     """Attention settings the draft copies from its verifier differ from the verifier's."""
 
@@ -165,7 +178,10 @@ class VerifierAttentionMismatch(_VerifierRule):
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)
         ours, theirs = ctx.layer_config, info.config
-        for key in ("num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps"):
+        keys: tuple[str, ...] = ("num_attention_heads", "num_key_value_heads", "head_dim")
+        if _own_attention(ctx, ours, theirs):
+            keys = ()  # a draft of its own width, or beside MLA: its heads are its own design
+        for key in (*keys, "rms_norm_eps"):
             if key == "head_dim":
                 a, b = json_int(ours.get("head_dim")), _head_dim(theirs)
             else:
@@ -215,6 +231,8 @@ class VerifierRopeMismatch(_VerifierRule):
         )
         if not theta_differs and not kind_differs:
             return
+        if writers.trained_with_default_rope(ctx.config, ours.theta, ours.rescales):
+            return  # written by a training run that used this rope: serving matches training
         yield Hit(
             f"the draft's rope is {ours.describe()} ({draft_place(ours.where)}), the "
             f"verifier's {theirs.describe()} ({verifier_place(info, theirs.where)}); the draft "

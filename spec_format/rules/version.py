@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from spec_format.base.report import Severity
+from spec_format.base.report import Edit, Severity
 from spec_format.facts import catalog, versions, writers
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 
@@ -49,6 +49,16 @@ def _migration(ctx: Context, line: str) -> tuple[tuple[str, ...] | None, str]:
     import shlex  # as above
 
     return command, f"`{quoted} {shlex.quote(command[-1])}`"
+
+
+def _rewrite(ctx: Context, line: str) -> tuple[tuple[str, ...] | None, str]:
+    """The command that brings the config to ``line`` in place: ``fix`` within its own
+    format version (it stamps, drops noise and corrects known writer values), ``migrate``
+    across versions; and how a message quotes it."""
+    if line != ctx.format_version:
+        return _migration(ctx, line)
+    command = ctx.command("fix", "--in-place")
+    return command, shown(command) or "`specfmt fix --in-place`"
 
 
 def _problem_hits(ctx: Context, rule_id: str) -> list[Hit]:
@@ -112,7 +122,7 @@ class VersionStringInvalid(_VersionRule):
         det = _detect(ctx)
         if det.parsed is not None and det.declared_line is not None:
             return NO_HITS
-        command, run = _migration(ctx, det.line)
+        command, run = _rewrite(ctx, det.line)
         return (
             Hit(
                 f"speculators_version {raw!r} is not a speculators version "
@@ -136,7 +146,7 @@ class VersionMissing(_VersionRule):
         if "speculators_version" in ctx.config:
             return NO_HITS
         det = _detect(ctx)
-        command, run = _migration(ctx, det.line)
+        command, run = _rewrite(ctx, det.line)
         return (
             Hit(
                 f"no speculators_version; the keys say format {det.inferred_span} "
@@ -161,7 +171,7 @@ class VersionDisagreesWithKeys(_VersionRule):
         det = _detect(ctx)
         if det.declared_line is None or det.agrees:
             return NO_HITS
-        command, run = _migration(ctx, det.line)
+        command, run = _rewrite(ctx, det.line)
         against = [e for e in det.evidence if not e.allows(det.declared_line)]
         strong = [e for e in against if e.strong]
         why = "; ".join(e.describe() for e in (strong or against))
@@ -235,16 +245,18 @@ class DFlashTokensOffByOne(_VersionRule):
         if bug is None:
             return NO_HITS
         i, written, right = bug
-        command, run = _migration(ctx, ctx.format_version)
+        command, run = _rewrite(ctx, ctx.format_version)
         return (
             Hit(
                 f"speculative_tokens is {written} = block_size, written by "
                 f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 "
                 f"were off by one): block_size {written} without anchor sampling drafts "
-                f"{right} tokens per step; set it to {right} "
-                f"({run} does, in the same format version)",
+                f"{right} tokens per step; set it to {right} ({run} does)",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,
+                edit=(
+                    Edit.set(f"/speculators_config/proposal_methods/{i}/speculative_tokens", right),
+                ),
             ),
         )
 

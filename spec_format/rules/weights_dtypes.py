@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from spec_format.base.report import Severity
+from spec_format.base.report import Edit, Severity
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.weights import (
     WeightsRule,
@@ -119,4 +119,5 @@ class DtypeConfigMismatch(WeightsRule):
             f"{key} is {value!r} but the weights are stored as {main}; set {key} to "
             f"{names.get(main, main.lower())!r} (engines with dtype auto cast to the config's dtype)",
             pointer=f"/{key}",
+            edit=(Edit.set(f"/{key}", names[main]),) if main in names else None,
         )

@@ -122,7 +122,8 @@ def _unexpected_message(ctx: Context, name: str) -> str:
     if name.startswith("midlayer."):
         return (
             f"{name} uses the original EAGLE-3 naming; convert the checkpoint with "
-            "`specfmt convert CKPT -o OUT --verifier VERIFIER` (which maps midlayer.* to layers.0.*)"
+            f"`specfmt convert {_folder(ctx)} -o OUT --verifier VERIFIER` (which maps "
+            "midlayer.* to layers.0.*; OUT a new folder, VERIFIER the target model's)"
         )
     return (
         f"{name} is not part of the {ctx.model_type} format; vLLM refuses to load unexpected "
@@ -161,3 +162,10 @@ class LayerCountMismatch(WeightsRule):
             "layers the draft was trained with, or export the missing layers",
             file=weights_file(ctx),
         )
+
+
+def _folder(ctx: Context) -> str:
+    """The checkpoint folder as a command names it."""
+    import shlex  # only where a finding quotes a command
+
+    return shlex.quote(str(ctx.config_path.parent)) if ctx.config_path else "CKPT"

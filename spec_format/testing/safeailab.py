@@ -128,6 +128,7 @@ def build_safeailab(
 def verifier_config(sizes: Mapping[str, int] = TINY, layers: int = 8) -> dict[str, Any]:
     """A Llama verifier config matching ``sizes`` (the draft's hidden size and vocabulary)."""
     return {
+        "_name_or_path": "test-org/tiny-llama",  # save_pretrained records the hub id
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
         "hidden_size": sizes["H"],

@@ -104,6 +104,7 @@ def tiny_mtp_verifier_config(model_type: str = "qwen3") -> dict[str, Any]:
     """A tiny verifier config with one MTP layer: dense ``qwen3`` / ``qwen3_5_text`` or MoE
     ``qwen3_next`` (4 experts). Hybrid families end with a full-attention layer."""
     config: dict[str, Any] = {
+        "_name_or_path": f"test-org/tiny-{model_type}",  # save_pretrained records the hub id
         "architectures": [_ARCHS[model_type]],
         "model_type": model_type,
         "hidden_size": 64,
@@ -298,6 +299,7 @@ def tiny_dflash_verifier_config() -> dict[str, Any]:
         "rope_theta",
     )
     return {
+        "_name_or_path": "test-org/tiny-qwen3",  # save_pretrained records the hub id
         "architectures": ["Qwen3ForCausalLM"],
         "model_type": "qwen3",
         "num_hidden_layers": 8,

@@ -73,16 +73,43 @@ def test_aux_ids_from_the_source_nested_under_eagle_config(cli, made):
     assert report["written"] and report["validation"]["status"] == "ok"
 
 
-def test_verifier_name_from_its_config_or_the_path(cli, made):
+def test_verifier_name_from_its_config_or_the_hub_cache_never_a_path(cli, made):
+    """vLLM loads the verifier by the name the draft records and refuses a path (C007): a
+    local --verifier gives its config's _name_or_path, or ORG/NAME of the Hugging Face cache
+    folder; without either, convert refuses (exit 2, one line), as it does a
+    --verifier-name that is no repository id, absolute or relative; nothing is written."""
     config_path = made.verifier / "config.json"
     src = made.source()
     args = ("convert", src, "--dry-run", "--aux-layer-ids", AUX, "-f", "json")
-    report = json.loads(cli(*args, "--verifier", made.verifier).output)
-    assert report["config"]["speculators_config"]["verifier"]["name_or_path"] == str(made.verifier)
+
+    def name(*extra):
+        report = json.loads(cli(*args, "--verifier", made.verifier, *extra).output)
+        return report["config"]["speculators_config"]["verifier"]["name_or_path"]
+
+    assert name() == "test-org/tiny-llama"  # the builder's config records it
     config = json.loads(config_path.read_text())
     config_path.write_text(json.dumps({**config, "_name_or_path": "org/llama-tiny"}))
-    report = json.loads(cli(*args, "--verifier", made.verifier).output)
-    assert report["config"]["speculators_config"]["verifier"]["name_or_path"] == "org/llama-tiny"
+    assert name() == "org/llama-tiny"
+    assert name("--verifier-name", "meta-llama/Llama-3.1-8B-Instruct") == (
+        "meta-llama/Llama-3.1-8B-Instruct"
+    )
+    del config["_name_or_path"]
+    config_path.write_text(json.dumps(config))
+    out = made.root / "out"
+    for extra in ([], ["--verifier-name", str(made.verifier)], ["--verifier-name", "./v"]):
+        r = cli("convert", src, "-o", out, "--aux-layer-ids", AUX, "--verifier", made.verifier,
+                *extra)  # fmt: skip
+        assert r.exit_code == 2, r.output
+        (line,) = r.output.strip().splitlines()
+        assert "ORG/NAME" in line and "nothing was written" in line, line
+        assert not out.exists()
+    cache = made.root / "hub" / "models--test-org--tiny-llama" / "snapshots" / "abc123"
+    cache.mkdir(parents=True)
+    (cache / "config.json").write_text(json.dumps(config))
+    report = json.loads(cli(*args, "--verifier", cache).output)
+    assert report["config"]["speculators_config"]["verifier"]["name_or_path"] == (
+        "test-org/tiny-llama"
+    )
 
 
 def test_every_config_value_has_an_origin(cli, made):

@@ -223,3 +223,16 @@ def test_converted_draft_validates_deep_and_runs_forward(tmp_path, cli):
     report = json.loads(result.output)
     assert report["status"] == "ok" and report["stats"]["nonfinite"] == 0
     assert report["stats"]["min_row_std"] > 0  # the verifier's head and embeddings were used
+
+
+def test_every_config_field_has_one_origin_in_the_report(tmp_path, cli):
+    """A field a later step writes again (fix over a format default: DFlash's
+    sliding_window_non_causal) is listed once, with the origin that wrote its value."""
+    path = zlab(tmp_path)
+    verifier = build_dense_verifier(tmp_path / "verifier", VERIFIER).path
+    result = cli("convert", path, "--dry-run", "--verifier", verifier, "-f", "json")
+    assert result.exit_code == 0, result.output
+    pointers = [p["pointer"] for p in json.loads(result.output)["provenance"]]
+    assert len(pointers) == len(set(pointers)), sorted(p for p in pointers if pointers.count(p) > 1)
+    origin = {p["pointer"]: p for p in json.loads(result.output)["provenance"]}
+    assert origin["/sliding_window_non_causal"]["detail"].startswith("fix: ")

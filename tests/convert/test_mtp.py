@@ -240,7 +240,8 @@ def test_text_report_names_fused_sources_briefly(tmp_path, cli):
     """A fused move of Qwen3-Next-80B's 512 experts names a few sources and how many more
     (not 1,024 names on one line); ``-f json`` still lists every source."""
     path = build_mtp_source(tmp_path / "q", QWEN3_NEXT_80B, data="sparse", shards=4).path
-    args = ("convert", path, "-o", tmp_path / "out", "--verifier", path, "--dry-run")
+    args = ("convert", path, "-o", tmp_path / "out", "--verifier", path, "--dry-run",
+            "--verifier-name", "Qwen/Qwen3-Next-80B-A3B-Instruct")  # fmt: skip
     text = cli(*args).output
     tensor_lines = text.split("tensors:\n", 1)[1].splitlines()
     gate_up = next(

@@ -5,6 +5,7 @@ findings marked "as converted" and said of the source files (spec_format/engine/
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,8 @@ def test_safeailab_that_converts_says_so_and_nothing_else(made):
     assert rules(found) == [("S004", "error", None, None)]
     message = s004(found)
     assert "SafeAILab/EAGLE-3" in message
-    assert f"`specfmt convert CKPT -o OUT --verifier {made.verifier}" in message
+    src = made.source("src", IDS)
+    assert f"`specfmt convert {src} -o OUT --verifier {made.verifier}" in message
     assert "` converts it; the findings marked 'as converted'" in message
     # the tiny source's 2048 positions are raised to the verifier's range: said
     assert "max_position_embeddings: the source's 2048" in message
@@ -84,20 +86,36 @@ def test_converted_tensor_findings_name_the_source_tensor(made):
     assert rules(found) == [("S004", "error", None, None)]
 
 
-def test_a_renamed_tensor_keeps_its_source_name(made):
+def test_a_wrong_size_is_found_by_its_cause_on_the_converted_view(made):
     src = made.source("src", {**IDS, "head_dim": 8})  # shapes say 16: the layer's shapes break
     found = findings(src, made.verifier)
-    tensors = {f.tensor for f in found if f.rule in ("W003", "W009")}
-    assert tensors == {
-        "midlayer.self_attn.o_proj.weight",
-        "midlayer.self_attn.q_proj.weight",
-        "midlayer.self_attn.k_proj.weight",
-        "midlayer.self_attn.v_proj.weight",
-    }
+    (w024,) = [f for f in found if f.rule == "W024"]  # the cause, not four shape findings
+    assert "head_dim is 8, but the weights were written for 16" in w024.message
     for f in found:
         if f.rule != "S004":
             assert f.message.startswith("as converted: ")
-    assert any("(source tensor midlayer.self_attn.q_proj.weight)" in f.message for f in found)
+
+
+def test_a_renamed_tensor_keeps_its_source_name():
+    from spec_format.base.report import Finding, Severity
+    from spec_format.engine.converted import _on_source
+    from spec_format.engine.source_readers import SeenThrough
+
+    seen = SeenThrough(
+        kind="safeailab-eagle3",
+        description="",
+        needs="",
+        origins={
+            "layers.0.self_attn.q_proj.weight": ("midlayer.self_attn.q_proj.weight",),
+            "embed_tokens.weight": ("embed_tokens.weight",),
+        },
+    )
+    shape = Finding("W003", "tensor-shape", Severity.ERROR, "q_proj is [2, 2]", "model.safetensors")
+    renamed = _on_source(replace(shape, tensor="layers.0.self_attn.q_proj.weight"), seen, "c")
+    assert renamed.tensor == "midlayer.self_attn.q_proj.weight"
+    assert renamed.message.endswith("(source tensor midlayer.self_attn.q_proj.weight)")
+    kept = _on_source(replace(shape, tensor="embed_tokens.weight"), seen, "c")
+    assert kept.tensor == "embed_tokens.weight" and "source tensor" not in kept.message
 
 
 def test_the_final_layer_tap_is_reported_on_the_source_list(made):

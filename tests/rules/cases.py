@@ -209,7 +209,7 @@ def place_input(case: RuleCase, folder: Path, builds: Path) -> Path:
 
 
 #: what a build depends on (the rest of a checkpoint spec edits the files afterwards)
-_BUILD_KEYS = ("drop", "rename", "reshape", "retype", "extra", "dtype", "shards")
+_BUILD_KEYS = ("drop", "rename", "reshape", "retype", "extra", "dtype", "shards", "data")
 _VALUE_KEYS = ("fill", "poke", "permute", "nan", "inf", "copy_layer")
 
 

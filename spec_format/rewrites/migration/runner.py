@@ -223,14 +223,19 @@ def stamp(doc: dict[str, Any], release: str):
     return ed.output()
 
 
+def drop_noise(ed: Editor) -> None:
+    """Remove the serialization noise keys (C009): no reader uses them at any version."""
+    for key, noise in catalog.noise_keys().items():
+        if key in ed.doc:
+            ed.remove(pointer(key), f"serialization noise: {noise.why}")
+
+
 def explicit(doc: dict[str, Any], line: str):
     """Drop serialization noise, and write the keys whose absence readers disagree about
     with the meaning the source version gives them."""
     ed = Editor(doc, EXPLICIT_STEP)
     model_type = ed.model_type
-    for key, noise in catalog.noise_keys().items():
-        if key in doc:
-            ed.remove(pointer(key), f"serialization noise: {noise.why}")
+    drop_noise(ed)
     if model_type in catalog.family("chain") and "norm_before_residual" not in doc:
         engines = disputes.absent_readings(model_type, "norm_before_residual")
         ed.set(

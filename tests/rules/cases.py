@@ -350,6 +350,9 @@ def place_verifier(spec: dict[str, Any], folder: Path) -> Path:
     target = folder / "verifiers" / name
     target.mkdir(parents=True)
     (target / "config.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    if "generation_config" in spec:
+        text = json.dumps(spec["generation_config"], indent=2)
+        (target / "generation_config.json").write_text(text, encoding="utf-8")
     return target
 
 

@@ -26,7 +26,7 @@ from spec_format.parsers.special_ids import special_ids
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.verifier import _VerifierRule, verifier_info
 from spec_format.rules.vocab import _VocabRule, vocab_maps
-from spec_format.rules.weights import WeightsRule, expectations, fmt, tensor_hit
+from spec_format.rules.weights import WeightsRule, expectations, fmt, tensor_hit, weights_file
 
 _HALF = ("bfloat16", "float16")
 #: safetensors dtype -> the config spelling of the same dtype
@@ -87,7 +87,7 @@ class TiedHeadShapeDiffers(WeightsRule):
                 f"wrong there; set {key} to false (the draft has a head of its own)",
                 pointer=pointer,
                 tensor="lm_head.weight",
-                file=tensor_hit(ctx, "lm_head.weight", "").file,
+                file=weights_file(ctx, "lm_head.weight"),
             )
 
 
@@ -170,6 +170,7 @@ class MaskTokenIsSpecial(_VerifierRule):
     since = "0.5.0"
     severity = Severity.WARNING
     applies_to = catalog.mask_token_types()
+    references = ("NVIDIA-NeMo/Automodel#2461",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         mask = json_int(ctx.config.get("mask_token_id"), low=0)
@@ -246,7 +247,7 @@ class DraftRunDtypeDiffers(_VerifierRule):
     since = "0.1.0"
     severity = Severity.WARNING
     applies_to = catalog.current_types()
-    references = ("sgl-project/sglang#27883", "InternLM/lmdeploy#4991")
+    references = ("vllm-project/vllm#55250", "sgl-project/sglang#27883", "InternLM/lmdeploy#4991")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         ours, where, stated = _draft_dtype(ctx)

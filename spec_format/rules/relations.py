@@ -121,7 +121,7 @@ class DraftVocabFirstIds(_VocabRule):
     name = "draft-vocab-first-ids"
     since = "0.1.0"
     severity = Severity.WARNING
-    references = ("SafeAILab/EAGLE#222",)
+    references = ("SafeAILab/EAGLE#222", "verl-project/verl-SpeCo#66")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         import numpy as np
@@ -130,13 +130,13 @@ class DraftVocabFirstIds(_VocabRule):
         D, V = maps.D, maps.V
         if D is None or V is None or not 0 < D < V:
             return
-        if maps.d2t is not None:
-            if len(maps.d2t) != D or np.any(maps.d2t):
-                return
+        zeros = maps.d2t is not None and len(maps.d2t) == D and not np.any(maps.d2t)
+        first = maps.t2d is not None and _first(maps.t2d, D)
+        if zeros:
             name, says = "d2t", "d2t is all zeros, so draft id i is verifier id i"
-            if maps.t2d is not None and _first(maps.t2d, D):
+            if first:
                 says += " (and t2d agrees)"
-        elif maps.t2d is not None and _first(maps.t2d, D):
+        elif first:  # the selection the draft's head was trained on, whatever d2t says
             name, says = "t2d", f"t2d selects exactly verifier ids 0 to {D - 1}"
         else:
             return

@@ -15,12 +15,27 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.parsers.special_ids import ids_of, special_ids
 from spec_format.testing.builder import build_checkpoint
 
 RELATIONS = {"W014", "D005", "V015", "V016"}
+#: any JSON value, with the special-id keys likely
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["eos_token_id", "pad_token_id", "bos_token_id", "x"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
 DATA = ROOT / "tests" / "data" / "verifiers"
 EXAMPLES = ROOT / "examples"
 
@@ -157,3 +172,13 @@ def test_a_remote_verifier_has_no_generation_config():
     assert special_ids({"eos_token_id": 1}, "hf://org/name/config.json")[0].where == (
         "config.json eos_token_id"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(config=JSON, generation=JSON)
+def test_special_ids_take_any_json(tmp_path_factory, config, generation):
+    folder = tmp_path_factory.mktemp("verifier")
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+    doc = config if isinstance(config, dict) else {"eos_token_id": config}
+    for found in special_ids(doc, folder / "config.json"):
+        assert isinstance(found.value, int) and found.value >= 0

@@ -26,7 +26,7 @@ from spec_format.parsers.special_ids import special_ids
 from spec_format.rules.base import Context, Hit
 from spec_format.rules.verifier import _VerifierRule, verifier_info
 from spec_format.rules.vocab import _VocabRule, vocab_maps
-from spec_format.rules.weights import WeightsRule, expectations, fmt, tensor_hit, weights_file
+from spec_format.rules.weights import WeightsRule, expectations, fmt, tensor_hit
 
 _HALF = ("bfloat16", "float16")
 #: safetensors dtype -> the config spelling of the same dtype
@@ -80,14 +80,13 @@ class TiedHeadShapeDiffers(WeightsRule):
         for key, pointer in flags:
             yield Hit(
                 f"{key} is true, but lm_head.weight is {fmt(head.shape)} and {what}: one "
-                "tensor cannot be both. vLLM ignores the flag; an engine that honours it "
+                "tensor cannot be both; vLLM ignores the flag, but an engine that honours it "
                 "(SGLang's EAGLE-3 draft class, transformers' from_pretrained, SpecForge) makes "
                 f"embed_tokens the head, drops the trained lm_head and scores {rows} ids that "
                 f"the {head.shape[0]}-entry draft vocabulary cannot place, so every draft is "
                 f"wrong there; set {key} to false (the draft has a head of its own)",
                 pointer=pointer,
                 tensor="lm_head.weight",
-                file=weights_file(ctx, "lm_head.weight"),
             )
 
 
@@ -108,8 +107,8 @@ def _end_ids_beyond(ctx: Context, D: int) -> str:
         return ""
     shown = ", ".join(str(i) for i in past[:4]) + (", ..." if len(past) > 4 else "")
     return (
-        f", the verifier's end-of-sequence id{'s' if len(past) > 1 else ''} {shown} among "
-        "them: the draft never proposes the end of a reply"
+        f" (the verifier's end-of-sequence id{'s' if len(past) > 1 else ''} {shown} among "
+        "them: it never proposes the end of a reply)"
     )
 
 
@@ -133,9 +132,9 @@ class DraftVocabFirstIds(_VocabRule):
         zeros = maps.d2t is not None and len(maps.d2t) == D and not np.any(maps.d2t)
         first = maps.t2d is not None and _first(maps.t2d, D)
         if zeros:
-            name, says = "d2t", "d2t is all zeros, so draft id i is verifier id i"
+            name, says = "d2t", "d2t is all zeros: draft id i maps to verifier id i"
             if first:
-                says += " (and t2d agrees)"
+                says += ", and t2d agrees"
         elif first:  # the selection the draft's head was trained on, whatever d2t says
             name, says = "t2d", f"t2d selects exactly verifier ids 0 to {D - 1}"
         else:
@@ -143,13 +142,13 @@ class DraftVocabFirstIds(_VocabRule):
         yield tensor_hit(
             ctx,
             name,
-            f"{says}: the draft vocabulary is the first {D} of the verifier's {V} ids, not "
-            f"the {D} most frequent ones; speculators selects by token frequency, and zeros "
-            "are what a d2t buffer starts as (and what vLLM uses when d2t is missing), so "
-            "the maps were most likely never built or built from empty counts. The draft "
-            f"cannot propose ids {D} and above{_end_ids_beyond(ctx, D)}; acceptance falls "
-            "wherever the text uses them. Rebuild t2d and d2t from the token frequencies of "
-            "the training data (lm_head = the verifier's lm_head rows t2d selects) and "
+            f"the draft vocabulary is the first {D} of the verifier's {V} ids, not the {D} "
+            f"most frequent ones ({says}); speculators selects by token frequency, and zeros "
+            "are what a d2t buffer starts as (and what vLLM uses when d2t is missing): the "
+            "maps were most likely never built, or built from empty counts; the draft cannot "
+            f"propose ids {D} and above{_end_ids_beyond(ctx, D)}, and acceptance falls "
+            "wherever the text uses them; build t2d and d2t again from the token frequencies "
+            "of the training data (lm_head = the verifier's lm_head rows t2d selects) and "
             "retrain or re-export the draft with them",
         )
 
@@ -186,12 +185,12 @@ class MaskTokenIsSpecial(_VerifierRule):
         vocab = json_int(ctx.layer_config.get("vocab_size"), low=1) or info.vocab_size
         unused = f"len(tokenizer) <= id < {vocab}" if vocab else "len(tokenizer) <= id < vocab_size"
         yield Hit(
-            f"mask_token_id {mask} is the verifier's {roles} id ({where}, in {folder}): "
-            f"every mask slot of a draft block is embedded as that {roles} token. "
+            f"mask_token_id {mask} is the verifier's {roles} id ({where}, in {folder}); "
+            f"every mask slot of a draft block is then embedded as that {roles} token; "
             "speculators falls back to it only when the tokenizer has no mask token and the "
             "embedding no unused row, and warns; a draft trained with a mask token of its "
             "own but configured with this id sees the wrong input in every slot, and "
-            "acceptance falls after the first drafted token. Set mask_token_id to the id "
+            "acceptance falls after the first drafted token; set mask_token_id to the id "
             "the draft was trained with (the tokenizer's mask token, or an unused embedding "
             f"row: {unused})",
             pointer="/mask_token_id",

@@ -62,7 +62,7 @@ def check_weights(
     if options.deep:
         available.add("deep")
     elif "weights" in available:
-        report.skipped.append("vocabulary map values (D001-D004): pass --deep")
+        report.skipped.append("vocabulary map values (D001-D005): pass --deep")
     if options.scan_weights:
         available.add("scan")
     elif "weights" in available:

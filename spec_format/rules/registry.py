@@ -27,6 +27,7 @@ from spec_format.rules import (
     header,
     input,
     pairing,
+    relations,
     rewrite,
     rootcause,
     schema,
@@ -159,6 +160,7 @@ RULES: tuple[type[Rule], ...] = (
     weights_consumers.Qwen3OProjBias,
     weights_consumers.DFlashMaskHidden,
     weights_consumers.DSparkMarkovHeadVariant,
+    relations.TiedHeadShapeDiffers,
     rootcause.ConfigValueContradictsWeights,
     engine_weights.EngineCannotLoadTensors,
     # tensor values (D), --deep / --scan-weights
@@ -166,6 +168,7 @@ RULES: tuple[type[Rule], ...] = (
     vocab.D2tOutOfRange,
     vocab.D2tNotIncreasing,
     vocab.D2tT2dInconsistent,
+    relations.DraftVocabFirstIds,
     vocab.NonFiniteWeights,
     untrained.UntrainedWeights,
     # config against the verifier (V), --verifier
@@ -183,6 +186,8 @@ RULES: tuple[type[Rule], ...] = (
     pairing.VerifierRotated,
     pairing.NamedVerifierDiffers,
     pairing.EngineQuantizesDraft,
+    relations.MaskTokenIsSpecial,
+    relations.DraftRunDtypeDiffers,
     # what migrate and fix report but cannot rewrite (R)
     rewrite.VerifierArchitecturesHardcoded,
     rewrite.MlpUnbuildable,

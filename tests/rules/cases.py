@@ -234,8 +234,8 @@ def _build(folder: Path, config: dict[str, Any], spec: dict[str, Any]) -> None:
     mutate = {}
     for name, value in spec.get("fill", {}).items():
         mutate[name] = functools.partial(_filled, value=value)
-    for name, pokes in spec.get("poke", {}).items():
-        mutate[name] = functools.partial(_poked, pokes=pokes)
+    for name, pokes in spec.get("poke", {}).items():  # after a fill of the same tensor
+        mutate[name] = _then(mutate.get(name), functools.partial(_poked, pokes=pokes))
     for name in spec.get("permute", []):
         mutate[name] = _permuted
     kwargs.update(mutate=mutate, nan=spec.get("nan", ()), inf=spec.get("inf", ()))
@@ -245,6 +245,10 @@ def _build(folder: Path, config: dict[str, Any], spec: dict[str, Any]) -> None:
     if "copy_layer" in spec:
         _copy_layer(staging / "model.safetensors", *spec["copy_layer"])
     staging.rename(folder)
+
+
+def _then(first, second):
+    return second if first is None else lambda array: second(first(array))
 
 
 def _filled(array, value):
@@ -350,6 +354,9 @@ def place_verifier(spec: dict[str, Any], folder: Path) -> Path:
     target = folder / "verifiers" / name
     target.mkdir(parents=True)
     (target / "config.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    if "generation_config" in spec:
+        text = json.dumps(spec["generation_config"], indent=2)
+        (target / "generation_config.json").write_text(text, encoding="utf-8")
     return target
 
 

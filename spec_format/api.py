@@ -30,6 +30,7 @@ from spec_format.engine.validation import (
     validate_config,
 )
 from spec_format.facts import schemas
+from spec_format.facts.export import ExportedFile
 from spec_format.parsers import documents
 from spec_format.rewrites import rewrite
 from spec_format.rewrites.fixing import FixOptions
@@ -188,6 +189,20 @@ def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> 
     [False]
     """
     return _rewrite_files(paths, rewrite.fix_file, options, write)
+
+
+def write_schemas(files: Iterable[ExportedFile], folder: str | os.PathLike) -> list[Path]:
+    """Write exported schema files under ``folder`` (``specfmt schema export`` and ``schema
+    vscode``), each through the one writer
+    (:func:`spec_format.parsers.outfile.write_into`): atomic per file, and nothing outside
+    ``folder`` changes (a link inside it is never followed; a FIFO there is refused).
+    Returns the paths written."""
+    from spec_format.parsers.outfile import write_into
+
+    root = Path(folder)
+    for f in files:
+        write_into(root, f.path, f.text)
+    return [root / f.path for f in files]
 
 
 def _rewrite_files(paths: Paths, rewrite_file, options, write: dict[str, Any]) -> list[FileResult]:

@@ -25,6 +25,7 @@ from functools import cache
 import pytest
 from nodetools import require_node, run_node
 
+from spec_format.api import write_schemas
 from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import catalog, export
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
@@ -306,9 +307,8 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
     ran = CliRunner().invoke(app, ["schema", "vscode", "--strict", "--schema-dir", str(out)])
     assert ran.exit_code == 0, ran.output
     assert list(out.rglob(f"*{SUFFIX}")), "--strict writes the editor variant"
-    from spec_format.facts import export as export_mod
 
-    export_mod.write_export([strict_file(v) for v in catalog.versions()], out)
+    write_schemas([strict_file(v) for v in catalog.versions()], out)
 
     def doc(kind, name, version, text, **ops):
         path = out / strict_file(version).path
@@ -376,7 +376,7 @@ def test_strict_variant_closes_the_nested_objects_the_format_defines_completely(
     assert {tuple("0" if p == "*" else p for p in c) for c in CLOSED} == places
     assert set(NESTED_TYPOS) == set(CLOSED)
     out = tmp_path / "schemas"
-    export.write_export([strict_file(v) for v in catalog.versions()], out)
+    write_schemas([strict_file(v) for v in catalog.versions()], out)
     documents, checks = [], []
     for example in EXAMPLES:
         config = json.loads((example / "config.json").read_text("utf-8"))

@@ -14,6 +14,11 @@
   created with ``link``, which never overwrites, holding the bytes the caller read, with
   the original's mode, owner and extended attributes.
 * The missing directories above a new file are created (``-o new/dir/config.json``).
+* A file of a folder output (``schema export``, ``schema vscode``) goes through
+  :func:`write_into`: nothing outside the folder changes. A link inside the folder (a
+  subdirectory or the file's own name) is never followed: a linked subdirectory is refused,
+  a link at the file's name is replaced by the file; a FIFO, device or directory at the
+  file's name is refused (exit 2), never written through.
 * Temporary names are short (``.specfmt-<pid>-<random>.tmp``), so a target whose name is
   near ``NAME_MAX`` can be rewritten; the temporary files of a run that was killed are
   removed by the next run that writes into the same directory.
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec_format.base.errors import InputError, UsageError
+from spec_format.base.pathkind import kind_of
 
 TMP_RE = re.compile(r"^\.specfmt-(\d+)-[0-9a-f]{8}\.tmp$")
 #: a blob of the Hugging Face cache: a git SHA-1 or a SHA-256 (LFS)
@@ -100,6 +106,69 @@ def write_output(
     except OSError as exc:
         what = "the original is unchanged" if st is not None else "nothing was written"
         raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
+
+
+def write_into(
+    folder: str | os.PathLike[str], relative: str | os.PathLike[str], data: bytes | str
+) -> Written:
+    """Write ``data`` to ``folder/relative``, one file of a folder output; nothing outside
+    ``folder`` changes (see the module docstring). ``folder`` itself may be a link (the
+    caller named it); below it the missing directories are created and an existing
+    component must be a real directory, not a link. :class:`UsageError` (exit 2) for a
+    link, FIFO, device or other non-directory in the way."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    root = Path(folder)
+    parts = Path(relative).parts
+    if not parts or Path(relative).is_absolute() or ".." in parts:
+        raise UsageError(f"{relative}: not a file name inside the output folder {root}")
+    if not root.is_dir():
+        make_parents(root / "x")
+    directory = root
+    for name in parts[:-1]:
+        directory = directory / name
+        try:
+            st = os.lstat(directory)
+        except FileNotFoundError:
+            try:
+                os.mkdir(directory)
+            except OSError as exc:
+                raise OutputError(
+                    f"{directory}: cannot create the directory ({exc.strerror or exc}); "
+                    "nothing was written"
+                ) from None
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise UsageError(
+                f"{directory} is {_kind(directory)}, not a directory; specfmt writes inside the output "
+                f"folder {root} only: remove it or name another folder (nothing was written)"
+            )
+    target = directory / parts[-1]
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(
+            f"{target}: cannot write ({exc.strerror or exc}); nothing was written"
+        ) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        st = None  # the link itself is replaced; where it points is never written
+    elif st is not None and not stat.S_ISREG(st.st_mode):
+        raise UsageError(
+            f"{target} is {_kind(target)}, not a regular file; a folder output writes regular files "
+            "only: remove it or name another folder (nothing was written)"
+        )
+    clean_stale_temps(directory)
+    try:
+        return _replace(target, data, st, backup=False, expect=None)
+    except OSError as exc:
+        what = "the original is unchanged" if st is not None else "nothing was written"
+        raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
+
+
+def _kind(path: Path) -> str:
+    return "a symbolic link" if os.path.islink(path) else kind_of(path)
 
 
 def content_addressed(link: Path) -> bool:

@@ -115,31 +115,20 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
-def engines_by_input(
-    paths: list[Path], flag: list[str] | None, config: Path | None, isolated: bool
-) -> dict[str, tuple[str, ...]]:
-    """The engines of each input: --engine, else ``engine`` of its configuration file
-    (spec_format.engine.settings); an unknown engine is a usage error here, before any write."""
-    from spec_format.engine import settings
-    from spec_format.facts.disputes import parse_engines
-
-    parse_engines(flag or ())
-    return {
-        name: tuple(settings.merged(flag, conf.engine) or ())
-        for conf, names in settings.for_inputs(paths, config, isolated)
-        for name in names
-    }
-
-
-def run_files(
+def run_rewrite(
+    kind: str,
     paths: list[Path],
+    options: Any,
     opts: rewrite.WriteOptions,
     fmt: str,
-    rewrite_one: Callable[[Path], rewrite.FileResult],
+    config: Path | None,
+    isolated: bool,
     render: Callable[[rewrite.FileResult], str],
 ) -> int:
-    """Rewrite every input with the library's pipeline and print each as it is done; return
-    the exit code.
+    """The skeleton of ``specfmt migrate`` and ``specfmt fix``: run the library's job
+    (:func:`spec_format.rewrites.rewrite.rewrite_job`: configuration files, engines, every
+    usage error before a write, the batch) and print each result as it is done; return the
+    exit code.
 
     One input keeps the single-file contract: the document on stdout unless another
     destination is named, a JSON report as one object. Several inputs need a mode that
@@ -148,9 +137,10 @@ def run_files(
     """
     from spec_format.rewrites import rewrite
 
+    job = rewrite.rewrite_job(kind, paths, options, opts, settings=not isolated, config=config)
     results = []
     would_change = failed = stuck = 0
-    for result in rewrite.rewrite_files(paths, rewrite_one, opts):
+    for result in job:
         results.append(result)
         if not result.ok:
             print_error(result.error)

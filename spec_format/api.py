@@ -159,7 +159,12 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 
 
 def migrate_files(
-    paths: Paths, options: MigrateOptions | None = None, **write: Any
+    paths: Paths,
+    options: MigrateOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike | None = None,
+    **write: Any,
 ) -> list[FileResult]:
     """Migrate config files (``config.json`` paths or their directories) and write each where
     the keywords of :class:`~spec_format.rewrites.rewrite.WriteOptions` say: ``in_place=True``
@@ -170,7 +175,10 @@ def migrate_files(
     :class:`~spec_format.rewrites.rewrite.FileResult` per input, in order. An input that cannot be
     read or migrated does not stop the others: its result holds the error and exit code.
     Raises :class:`~spec_format.base.errors.UsageError` for keywords that exclude each other,
-    before anything is read.
+    before anything is read. Like the command, each input is served with the engines of
+    ``options``, else those of its project configuration (``settings=False``: read none;
+    ``config``: this file for every input): both run
+    :func:`spec_format.rewrites.rewrite.rewrite_job`.
 
     >>> results = migrate_files("examples/qwen3-8b-eagle3", check=True)
     >>> [(r.ok, r.changed, r.exit_code) for r in results]
@@ -178,17 +186,24 @@ def migrate_files(
     >>> migrate_files("no/such/dir", check=True)[0].error
     'no/such/dir: no such file or directory'
     """
-    return _rewrite_files(paths, rewrite.migrate_file, options, write)
+    return _rewrite_files("migrate", paths, options, write, settings, config)
 
 
-def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> list[FileResult]:
+def fix_files(
+    paths: Paths,
+    options: FixOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike | None = None,
+    **write: Any,
+) -> list[FileResult]:
     """Write out the disputed defaults of config files, as ``specfmt fix`` does; the keywords
     and results are those of :func:`migrate_files`.
 
     >>> [r.changed for r in fix_files(["examples/qwen3-8b-eagle3"], check=True)]
     [False]
     """
-    return _rewrite_files(paths, rewrite.fix_file, options, write)
+    return _rewrite_files("fix", paths, options, write, settings, config)
 
 
 def write_schemas(files: Iterable[ExportedFile], folder: str | os.PathLike) -> list[Path]:
@@ -205,10 +220,8 @@ def write_schemas(files: Iterable[ExportedFile], folder: str | os.PathLike) -> l
     return [root / f.path for f in files]
 
 
-def _rewrite_files(paths: Paths, rewrite_file, options, write: dict[str, Any]) -> list[FileResult]:
+def _rewrite_files(kind: str, paths: Paths, options, write: dict[str, Any], settings, config):
     if write.get("output") is not None:
         write["output"] = Path(write["output"])
     opts = rewrite.WriteOptions(**write)  # an unknown keyword is a TypeError that names it
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    return list(rewrite.rewrite_files(paths, lambda p: rewrite_file(p, options, opts), opts))
+    return list(rewrite.rewrite_job(kind, paths, options, opts, settings=settings, config=config))

@@ -119,3 +119,41 @@ def test_api_and_cli_give_the_same_findings(cli, inputs, case, monkeypatch):
         assert "C009" in findings
     if case == "isolated":
         assert "C009" in findings and "M004" in findings
+
+
+@pytest.mark.parametrize("command", ["fix", "migrate"])
+@pytest.mark.parametrize("isolated", [False, True], ids=["configured", "isolated"])
+def test_rewrite_api_and_cli_give_the_same_results(cli, tmp_path, monkeypatch, command, isolated):
+    """The configuration's ``engine`` reaches fix_files/migrate_files as it reaches the
+    commands (both run rewrite_job)."""
+    from spec_format import api
+
+    dflash2 = ROOT / "examples" / "qwen3-32b-dflash2"
+    shutil.copytree(dflash2, tmp_path / "dflash2")
+    (tmp_path / "specfmt.toml").write_text('engine = ["vllm==0.28.0"]\n')
+    monkeypatch.chdir(tmp_path)
+    flags = ["--isolated"] if isolated else []
+    result = cli(command, "dflash2", "--check", "-f", "json", *flags)
+    files = api.fix_files if command == "fix" else api.migrate_files
+    (got,) = files("dflash2", check=True, settings=not isolated)
+    assert json.loads(result.stdout) == json.loads(json.dumps(got.to_dict()))
+    assert got.exit_code == result.exit_code
+
+
+@pytest.mark.parametrize("command", ["fix", "migrate"])
+def test_rewrite_api_reads_the_configuration_as_the_command_does(
+    cli, tmp_path, monkeypatch, command
+):
+    from spec_format import api
+    from spec_format.base.errors import UsageError
+
+    shutil.copytree(ROOT / "examples" / "qwen3-32b-dflash2", tmp_path / "dflash2")
+    (tmp_path / "specfmt.toml").write_text('engine = ["vllm==0.0.1"]\n')
+    monkeypatch.chdir(tmp_path)
+    files = api.fix_files if command == "fix" else api.migrate_files
+    refused = cli(command, "dflash2", "--check")
+    assert refused.exit_code == 2 and "vllm==0.0.1" in refused.output
+    with pytest.raises(UsageError, match="vllm==0.0.1"):
+        files("dflash2", check=True)
+    assert cli(command, "dflash2", "--check", "--isolated").exit_code == 0
+    assert files("dflash2", check=True, settings=False)[0].exit_code == 0

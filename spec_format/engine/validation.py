@@ -252,7 +252,7 @@ def _isolated(
             raise
         report = FileReport(path=target.shown, internal_error=True)
         report.findings.append(
-            input_rules.InternalError.finding(
+            input_rules.SpecfmtBug.finding(
                 f"checking this input hit a bug in specfmt ({type(exc).__name__}: "
                 f"{str(exc)[:300]}); the other inputs were checked. Rerun with SPECFMT_DEBUG=1 "
                 "for the traceback and report it with the input",

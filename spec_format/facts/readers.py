@@ -11,7 +11,7 @@ import re
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from spec_format.base import package_data
+from spec_format.facts import package_data
 
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",

@@ -16,9 +16,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from spec_format.base import package_data
 from spec_format.base.errors import UsageError
-from spec_format.facts import catalog
+from spec_format.facts import catalog, package_data
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError

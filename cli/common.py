@@ -12,22 +12,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from spec_format.base.errors import SpecfmtError, UsageError
+from spec_format.base.errors import ExitCode, SpecfmtError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+__all__ = ["ExitCode"]  # the library's one table (spec_format.base.errors), as commands name it
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class ExitCode(enum.IntEnum):
-    """The exit codes every specfmt command shares (documented in the README)."""
-
-    OK = 0
-    FINDINGS = 1  # errors found / --check found a difference
-    USAGE = 2  # bad options or arguments
-    UNREADABLE = 3  # an input could not be read or parsed
-    INTERNAL = 70  # a bug in specfmt
 
 
 class ReportFormat(str, enum.Enum):

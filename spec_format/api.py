@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spec_format.base.errors import InputError, InternalError, SpecfmtError
+from spec_format.base.errors import ExitCode, InputError, InternalError, SpecfmtError
 from spec_format.base.report import FileReport, Finding, Report, Severity
 from spec_format.engine.validation import (
     ValidateOptions,
@@ -68,7 +68,7 @@ class ConfigInvalid(SpecfmtError):
     schema rules would print them.
     """
 
-    exit_code = 1
+    exit_code = int(ExitCode.FINDINGS)
 
     def __init__(self, report: FileReport) -> None:
         self.report = report

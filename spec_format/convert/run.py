@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.errors import InputError, SpecfmtError, UsageError
+from spec_format.base.errors import ExitCode, InputError, SpecfmtError, UsageError
 from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import (
     ConvertRefused,
@@ -48,7 +48,7 @@ DTYPE_KEYS = ("dtype", "torch_dtype")
 class OutputInvalid(SpecfmtError):
     """The converted checkpoint failed validation; nothing was written (exit 1)."""
 
-    exit_code = 1
+    exit_code = int(ExitCode.FINDINGS)
 
     def __init__(self, message: str, report) -> None:
         super().__init__(message)

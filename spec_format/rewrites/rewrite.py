@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.errors import InputError, InternalError, SpecfmtError, UsageError
+from spec_format.base.errors import ExitCode, InternalError, SpecfmtError, UsageError
 from spec_format.base.jsoncopy import same_json
 from spec_format.base.oserror import as_error
 from spec_format.facts import versions
@@ -42,8 +42,8 @@ from spec_format.rewrites.migration.output import dumps, unified_diff
 from spec_format.rewrites.migration.runner import MigrateOptions, MigrationResult
 from spec_format.rules.base import MAX_MESSAGE, bounded
 
-#: the exit codes a rewrite ends with (the command line's, documented in the README)
-OK, FINDINGS, USAGE, UNREADABLE, INTERNAL = 0, 1, UsageError.exit_code, InputError.exit_code, 70
+#: the exit codes a rewrite ends with (base.errors.ExitCode, the one table)
+OK, FINDINGS, USAGE, UNREADABLE, INTERNAL = map(int, ExitCode)
 #: which exit code wins when several inputs end differently (a bug, then unreadable input,
 #: then a refusal or usage problem, then "would change" / findings)
 PRECEDENCE = (INTERNAL, UNREADABLE, USAGE, FINDINGS)

@@ -332,6 +332,20 @@ def covered_range(name: str) -> str:
     return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
 
 
+def release_of_line(name: str = "speculators") -> dict[str, str]:
+    """Format line -> the covered release of reader ``name`` that stands for it (the newest
+    of the line in the reader table): ``{"0.4": "0.4.0.1", ..., "0.9": "0.9.0"}``. A line
+    without a covered release (a new format version before its release) is absent."""
+    from spec_format.facts import versions
+
+    out: dict[str, str] = {}
+    for rid in releases():
+        reader, version = rid.split("==")
+        if reader == name:
+            out[versions.parse(version).line] = version  # sorted: the newest wins
+    return out
+
+
 def aux_count(value: Any) -> int:
     """How many aux hidden states a list of aux layer ids taps (3, the default, when unset)."""
     return len(value) if isinstance(value, list) and value else 3

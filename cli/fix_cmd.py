@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,13 +21,9 @@ from spec_format.cli.rewrite_common import (
     in_place_option,
     output_option,
     paths_argument,
-    render_text,
     run_rewrite,
     write_options,
 )
-
-if TYPE_CHECKING:
-    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -79,13 +74,4 @@ def fix_command(
         engines=tuple(engine or ()),
         aux_layer_ids=parse_aux_ids(aux_layer_ids),
     )
-    render = lambda r: _render(r, opts)  # noqa: E731
-    raise typer.Exit(
-        run_rewrite("fix", paths, options, opts, report_format, config, isolated, render)
-    )
-
-
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
-    result = file.result
-    head = f"{file.path}: format {result.detection.label()}"
-    return render_text(head, result.changes, result.problems, file.outcome, opts)
+    raise typer.Exit(run_rewrite("fix", paths, options, opts, report_format, config, isolated))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -21,13 +20,9 @@ from spec_format.cli.rewrite_common import (
     in_place_option,
     output_option,
     paths_argument,
-    render_text,
     run_rewrite,
     write_options,
 )
-
-if TYPE_CHECKING:
-    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -76,19 +71,4 @@ def migrate_command(
         verifier=verifier,
         engines=tuple(engine or ()),
     )
-    render = lambda r: _render(r, opts)  # noqa: E731
-    raise typer.Exit(
-        run_rewrite("migrate", paths, options, opts, report_format, config, isolated, render)
-    )
-
-
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
-    result, outcome = file.result, file.outcome
-    det = result.detection
-    head = f"{file.path}: format {det.label()} -> {result.target} ({result.target_release})"
-    extra = [f"  steps: {', '.join(s.id for s in result.steps) or 'none'}"]
-    if not det.agrees:
-        extra.append(
-            f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
-        )
-    return render_text(head, result.changes, result.problems, outcome, opts, extra)
+    raise typer.Exit(run_rewrite("migrate", paths, options, opts, report_format, config, isolated))

@@ -139,6 +139,35 @@ def make_plan(source: Source, request: Request) -> Plan:
     return check_tensors(plan, source, request)
 
 
+def make_request(
+    *,
+    verifier: str | None = None,
+    verifier_name: str | None = None,
+    aux_layer_ids: tuple[int, ...] | None = None,
+    format_version: str | None = None,
+    allow_lossy: bool = False,
+    dtype: str | None = None,
+) -> Request:
+    """What ``specfmt convert`` asks for, from its options as given: the verifier read
+    (a path or ``hf://``), the target format line resolved (default: the latest), the
+    ``--dtype`` spelling checked; every usage error before the source is read."""
+    from spec_format.convert.write import parse_dtype
+    from spec_format.facts import catalog
+    from spec_format.parsers.verifier import load_verifier
+    from spec_format.rewrites.migration import resolve_target
+
+    line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
+    return Request(
+        verifier=load_verifier(verifier) if verifier else None,
+        verifier_ref=verifier,
+        aux_layer_ids=aux_layer_ids,
+        format_version=line,
+        allow_lossy=allow_lossy,
+        dtype=parse_dtype(dtype) if dtype else None,
+        verifier_name=verifier_name,
+    )
+
+
 def convert(
     src: str | os.PathLike[str] | Source,
     dest: str | os.PathLike[str] | None,

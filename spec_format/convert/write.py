@@ -72,6 +72,29 @@ class OutTensor(NamedTuple):
         return math.prod(self.shape) * DTYPE_BITS[self.dtype] // 8
 
 
+#: no shard is larger (a safetensors file's offsets are 64-bit; this is far below)
+MAX_SHARD_BYTES = 10**18
+
+
+def parse_size(text: str | None) -> int | None:
+    """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
+    if text is None:
+        return None
+
+    units = {"TB": 10**12, "GB": 10**9, "MB": 10**6, "KB": 10**3}
+    s = text.strip().upper()
+    wrong = UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000")
+    try:
+        number = float(s[:-2]) * units[s[-2:]] if s[-2:] in units else int(s)
+    except ValueError:
+        raise wrong from None
+    if not (math.isfinite(number) and 1 <= number <= MAX_SHARD_BYTES):  # infGB, 1e400KB
+        raise UsageError(
+            f"--max-shard-size {text!r}: a size from 1 byte to {MAX_SHARD_BYTES // 10**12:,}TB"
+        )
+    return int(number)
+
+
 def parse_dtype(text: str) -> str:
     """``--dtype``: ``bfloat16`` or ``BF16`` ... -> the safetensors name."""
     name = DTYPE_NAMES.get(text.lower(), text.upper())

@@ -1,16 +1,12 @@
-"""``specfmt validate``: parse options, call spec_format.validate, render, exit."""
+"""``specfmt validate``: parse options, run the library's Job, render it (render.job), exit."""
 
 from __future__ import annotations
 
-import contextlib
 import enum
 from pathlib import Path
 
 import typer
 
-from spec_format.base import progress
-from spec_format.base.jsonout import dumps
-from spec_format.base.report import Report
 from spec_format.cli.common import (
     Color,
     config_option,
@@ -18,12 +14,11 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
-    progress_display,
     stdout,
     verifier_option,
 )
 from spec_format.engine.validation import ValidateOptions
-from spec_format.render import RENDERERS, render
+from spec_format.render import RENDERERS
 from spec_format.rules.base import Profile
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
@@ -99,6 +94,7 @@ def validate_command(
     An input without weights for them exits 3 (I013).
     """
     from spec_format.engine.validation import Job
+    from spec_format.render.job import render_job
 
     flags = {"profile": profile, "select": select, "ignore": ignore, "engines": engine}
     options = ValidateOptions(
@@ -121,57 +117,7 @@ def validate_command(
         given=[name for name, flag in flags.items() if flag is not None],
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
-    if output_format in ("text", "json") and not statistics:
-        raise typer.Exit(_streamed(job, output_format, color.flag(), verbosity))
-    with progress.showing(progress_display(output_format == "text")):
-        report = Report(files=list(job))
-    report.notes = job.notes()
-    if statistics:
-        render_statistics(report, output_format, stdout())
-    else:
-        render(report, output_format, stdout(), color=color.flag(), verbosity=verbosity)
-    raise typer.Exit(report.exit_code)
-
-
-def _streamed(job, output_format: str, color: bool | None, verbosity: int) -> int:
-    """Text or JSON output, written as each input is checked; only the tally and the notes
-    are kept, never a reported input. Returns the exit status. A JSON document stopped
-    part-way (Ctrl-C, SIGTERM) is still closed, so it stays valid JSON."""
-    from spec_format.base.report import Tally
-
-    if output_format == "json":
-        from spec_format.render.json_out import JsonStream as Stream
-    else:
-        from spec_format.render.text import TextStream as Stream
-    out = Stream(stdout(), color=color, verbosity=verbosity)
-    tally = Tally()
-    try:
-        with progress.showing(progress_display(output_format == "text")):
-            for file_report in job:
-                out.file(file_report)
-                tally.add(file_report)
-    except BaseException:
-        if output_format == "json":
-            # a closed pipe cannot take the end either: the first error stands
-            with contextlib.suppress(OSError):
-                out.finish(job.notes(), tally, interrupted=True)
-        raise
-    out.finish(job.notes(), tally)
-    return tally.exit_code
-
-
-def render_statistics(report: Report, fmt: str, out) -> None:
-    """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
-
-    from spec_format.base.errors import UsageError
-
-    rows = report.statistics()
-    if fmt == "json":
-        out.write(dumps(rows, indent=2) + "\n")
-        return
-    if fmt != "text":
-        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
-    width = max((len(str(r["count"])) for r in rows), default=1)
-    for r in rows:
-        out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
-    out.write(report.summary() + "\n")
+    code = render_job(
+        job, output_format, stdout(), color=color.flag(), verbosity=verbosity, statistics=statistics
+    )
+    raise typer.Exit(code)

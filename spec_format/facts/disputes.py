@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from spec_format.base.errors import UsageError
-from spec_format.facts import readers
+from spec_format.facts import catalog, readers
 
 WRITER = "speculators"
 
@@ -61,13 +61,18 @@ def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
 
 @cache
 def writer_of(line: str) -> readers.Release | None:
-    """The speculators release that writes (and reads back) format ``line``."""
-    found = [r for r in readers.releases() if r.startswith(f"{WRITER}==")]
-    matching = [r for r in found if ".".join(r.split("==")[1].split(".")[:2]) == line]
-    if not matching:
-        return None
-    name, version = matching[-1].split("==")
-    return readers.release(name, version)
+    """The speculators release that writes (and reads back) format ``line``. A line of the
+    catalog that no covered release writes yet (one scripts/new_version.py just made, which
+    starts with the meaning of the line before it) is read as the newest covered line
+    before it, until its release joins the reader table."""
+    by_line = readers.release_of_line(WRITER)
+    if line not in by_line:
+        order = list(catalog.versions())
+        earlier = [o for o in order[: order.index(line)] if o in by_line] if line in order else []
+        if not earlier:
+            return None
+        line = earlier[-1]
+    return readers.release(WRITER, by_line[line])
 
 
 @cache

@@ -351,6 +351,7 @@ def rewrite_job(
         for conf, names in project.for_inputs(inputs, config, not settings)
         for name in names
     }
+
     def one(path: Path) -> FileResult:
         return rewrite_one(path, replace(options, engines=engines[str(path)]), write)
 

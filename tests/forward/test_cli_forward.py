@@ -126,7 +126,9 @@ def test_options_reach_the_library(monkeypatch, eagle):
     options = seen["options"]
     assert (options.tokens, options.seed, options.steps, options.top_k) == (9, 4, 1, 2)
     assert (options.device, options.dtype, options.atol) == ("cpu", "bfloat16", 0.5)
-    assert options.verifier == str(eagle) and options.anchor is None  # as given: the library reads it
+    assert (
+        options.verifier == str(eagle) and options.anchor is None
+    )  # as given: the library reads it
 
 
 def test_importing_the_cli_and_forward_package_does_not_import_torch():

@@ -34,7 +34,7 @@ from spec_format.convert.plan import (
     TensorMove,
 )
 from spec_format.facts import catalog
-from spec_format.parsers import documents
+from spec_format.parsers import documents, outfile
 from spec_format.parsers.documents import CONFIG_NAME
 from spec_format.rewrites import rewrite
 from spec_format.rewrites.migration.runner import describe_loss
@@ -182,7 +182,7 @@ def convert(
         raise UsageError("convert needs -o DEST (or --dry-run)")
     target = Path(dest) if dest is not None else None
     if target is not None and not dry_run:
-        write.check_destination(target)
+        outfile.check_destination(target)
     source = src if isinstance(src, Source) else load_source(src)
     plan = make_plan(source, request)
     shown = str(source.path if isinstance(src, Source) else src)
@@ -196,26 +196,20 @@ def convert(
             catalog.version_entry(request.format_version).transformers
         ]
     tensors = write.output_tensors(plan, source.tensors, request.dtype)
-    target = write.resolve_destination(target)
-    tmp = write.temp_dir_for(target)
-    try:
-        like = write.adopt_destination(tmp, target)  # an empty DEST keeps its mode and group
-        result.files = write.write_checkpoint(
-            tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
-        )
-        result.validation = _validate(tmp, target, request)
-        write.publish(tmp, target, like)
+    target = outfile.resolve_destination(target)
+    try:  # through the one writer: a temporary directory next to DEST, renamed when valid
+        with outfile.directory_output(target) as tmp:
+            result.files = write.write_checkpoint(
+                tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
+            )
+            result.validation = _validate(tmp, target, request)
     except OSError as exc:  # a full disk, a quota, EIO: said for DEST, not the temporary path
         from spec_format.base.oserror import advice
 
-        write.remove_tree(tmp)
         raise write.WriteError(
             f"-o {dest}: could not write the converted checkpoint ({exc.strerror or exc}); "
             f"nothing was written{advice(exc)}"
         ) from None
-    except BaseException:
-        write.remove_tree(tmp)
-        raise
     result.written = True
     return result
 

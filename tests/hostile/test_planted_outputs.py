@@ -153,7 +153,7 @@ def test_a_linked_directory_inside_a_schema_folder_is_refused(cli, tmp_path, out
 def test_convert_passes_over_planted_temporaries_and_refuses_a_fifo(
     cli, tmp_path, outside, monkeypatch
 ):
-    from spec_format.convert import write
+    from spec_format.parsers import outfile
     from spec_format.testing import safeailab
 
     source = safeailab.build_safeailab(
@@ -169,7 +169,7 @@ def test_convert_passes_over_planted_temporaries_and_refuses_a_fifo(
     assert f"-o {out}: exists and is not a directory" in refused.output and _is_fifo(out)
     out.unlink()
     temp = lambda h: tmp_path / f".out.specfmt-{os.getpid()}-{h}.tmp"  # noqa: E731
-    with planted_temps(monkeypatch, write, temp, outside):
+    with planted_temps(monkeypatch, outfile, temp, outside):
         result = cli(*args)
         assert result.exit_code == 0, result.output
     assert (out / "config.json").is_file() and not out.is_symlink()

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 from spec_format.base.errors import UsageError
 from spec_format.inspect import economics
-from spec_format.inspect.run import InspectReport
 from spec_format.parsers.outfile import write_output
 
 #: Acceptance grid of the curves.
@@ -26,7 +26,7 @@ def require_matplotlib() -> None:
         raise UsageError("--plot needs matplotlib: pip install 'specfmt[plot]'") from None
 
 
-def plotted_gammas(report: InspectReport) -> list[int]:
+def plotted_gammas(report: Any) -> list[int]:
     """The checkpoint's gamma (else the first --gamma), its neighbours and every --gamma."""
     own = [g.gamma for g in report.economics]
     if not own:
@@ -35,7 +35,9 @@ def plotted_gammas(report: InspectReport) -> list[int]:
     return sorted({g for g in (centre - 1, centre, centre + 1, *own) if g >= 1})
 
 
-def write_plot(report: InspectReport, path: Path) -> None:
+def write_plot(report: Any, path: Path) -> None:
+    """Draw ``report`` (an :class:`~spec_format.inspect.run.InspectReport`, which calls this
+    for ``--plot``) to ``path`` through the one writer."""
     require_matplotlib()
     from matplotlib.figure import Figure
 

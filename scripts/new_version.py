@@ -148,8 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         # before anything is written: a half-made version is worse than none
         fail(
             "scripts/generate.py's typescript generator needs the Node packages: run `npm ci` "
-            f"in the repository root first, or pass --skip typescript (then `python "
-            f"scripts/generate.py --only typescript` once Node is there); nothing was written"
+            "in the repository root first, or pass --skip typescript (then `python "
+            "scripts/generate.py --only typescript` once Node is there); nothing was written"
         )
     copy_schemas(catalog, latest, args.version)
     add_step(latest, args.version)

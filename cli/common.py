@@ -1,21 +1,34 @@
-"""Pieces shared by the CLI commands: exit codes, error translation, colour choice."""
+"""Pieces shared by the CLI commands: the options several take, error translation. Exit
+codes (base.errors.ExitCode), streams (base.streams) and terminal text (render.terminal)
+are the library's, imported here under the names the commands use."""
 
 from __future__ import annotations
 
 import enum
 import functools
-import os
 import re
-import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import typer
 
 from spec_format.base.errors import ExitCode, SpecfmtError, UsageError
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from spec_format.base.streams import (  # noqa: F401 - the commands import them from here
+    ClosedStderr,
+    ClosedStdout,
+    PipeSafeStdout,
+    flush_stdout,
+    stdout,
+)
+from spec_format.render.terminal import (  # noqa: F401
+    err_console,
+    escape,
+    print_error,
+    print_rich,
+    print_text,
+    progress_display,
+    use_color,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,143 +135,6 @@ class Color(str, enum.Enum):
         return {"auto": None, "always": True, "never": False}[self.value]
 
 
-def use_color(stream: Any) -> bool:
-    """Colour on a terminal unless ``NO_COLOR`` is set to anything (no-color.org)."""
-    import os
-
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-    return tty and not os.environ.get("NO_COLOR")
-
-
-def progress_display(text_output: bool) -> Any:
-    """The display of :mod:`spec_format.base.progress` for this run: a transient rich bar on
-    stderr when stderr is a terminal and the output is text; otherwise None (nothing shown
-    in pipes, CI logs, or next to JSON/SARIF/GitHub output)."""
-    try:
-        tty = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    if not (text_output and tty):
-        return None
-
-    def start(label: str, total: int, unit: str) -> Any:
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
-        bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            amount,
-            TimeRemainingColumn(),
-            console=err_console(),
-            transient=True,  # the bar goes away when the work is done
-        )
-        bar.start()
-        return _Bar(bar, bar.add_task(label, total=total))
-
-    return start
-
-
-class _Bar:
-    def __init__(self, progress: Any, task_id: Any) -> None:
-        self._progress, self._task = progress, task_id
-
-    def advance(self, amount: int) -> None:
-        self._progress.advance(self._task, amount)
-
-    def close(self) -> None:
-        self._progress.stop()
-
-
-def err_console() -> Console:
-    # rich is imported only when something is printed to stderr (it costs ~20 ms at start-up)
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def print_text(text: str, stream: Any = None) -> None:
-    """Plain lines on ``stream`` (stdout): on a terminal (or with ``COLUMNS``) each wrapped
-    between words to the width, continued 4 columns deeper than it starts; piped, as
-    written, without trailing spaces."""
-    from spec_format.render.text import terminal_width, wrap
-
-    stream = stream or stdout()
-    tty = stream.isatty() if hasattr(stream, "isatty") else False
-    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
-    out = []
-    for line in text.rstrip("\n").split("\n"):
-        if not width or len(line) <= width:  # as written, its alignment included
-            out.append(line.rstrip())
-            continue
-        indent = len(line) - len(line.lstrip(" ")) + 4
-        lead, body = line[: indent - 4], line[indent - 4 :]
-        body = re.sub(r" {2,}", lambda m: "\0" * len(m.group()), body)  # alignment: kept
-        for part in wrap([(lead + body, "")], width, indent):
-            out.append("".join(t for t, _ in part).replace("\0", " ").rstrip())
-    stream.write("\n".join(out) + "\n")
-
-
-def print_error(
-    message: str, label: str = "specfmt:", stream: Any = None, label_style: str = "bold red"
-) -> None:
-    """One ``specfmt: MESSAGE`` (``label`` in bold) on stderr or ``stream``: on a terminal
-    wrapped at its width between words (never inside a path, an ``hf://`` id or a command)
-    and coloured; piped, as written."""
-    from spec_format.render.text import HEAD_INDENT, code_spans, terminal_width, wrap
-
-    stream = stream or sys.stderr
-    color = use_color(stream)
-    tty = stream.isatty() if hasattr(stream, "isatty") else False
-    width = terminal_width(stream) if tty or os.environ.get("COLUMNS") else 0
-    lines: list = []
-    for i, part in enumerate(message.split("\n")):  # a message's own lines stay lines
-        head = [(f"{label} ", label_style)] if i == 0 else []
-        lines += wrap([*head, *code_spans(part, color)], width, HEAD_INDENT)
-    if not color:
-        stream.write("".join("".join(t for t, _ in line).rstrip() + "\n" for line in lines))
-        return
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
-    for line in lines:
-        console.print(Text.assemble(*line))
-
-
-def print_rich(renderable: Any) -> None:
-    """A rich table or Markdown on stdout at the terminal's width, every line without the
-    trailing spaces rich pads it with."""
-    from rich.console import Console
-
-    from spec_format.render.text import terminal_width
-
-    out = stdout()
-    console = Console(
-        width=terminal_width(out), force_terminal=use_color(out), no_color=not use_color(out)
-    )
-    with console.capture() as captured:
-        console.print(renderable)
-    out.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
-
-
-def escape(text: str) -> str:
-    """Escape rich markup in ``text`` (messages can contain [brackets])."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
-
-
 def handle_errors(func: F) -> F:
     """Turn specfmt's own errors into one clean line on stderr and the matching exit code.
 
@@ -309,118 +185,3 @@ def error_line(error: BaseException) -> str:
     from spec_format.rules.base import MAX_MESSAGE, bounded
 
     return bounded(str(error), MAX_MESSAGE)
-
-
-def stdout() -> Any:
-    return sys.stdout
-
-
-def flush_stdout() -> None:
-    """Flush standard output; a failure (``> /dev/full``, a closed stdout) is a
-    :class:`~spec_format.base.oserror.StreamFailure` (exit 3), and the rest of the output is
-    discarded so that the interpreter's own flush at exit does not fail again."""
-    from spec_format.base.oserror import stdout_failure
-
-    stream = sys.stdout
-    if stream is None:
-        return
-    try:
-        stream.flush()
-    except BrokenPipeError:  # the reader left (`| head`): not an error
-        _discard_fd(stream)
-    except OSError as exc:
-        _discard_fd(stream)
-        raise stdout_failure(exc) from None
-    except ValueError:  # a closed file object
-        pass
-
-
-def _discard_fd(stream: Any) -> None:
-    import os
-
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)  # later writes and the final flush go nowhere
-    os.close(devnull)
-
-
-class PipeSafeStdout:
-    """``sys.stdout`` for the ``specfmt`` program: when the reader of a pipe goes away
-    (``specfmt explain C001 | head -1``) the rest of the output is discarded instead of
-    raising, so the command finishes its work (``--in-place`` rewrites every file) and
-    exits with the status it would have had, whether or not the reader left early."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        #: the failure, kept for the exit code even when a library swallows the exception
-        #: (click's --help writes from inside its parser)
-        self.failure: Exception | None = None
-
-    def _failed(self, exc: OSError) -> Exception:
-        from spec_format.base.oserror import stdout_failure
-
-        _discard_fd(self._stream)
-        self.failure = self.failure or stdout_failure(exc)
-        return self.failure
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            _discard_fd(self._stream)
-            return len(text)
-        except OSError as exc:  # ENOSPC (`> /dev/full`), EIO ...: exit 3, not a bug
-            raise self._failed(exc) from None
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            _discard_fd(self._stream)
-        except OSError as exc:
-            raise self._failed(exc) from None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-class _ClosedStream:
-    """A standard stream the program started without: not a terminal, no descriptor."""
-
-    which = "a standard stream"
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        import io
-
-        raise io.UnsupportedOperation(f"{self.which} is closed")
-
-
-class ClosedStderr(_ClosedStream):
-    """``sys.stderr`` when the program started with standard error closed (``2>&-``):
-    messages have nowhere to go and are dropped; the exit code still says what happened."""
-
-    which = "standard error"
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-class ClosedStdout(_ClosedStream):
-    """``sys.stdout`` when the program started with standard output closed (``>&-``):
-    every write fails as a write to a closed descriptor does (exit 3, not a crash)."""
-
-    which = "standard output"
-
-    def write(self, text: str) -> int:
-        import errno
-
-        raise OSError(errno.EBADF, "closed (the program was started without one)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -18,31 +17,6 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-
-#: no shard is larger (a safetensors file's offsets are 64-bit; this is far below)
-MAX_SHARD_BYTES = 10**18
-
-
-def _size(text: str | None) -> int | None:
-    """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
-    from spec_format.base.errors import UsageError
-
-    if text is None:
-        return None
-    import math
-
-    units = {"TB": 10**12, "GB": 10**9, "MB": 10**6, "KB": 10**3}
-    s = text.strip().upper()
-    wrong = UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000")
-    try:
-        number = float(s[:-2]) * units[s[-2:]] if s[-2:] in units else int(s)
-    except ValueError:
-        raise wrong from None
-    if not (math.isfinite(number) and 1 <= number <= MAX_SHARD_BYTES):  # infGB, 1e400KB
-        raise UsageError(
-            f"--max-shard-size {text!r}: a size from 1 byte to {MAX_SHARD_BYTES // 10**12:,}TB"
-        )
-    return int(number)
 
 
 @handle_errors
@@ -94,109 +68,24 @@ def convert_command(
     (nothing written); 2 usage error or a refused conversion (nothing written); 3 the source
     could not be read.
     """
-    from spec_format.convert.plan import Request
-    from spec_format.convert.run import convert
-    from spec_format.convert.write import parse_dtype
-    from spec_format.facts import catalog
-    from spec_format.parsers.verifier import load_verifier
-    from spec_format.rewrites.migration import resolve_target
+    from spec_format.convert.render import render_text
+    from spec_format.convert.run import convert, make_request
+    from spec_format.convert.write import parse_size
 
-    line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
-    request = Request(
-        verifier=load_verifier(verifier) if verifier else None,
-        verifier_ref=verifier,
-        aux_layer_ids=parse_aux_ids(aux_layer_ids),
-        format_version=line,
-        allow_lossy=allow_lossy,
-        dtype=parse_dtype(dtype) if dtype else None,
+    request = make_request(
+        verifier=verifier,
         verifier_name=verifier_name,
+        aux_layer_ids=parse_aux_ids(aux_layer_ids),
+        format_version=format_version,
+        allow_lossy=allow_lossy,
+        dtype=dtype,
     )
-    result = convert(src, output, request, dry_run=dry_run, max_shard_size=_size(max_shard_size))
+    result = convert(
+        src, output, request, dry_run=dry_run, max_shard_size=parse_size(max_shard_size)
+    )
     out = stdout()
     if report_format == ReportFormat.json.value:
         out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
         print_text(render_text(result, dry_run), out)  # wrapped between words on a terminal
     raise typer.Exit(ExitCode.OK)
-
-
-def _at(config, pointer: str):
-    node = config
-    for part in pointer.lstrip("/").split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
-def render_text(result, dry_run: bool) -> str:
-    from spec_format.facts.catalog import record
-    from spec_format.rewrites.migration.output import dumps
-
-    plan = result.plan
-    model_type = plan.config.get("speculators_model_type")
-    rec = record(model_type)
-    lines = [
-        f"{result.source}: {plan.kind} -> {model_type} ({rec.what if rec else '?'}), "
-        f"format {result.format_version}"
-    ]
-    lines.append("config:")
-    for p in plan.provenance:
-        value = json.dumps(_at(plan.config, p.pointer))
-        value = value if len(value) <= 60 else value[:57] + "..."
-        detail = f" ({p.detail})" if p.detail else ""
-        lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
-    lines.append("tensors:")
-    lines.extend(_tensor_lines(plan.moves))
-    for title, items in (("notes", plan.notes), ("lossy (--allow-lossy)", plan.lossy)):
-        if items:
-            lines.append(f"{title}:")
-            lines.extend(f"  - {n}" for n in items)
-    if dry_run:
-        lines.append("config.json (dry run, nothing written):")
-        lines.append(dumps(plan.config).rstrip("\n"))
-        return "\n".join(lines) + "\n"
-    report = result.validation
-    if report is not None:
-        c = report.counts()
-        lines.append(
-            f"validation: ok ({c.get('error', 0)} errors, {c.get('warning', 0)} warnings, "
-            f"{c.get('info', 0)} notes)"
-        )
-        for f in report.sorted_findings():
-            lines.append(f"  {f.severity.value} {f.rule}: {f.message}")
-    total = sum(b for _, b in result.files)
-    names = ", ".join(n for n, _ in result.files)
-    lines.append(f"wrote {result.destination}: {names} ({total:,} bytes)")
-    return "\n".join(lines) + "\n"
-
-
-#: More tensors than this dropped for one reason (a verifier's whole body next to its MTP
-#: layer) print as one line with a count; ``-f json`` lists every one.
-_GROUP_DROPS = 8
-#: A fused move names this many of its sources, then a count.
-_SHOW_SOURCES = 4
-
-
-def _tensor_lines(moves) -> list[str]:
-    drops: dict[str, list[str]] = {}
-    lines = []
-    for m in moves:
-        if m.op == "drop":
-            drops.setdefault(m.reason, []).extend(m.sources)
-            continue
-        src = " + ".join(m.sources[:_SHOW_SOURCES])
-        if len(m.sources) > _SHOW_SOURCES:
-            src += f" + {len(m.sources) - _SHOW_SOURCES} more"
-        if m.op == "copy" and m.target == src:
-            lines.append(f"  {src}: copied ({m.reason})")
-        else:
-            lines.append(f"  {src} -> {m.target}: {m.op} ({m.reason})")
-    for reason, names in drops.items():
-        if len(names) > _GROUP_DROPS:
-            shown = ", ".join(names[:2])
-            lines.append(
-                f"  {len(names)} tensors dropped ({reason}): {shown}, ... (-f json lists all)"
-            )
-        else:
-            lines.extend(f"  {name}: dropped ({reason})" for name in names)
-    return lines

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,17 +18,12 @@ from spec_format.cli.common import (
 )
 from spec_format.cli.rewrite_common import (
     backup_option,
-    engines_by_input,
     in_place_option,
     output_option,
     paths_argument,
-    render_text,
-    run_files,
+    run_rewrite,
     write_options,
 )
-
-if TYPE_CHECKING:
-    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -71,28 +65,13 @@ def fix_command(
     Exit codes: 0 done (with --check: nothing would change); 1 --check found the file would
     change or an error no value removes; 2 usage error; 3 the input could not be read.
     """
-    opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.parsers.verifier import load_verifier
-    from spec_format.rewrites import rewrite
     from spec_format.rewrites.fixing import FixOptions
 
-    engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
-    verifier_config = load_verifier(verifier).config if verifier else None
-    aux_ids = parse_aux_ids(aux_layer_ids)
-
-    def one(path: Path) -> rewrite.FileResult:
-        options = FixOptions(
-            format_version=format_version,
-            verifier=verifier_config,
-            engines=engines[str(path)],
-            aux_layer_ids=aux_ids,
-        )
-        return rewrite.fix_file(path, options, opts)
-
-    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
-
-
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
-    result = file.result
-    head = f"{file.path}: format {result.detection.label()}"
-    return render_text(head, result.changes, result.problems, file.outcome, opts)
+    opts = write_options(output, in_place, backup, dry_run, check)
+    options = FixOptions(
+        format_version=format_version,
+        verifier=verifier,
+        engines=tuple(engine or ()),
+        aux_layer_ids=parse_aux_ids(aux_layer_ids),
+    )
+    raise typer.Exit(run_rewrite("fix", paths, options, opts, report_format, config, isolated))

@@ -88,21 +88,11 @@ def forward_command(
     from spec_format.base import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
 
-    if verifier and verifier.startswith("hf://"):
-        from spec_format.base.errors import UsageError
-
-        repo, _, rev = verifier.removeprefix("hf://").partition("@")
-        revision = f" --revision {rev}" if rev else ""
-        raise UsageError(
-            f"--verifier {verifier}: forward reads the verifier's weights (embed_tokens, "
-            "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
-            f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
-        )
     with progress.showing(progress_display(output_format is ReportFormat.text)):
         result = run_forward(
             ForwardOptions(
                 checkpoint=checkpoint,
-                verifier=Path(verifier) if verifier else None,
+                verifier=verifier,
                 inputs=inputs,
                 tokens=tokens,
                 seed=seed,

@@ -74,9 +74,8 @@ def inspect_command(
     Exit codes: 0 reported, 2 usage error (bad option, unusable verifier, missing optional
     dependency), 3 the checkpoint or the token counts could not be read.
     """
-    from spec_format.inspect.plot import require_matplotlib, write_plot
     from spec_format.inspect.render import render_text
-    from spec_format.inspect.run import InspectOptions, check_options, run_inspect
+    from spec_format.inspect.run import InspectOptions, run_inspect
 
     options = InspectOptions(
         checkpoint=checkpoint,
@@ -87,12 +86,7 @@ def inspect_command(
         cost_ratio=cost_ratio,
         plot=plot,
     )
-    check_options(options)
-    if plot is not None:
-        require_matplotlib()  # before the work, not after it
-    report = run_inspect(options)
-    if plot is not None:
-        write_plot(report, plot)
+    report = run_inspect(options)  # checks, reports, plots
     out = stdout()
     if output_format is ReportFormat.json:
         doc = report.to_dict()

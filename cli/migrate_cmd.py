@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -18,17 +17,12 @@ from spec_format.cli.common import (
 )
 from spec_format.cli.rewrite_common import (
     backup_option,
-    engines_by_input,
     in_place_option,
     output_option,
     paths_argument,
-    render_text,
-    run_files,
+    run_rewrite,
     write_options,
 )
-
-if TYPE_CHECKING:
-    from spec_format.rewrites import rewrite
 
 
 @handle_errors
@@ -67,34 +61,14 @@ def migrate_command(
     without --allow-lossy, a type the target lacks); 3 the input could not be read; 70 a bug
     (the result fails the target schema although the input passed).
     """
-    opts = write_options(output, in_place, backup, dry_run, check)
-    from spec_format.parsers.verifier import load_verifier
-    from spec_format.rewrites import rewrite
     from spec_format.rewrites.migration import MigrateOptions
 
-    engines = engines_by_input(paths, engine, config, isolated)  # usage errors before any write
-    verifier_config = load_verifier(verifier).config if verifier else None
-
-    def one(path: Path) -> rewrite.FileResult:
-        options = MigrateOptions(
-            to=to,
-            source_version=source,
-            allow_lossy=allow_lossy,
-            verifier=verifier_config,
-            engines=engines[str(path)],
-        )
-        return rewrite.migrate_file(path, options, opts)
-
-    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
-
-
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
-    result, outcome = file.result, file.outcome
-    det = result.detection
-    head = f"{file.path}: format {det.label()} -> {result.target} ({result.target_release})"
-    extra = [f"  steps: {', '.join(s.id for s in result.steps) or 'none'}"]
-    if not det.agrees:
-        extra.append(
-            f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
-        )
-    return render_text(head, result.changes, result.problems, outcome, opts, extra)
+    opts = write_options(output, in_place, backup, dry_run, check)
+    options = MigrateOptions(
+        to=to,
+        source_version=source,
+        allow_lossy=allow_lossy,
+        verifier=verifier,
+        engines=tuple(engine or ()),
+    )
+    raise typer.Exit(run_rewrite("migrate", paths, options, opts, report_format, config, isolated))

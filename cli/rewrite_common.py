@@ -1,23 +1,21 @@
-"""Options and rendering shared by ``specfmt migrate`` and ``specfmt fix``; the pipeline
-itself (read, rewrite, write, batch, per-file errors) is the library's
-:mod:`spec_format.rewrites.rewrite`."""
+"""The options and the skeleton ``specfmt migrate`` and ``specfmt fix`` share; the job
+(configuration files, engines, read, rewrite, write, batch, per-file errors) is the
+library's :func:`spec_format.rewrites.rewrite.rewrite_job`, the text report
+:mod:`spec_format.rewrites.render`."""
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from spec_format.base.jsonout import dumps
-from spec_format.cli.common import ExitCode, print_error, use_color
+from spec_format.cli.common import ExitCode, print_error
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not at CLI start-up
     from spec_format.rewrites import rewrite
-    from spec_format.rewrites.migration.records import Change, Problem
 
 
 def paths_argument():
@@ -58,88 +56,19 @@ def write_options(
     return opts
 
 
-#: what the report says when the content is the same and only the formatting differs
-FORMATTING_ONLY = (
-    "formatting differs only (key order, indentation, final newline): not a change, the "
-    "file is left as it is"
-)
-
-
-def render_text(
-    head: str,
-    changes: list[Change],
-    problems: list[Problem],
-    outcome: rewrite.Outcome,
-    opts: rewrite.WriteOptions,
-    extra: list[str] | None = None,
-) -> str:
-    from spec_format.render.text import terminal_width, wrap
-
-    stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
-    width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
-    rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
-    rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
-
-    def fit(text: str) -> list[str]:
-        return ["".join(t for t, _ in line) for line in wrap([(text, "")], width, 4)]
-
-    lines = [line for text in (head, *(extra or [])) for line in fit(text)]
-    for label, text in rows:  # on a terminal, wrapped and continued under the description
-        prefix = f"  {label:<9} "
-        body = wrap([(text, "")], max(width - len(prefix), 20) if width else 0, 0)
-        for i, line in enumerate(body):
-            lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
-    if not changes and not problems:
-        lines.append("  no changes")
-    if outcome.formatting_only:  # not a change: say so once, and what differs
-        lines += fit(f"  {FORMATTING_ONLY}")
-    if opts.dry_run and outcome.changed:
-        from spec_format.rewrites.migration.output import colour_diff
-
-        diff = outcome.diff()
-        lines.append("")
-        lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
-    if opts.check:
-        lines += fit(
-            f"  would change {outcome.path}"
-            if outcome.changed
-            else f"  {outcome.path} is up to date"
-        )
-    if outcome.written_to is not None:
-        lines += fit(
-            f"  wrote {outcome.written_to}"
-            + (f" (backup {outcome.backup})" if outcome.backup else "")
-        )
-    elif opts.in_place and not outcome.changed:
-        lines += fit(f"  {outcome.path} already up to date; not rewritten")
-    return "\n".join(lines) + "\n"
-
-
-def engines_by_input(
-    paths: list[Path], flag: list[str] | None, config: Path | None, isolated: bool
-) -> dict[str, tuple[str, ...]]:
-    """The engines of each input: --engine, else ``engine`` of its configuration file
-    (spec_format.engine.settings); an unknown engine is a usage error here, before any write."""
-    from spec_format.engine import settings
-    from spec_format.facts.disputes import parse_engines
-
-    parse_engines(flag or ())
-    return {
-        name: tuple(settings.merged(flag, conf.engine) or ())
-        for conf, names in settings.for_inputs(paths, config, isolated)
-        for name in names
-    }
-
-
-def run_files(
+def run_rewrite(
+    kind: str,
     paths: list[Path],
+    options: Any,
     opts: rewrite.WriteOptions,
     fmt: str,
-    rewrite_one: Callable[[Path], rewrite.FileResult],
-    render: Callable[[rewrite.FileResult], str],
+    config: Path | None,
+    isolated: bool,
 ) -> int:
-    """Rewrite every input with the library's pipeline and print each as it is done; return
-    the exit code.
+    """The skeleton of ``specfmt migrate`` and ``specfmt fix``: run the library's job
+    (:func:`spec_format.rewrites.rewrite.rewrite_job`: configuration files, engines, every
+    usage error before a write, the batch) and print each result as it is done; return the
+    exit code.
 
     One input keeps the single-file contract: the document on stdout unless another
     destination is named, a JSON report as one object. Several inputs need a mode that
@@ -147,10 +76,13 @@ def run_files(
     list with one object per input.
     """
     from spec_format.rewrites import rewrite
+    from spec_format.rewrites.render import TEXT, check_summary
 
+    render = TEXT[kind]
+    job = rewrite.rewrite_job(kind, paths, options, opts, settings=not isolated, config=config)
     results = []
     would_change = failed = stuck = 0
-    for result in rewrite.rewrite_files(paths, rewrite_one, opts):
+    for result in job:
         results.append(result)
         if not result.ok:
             print_error(result.error)
@@ -162,9 +94,9 @@ def run_files(
                 continue
             if opts.to_stdout:
                 sys.stdout.write(result.outcome.after)
-                sys.stderr.write(render(result))
+                sys.stderr.write(render(result, opts))
             else:
-                sys.stdout.write(render(result))
+                sys.stdout.write(render(result, opts))
     if fmt == "json":
         payloads = [r.to_dict() for r in results]
         doc: Any = payloads[0] if len(paths) == 1 else payloads
@@ -172,14 +104,3 @@ def run_files(
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed, stuck) + "\n")
     return rewrite.exit_code(results)
-
-
-def check_summary(total: int, would_change: int, failed: int, stuck: int = 0) -> str:
-    """The last line of ``--check``: how many of the inputs would change, and how many fail
-    although nothing would change (a disagreement no value removes, named above)."""
-    inputs = f"{total} input{'s' if total != 1 else ''}"
-    left = f"; {stuck} with a disagreement no value removes" if stuck else ""
-    if not would_change and not failed:
-        return f"{inputs} up to date{left}"
-    line = f"{would_change} of {inputs} would change"
-    return line + (f"; {failed} could not be processed" if failed else "") + left

@@ -3,41 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import typer
 
-from spec_format.base.errors import UsageError
 from spec_format.cli.common import handle_errors, stdout
-
-if TYPE_CHECKING:
-    from spec_format.rules import registry
-    from spec_format.rules.base import Rule
-
-
-def _registry():
-    """The rule registry, imported when a command runs (it imports every rule module)."""
-    from spec_format.rules import registry
-
-    return registry
-
-
-def rule_record(rule: type[Rule]) -> dict:
-    return {
-        "id": rule.id,
-        "name": rule.name,
-        "layer": rule.layer.value,
-        "severity": rule.severity.value,
-        "legacy_severity": (rule.legacy_severity or rule.severity).value,
-        "status": rule.status.value,
-        "since": rule.since,
-        "applies_to": list(rule.applies_to),
-        "versions": rule.versions,
-        "requires": sorted(rule.requires),
-        "summary": rule.summary(),
-        "references": list(rule.references),
-        "explanation": rule.doc,
-    }
 
 
 @handle_errors
@@ -45,8 +14,11 @@ def rules_command(
     as_json: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
 ) -> None:
     """List every rule with its id, layer and severity."""
+    from spec_format.rules.explain import record
+    from spec_format.rules.registry import RULES
+
     if as_json:
-        json.dump([rule_record(r) for r in _registry().RULES], stdout(), indent=2)
+        json.dump([record(r) for r in RULES], stdout(), indent=2)
         stdout().write("\n")
         return
     from rich.table import Table
@@ -54,7 +26,7 @@ def rules_command(
 
     from spec_format.cli.common import print_rich
 
-    rows = [(r.id, r.name, r.layer.value, r.severity.value, r.summary()) for r in _registry().RULES]
+    rows = [(r.id, r.name, r.layer.value, r.severity.value, r.summary()) for r in RULES]
     if not _isatty(stdout()):  # piped: one rule per line, columns aligned, nothing padded
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:
@@ -87,37 +59,18 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
-    from spec_format.base.notes import NOTES
+    from spec_format.rules.explain import explain
 
-    note = NOTES.get(rule_id.upper()) or next(
-        (n for n in NOTES.values() if n.name == rule_id), None
-    )
-    if note is not None:  # a run note (N001...): selected and ignored like a rule
-        if as_json:
-            json.dump({**note._asdict(), "kind": "run note"}, stdout(), indent=2)
-            stdout().write("\n")
-        else:
-            from spec_format.cli.common import print_text
-
-            print_text(f"{note.id} {note.name} (run note)\n\n{note.doc}")
-        return
-    removed = _removed(rule_id)
-    rule = _lookup(removed.redirect if removed and removed.redirect else rule_id, removed)
+    found = explain(rule_id)
     if as_json:
-        record = rule_record(rule) if rule else {}
-        if removed:
-            record = {
-                "id": removed.id,
-                "name": removed.name,
-                "status": "removed",
-                "since": removed.since,
-                "removed_in": removed.removed_in,
-                "why": removed.why,
-                "redirect": removed.redirect,
-                "now": record or None,
-            }
-        json.dump(record, stdout(), indent=2)
+        json.dump(found.to_dict(), stdout(), indent=2)
         stdout().write("\n")
+        return
+    note, rule, removed = found.note, found.rule, found.removed
+    if note is not None:  # a run note (N001...): selected and ignored like a rule
+        from spec_format.cli.common import print_text
+
+        print_text(f"{note.id} {note.name} (run note)\n\n{note.doc}")
         return
     from rich.markdown import Markdown
 
@@ -152,22 +105,3 @@ def _isatty(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def _removed(rule_id: str) -> registry.Removed | None:
-    try:
-        return _registry().entry(rule_id).removed
-    except KeyError:
-        return None
-
-
-def _lookup(rule_id: str, removed: registry.Removed | None = None) -> type[Rule] | None:
-    try:
-        return _registry().get(rule_id)
-    except KeyError:
-        if removed is not None:
-            return None
-        by_name = {r.name: r for r in _registry().RULES}
-        if rule_id in by_name:
-            return by_name[rule_id]
-        raise UsageError(f"unknown rule {rule_id!r}; `specfmt rules` lists the known ids") from None

@@ -56,8 +56,10 @@ def export_command(
     Every $ref is resolved inside each file, so nothing needs to be fetched; the $id of each
     file is a stable identifier (never fetched; see the publishing guide).
     """
+    from spec_format.api import write_schemas
+
     files = export.export_all(_versions(version), drafts=(draft,), codegen=codegen)
-    for path in export.write_export(files, output):
+    for path in write_schemas(files, output):
         stdout().write(f"{path}\n")
 
 
@@ -144,7 +146,9 @@ def vscode_command(
                 export.Draft.D07,
                 export.bundle_root(version, export.Draft.D07),
             )
-        (written,) = export.write_export([chosen], schema_dir)
+        from spec_format.api import write_schemas
+
+        (written,) = write_schemas([chosen], schema_dir)
         typer.echo(f"wrote {written}", err=True)
         url = written.resolve().as_uri() if schema_dir.is_absolute() else "./" + written.as_posix()
     settings = export.vscode_settings(url, list(match) if match else export.default_globs(version))

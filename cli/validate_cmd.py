@@ -1,16 +1,12 @@
-"""``specfmt validate``: parse options, call spec_format.validate, render, exit."""
+"""``specfmt validate``: parse options, run the library's Job, render it (render.job), exit."""
 
 from __future__ import annotations
 
-import contextlib
 import enum
 from pathlib import Path
 
 import typer
 
-from spec_format.base import progress
-from spec_format.base.jsonout import dumps
-from spec_format.base.report import Report
 from spec_format.cli.common import (
     Color,
     config_option,
@@ -18,13 +14,12 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
-    progress_display,
     stdout,
     verifier_option,
 )
 from spec_format.engine.validate_options import DEFAULT_JOBS, MAX_JOBS
-from spec_format.engine.validation import ValidateOptions, Validation
-from spec_format.render import RENDERERS, render
+from spec_format.engine.validation import ValidateOptions
+from spec_format.render import RENDERERS
 from spec_format.rules.base import Profile
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
@@ -107,95 +102,38 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
-    from spec_format.engine import settings, source_readers
+    from spec_format.engine import source_readers
+    from spec_format.engine.validation import Job
+    from spec_format.render.job import render_job
 
     source_readers.provide(_convert_readers)  # third-party drafts seen through convert
 
-    select_ids, ignore_ids = _ids(select, "--select"), _ids(ignore, "--ignore")
-    # every run is set up (its usage errors raised) before any input is checked or printed
-    runs = [
-        (
-            conf,
-            Validation(
-                inputs,
-                ValidateOptions(
-                    profile=settings.merged(profile, conf.profile) or Profile.CURRENT,
-                    format_version=format_version,
-                    recursive=recursive,
-                    select=settings.merged(select_ids, conf.select) or (),
-                    ignore=settings.merged(ignore_ids, conf.ignore) or (),
-                    verifier=verifier,
-                    deep=deep,
-                    scan_weights=scan_weights,
-                    engines=tuple(settings.merged(engine, conf.engine) or ()),
-                    jobs=jobs,
-                ),
-            ),
-        )
-        for conf, inputs in settings.for_inputs(paths, config, isolated)
-    ]
+    flags = {"profile": profile, "select": select, "ignore": ignore, "engines": engine}
+    options = ValidateOptions(
+        profile=profile or Profile.CURRENT,
+        format_version=format_version,
+        recursive=recursive,
+        select=_ids(select, "--select") or (),
+        ignore=_ids(ignore, "--ignore") or (),
+        verifier=verifier,
+        deep=deep,
+        scan_weights=scan_weights,
+        engines=tuple(engine or ()),
+        jobs=jobs,
+    )
+    # the library's job: configuration files, merging, every usage error before any input
+    job = Job(
+        paths,
+        options,
+        settings=not isolated,
+        config=config,
+        given=[name for name, flag in flags.items() if flag is not None],
+    )
     verbosity = 0 if quiet else (2 if verbose else 1)
-    if output_format in ("text", "json") and not statistics:
-        raise typer.Exit(_streamed(runs, output_format, color.flag(), verbosity))
-    report = Report()
-    for conf, run in runs:
-        with progress.showing(progress_display(output_format == "text")):
-            report.files.extend(run)
-        settings.drop_per_file_ignores(report, conf)
-        report.notes.extend(n for n in run.notes() if n not in report.notes)
-    if statistics:
-        render_statistics(report, output_format, stdout())
-    else:
-        render(report, output_format, stdout(), color=color.flag(), verbosity=verbosity)
-    raise typer.Exit(report.exit_code)
-
-
-def _streamed(runs: list, output_format: str, color: bool | None, verbosity: int) -> int:
-    """Text or JSON output, written as each input is checked; only the tally and the notes
-    are kept, never a reported input. Returns the exit status. A JSON document stopped
-    part-way (Ctrl-C, SIGTERM) is still closed, so it stays valid JSON."""
-    from spec_format.base.report import Tally
-    from spec_format.engine import settings
-
-    if output_format == "json":
-        from spec_format.render.json_out import JsonStream as Stream
-    else:
-        from spec_format.render.text import TextStream as Stream
-    out = Stream(stdout(), color=color, verbosity=verbosity)
-    tally, notes = Tally(), []
-    try:
-        for conf, run in runs:
-            with progress.showing(progress_display(output_format == "text")):
-                for file_report in run:
-                    settings.drop_ignored(file_report, conf)
-                    out.file(file_report)
-                    tally.add(file_report)
-            notes.extend(n for n in run.notes() if n not in notes)
-    except BaseException:
-        if output_format == "json":
-            # a closed pipe cannot take the end either: the first error stands
-            with contextlib.suppress(OSError):
-                out.finish(notes, tally, interrupted=True)
-        raise
-    out.finish(notes, tally)
-    return tally.exit_code
-
-
-def render_statistics(report: Report, fmt: str, out) -> None:
-    """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
-
-    from spec_format.base.errors import UsageError
-
-    rows = report.statistics()
-    if fmt == "json":
-        out.write(dumps(rows, indent=2) + "\n")
-        return
-    if fmt != "text":
-        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
-    width = max((len(str(r["count"])) for r in rows), default=1)
-    for r in rows:
-        out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
-    out.write(report.summary() + "\n")
+    code = render_job(
+        job, output_format, stdout(), color=color.flag(), verbosity=verbosity, statistics=statistics
+    )
+    raise typer.Exit(code)
 
 
 def _convert_readers() -> None:

@@ -111,7 +111,7 @@ class {cls}({_base_class(layer)}):
     id = "{args.id}"
     name = "{args.name}"
     since = "{since}"
-    status = Status.PREVIEW
+    status = Stability.PREVIEW
     severity = Severity.WARNING
     applies_to = catalog.family("{family}")
 
@@ -137,11 +137,11 @@ def _add_class(layer: Layer, source: str) -> Path:
     module = registry.by_layer(layer)[0].__module__
     path = ROOT / (module.replace(".", "/") + ".py")
     text = path.read_text(encoding="utf-8")
-    # the layer modules import Context, Hit and Severity already; add Status
+    # the layer modules import Context, Hit and Severity already; add Stability
     base = re.search(r"^from spec_format\.rules\.base import (.+)$", text, re.M)
     if base is None:
         raise Refused(f"{path.relative_to(ROOT)} does not import from spec_format.rules.base")
-    names = sorted({*(n.strip() for n in base.group(1).split(",")), "Status"})
+    names = sorted({*(n.strip() for n in base.group(1).split(",")), "Stability"})
     text = text.replace(base.group(0), f"from spec_format.rules.base import {', '.join(names)}")
     # rules select types through the catalog (a family), never by a list of names
     package = re.search(r"^from spec_format\.facts import (.+)$", text, re.M)

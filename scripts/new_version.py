@@ -103,9 +103,9 @@ def add_step(latest: str, new: str) -> None:
     init = STEPS / "__init__.py"
     text = init.read_text(encoding="utf-8")
     last = f"{module_name(_previous(latest))}_to_{module_name(latest)}"
-    if f"    {last},\n" not in text:
+    if f'    "{last}",\n' not in text:
         fail(f"{init}: cannot find the step {last} to register {name} after it")
-    text = text.replace(f"    {last},\n", f"    {last},\n    {name},\n")
+    text = text.replace(f'    "{last}",\n', f'    "{last}",\n    "{name}",\n')
     init.write_text(text, encoding="utf-8")
 
 
@@ -113,6 +113,10 @@ def _previous(version: str) -> str:
     catalog = json.loads((SCHEMA / "catalog.json").read_text(encoding="utf-8"))
     names = list(catalog["versions"])
     return names[names.index(version) - 1]
+
+
+#: what scripts/generate.py's typescript generator needs (gen_typescript.py checks the same)
+NODE_PACKAGES = ROOT / "node_modules" / "json-schema-to-typescript"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,6 +127,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip scripts/generate.py (models, exports, TypeScript, docs, frozen digests)",
     )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="GENERATOR",
+        help="leave one generator of scripts/generate.py out (repeatable), e.g. --skip "
+        "typescript without Node's packages; run it later with `scripts/generate.py --only NAME`",
+    )
     args = parser.parse_args(argv)
     if not VERSION_RE.match(args.version):
         fail(f"{args.version!r} is not MAJOR.MINOR (a speculators release line, e.g. 0.10)")
@@ -131,17 +143,30 @@ def main(argv: list[str] | None = None) -> int:
     key = tuple(int(p) for p in args.version.split("."))
     if args.version in catalog["versions"] or key <= tuple(int(p) for p in latest.split(".")):
         fail(f"format {args.version} is not newer than the latest, {latest}")
+    generate = not args.no_generate
+    if generate and "typescript" not in args.skip and not NODE_PACKAGES.is_dir():
+        # before anything is written: a half-made version is worse than none
+        fail(
+            "scripts/generate.py's typescript generator needs the Node packages: run `npm ci` "
+            "in the repository root first, or pass --skip typescript (then `python "
+            "scripts/generate.py --only typescript` once Node is there); nothing was written"
+        )
     copy_schemas(catalog, latest, args.version)
     add_step(latest, args.version)
     add_catalog_entry(catalog, latest, args.version)
     print(f"new_version: schema/{args.version}/, catalog entry, step {latest}->{args.version}")
-    if not args.no_generate:
-        subprocess.run([sys.executable, "scripts/generate.py"], cwd=ROOT, check=True)
-        subprocess.run(
-            [sys.executable, "scripts/generate.py", "--refreeze", args.version],
-            cwd=ROOT,
-            check=True,
-        )
+    if generate:
+        skips = [a for name in args.skip for a in ("--skip", name)]
+        for extra in (skips, ["--refreeze", args.version]):
+            done = subprocess.run([sys.executable, "scripts/generate.py", *extra], cwd=ROOT)
+            if done.returncode:
+                print(
+                    f"new_version: `python scripts/generate.py {' '.join(extra)}` failed (exit "
+                    f"{done.returncode}, above); schema/{args.version}/ and its step are in "
+                    "place: fix the cause and run it again",
+                    file=sys.stderr,
+                )
+                return done.returncode
     return 0
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spec_format.base.errors import InputError, InternalError, SpecfmtError
+from spec_format.base.errors import ExitCode, InputError, InternalError, SpecfmtError
 from spec_format.base.report import FileReport, Finding, Report, Severity
 from spec_format.engine import source_readers
 from spec_format.engine.validation import (
@@ -31,6 +31,7 @@ from spec_format.engine.validation import (
     validate_config,
 )
 from spec_format.facts import schemas
+from spec_format.facts.export import ExportedFile
 from spec_format.parsers import documents
 from spec_format.rewrites import rewrite
 from spec_format.rewrites.fixing import FixOptions
@@ -76,7 +77,7 @@ class ConfigInvalid(SpecfmtError):
     schema rules would print them.
     """
 
-    exit_code = 1
+    exit_code = int(ExitCode.FINDINGS)
 
     def __init__(self, report: FileReport) -> None:
         self.report = report
@@ -167,7 +168,12 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 
 
 def migrate_files(
-    paths: Paths, options: MigrateOptions | None = None, **write: Any
+    paths: Paths,
+    options: MigrateOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike | None = None,
+    **write: Any,
 ) -> list[FileResult]:
     """Migrate config files (``config.json`` paths or their directories) and write each where
     the keywords of :class:`~spec_format.rewrites.rewrite.WriteOptions` say: ``in_place=True``
@@ -178,7 +184,10 @@ def migrate_files(
     :class:`~spec_format.rewrites.rewrite.FileResult` per input, in order. An input that cannot be
     read or migrated does not stop the others: its result holds the error and exit code.
     Raises :class:`~spec_format.base.errors.UsageError` for keywords that exclude each other,
-    before anything is read.
+    before anything is read. Like the command, each input is served with the engines of
+    ``options``, else those of its project configuration (``settings=False``: read none;
+    ``config``: this file for every input): both run
+    :func:`spec_format.rewrites.rewrite.rewrite_job`.
 
     >>> results = migrate_files("examples/qwen3-8b-eagle3", check=True)
     >>> [(r.ok, r.changed, r.exit_code) for r in results]
@@ -186,10 +195,17 @@ def migrate_files(
     >>> migrate_files("no/such/dir", check=True)[0].error
     'no/such/dir: no such file or directory'
     """
-    return _rewrite_files(paths, rewrite.migrate_file, options, write)
+    return _rewrite_files("migrate", paths, options, write, settings, config)
 
 
-def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> list[FileResult]:
+def fix_files(
+    paths: Paths,
+    options: FixOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike | None = None,
+    **write: Any,
+) -> list[FileResult]:
     """Fix what is fixable in place in config files, as ``specfmt fix`` does (the disputed
     defaults, serialization noise, the version stamp, known writer values); the keywords
     and results are those of :func:`migrate_files`.
@@ -197,13 +213,25 @@ def fix_files(paths: Paths, options: FixOptions | None = None, **write: Any) -> 
     >>> [r.changed for r in fix_files(["examples/llama-3.1-8b-eagle3-0.9"], check=True)]
     [False]
     """
-    return _rewrite_files(paths, rewrite.fix_file, options, write)
+    return _rewrite_files("fix", paths, options, write, settings, config)
 
 
-def _rewrite_files(paths: Paths, rewrite_file, options, write: dict[str, Any]) -> list[FileResult]:
+def write_schemas(files: Iterable[ExportedFile], folder: str | os.PathLike) -> list[Path]:
+    """Write exported schema files under ``folder`` (``specfmt schema export`` and ``schema
+    vscode``), each through the one writer
+    (:func:`spec_format.parsers.outfile.write_into`): atomic per file, and nothing outside
+    ``folder`` changes (a link inside it is never followed; a FIFO there is refused).
+    Returns the paths written."""
+    from spec_format.parsers.outfile import write_into
+
+    root = Path(folder)
+    for f in files:
+        write_into(root, f.path, f.text)
+    return [root / f.path for f in files]
+
+
+def _rewrite_files(kind: str, paths: Paths, options, write: dict[str, Any], settings, config):
     if write.get("output") is not None:
         write["output"] = Path(write["output"])
     opts = rewrite.WriteOptions(**write)  # an unknown keyword is a TypeError that names it
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    return list(rewrite.rewrite_files(paths, lambda p: rewrite_file(p, options, opts), opts))
+    return list(rewrite.rewrite_job(kind, paths, options, opts, settings=settings, config=config))

@@ -240,8 +240,9 @@ def test_cli_vscode_writes_a_local_schema_by_default(cli, tmp_path, monkeypatch)
     result = cli("schema", "vscode")
     assert result.exit_code == 0, result.output
     (entry,) = json.loads(result.stdout)["json.schemas"]
-    assert entry["url"] == "./.vscode/specfmt/0.9/draft-07/speculators.schema.json"
-    committed = ROOT / "generated" / "schemas" / "0.9" / "draft-07" / "speculators.schema.json"
+    latest = catalog.latest_version()  # the default --version
+    assert entry["url"] == f"./.vscode/specfmt/{latest}/draft-07/speculators.schema.json"
+    committed = ROOT / "generated" / "schemas" / latest / "draft-07" / "speculators.schema.json"
     assert (tmp_path / entry["url"]).read_text() == committed.read_text()
     assert "**/*speculator*/config.json" in entry["fileMatch"]
     assert "**/config.json" not in entry["fileMatch"]  # far too broad, see docs/guide/editors.md

@@ -18,8 +18,18 @@ import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-#: where each subpackage lives in the checkout (pyproject.toml's package-dir)
-FOLDERS = {"spec_format": ROOT / "spec_format", "spec_format.cli": ROOT / "cli"}
+
+
+def _folders() -> dict[str, Path]:
+    """Where each package lives in the checkout: spec_format/, and every subpackage
+    pyproject.toml's package-dir maps in (cli/, schema/, generated/models/, ...), so an
+    import of any of them is seen, whichever module makes it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    mapped = config["tool"]["setuptools"]["package-dir"]
+    return {"spec_format": ROOT / "spec_format", **{k: ROOT / v for k, v in mapped.items()}}
+
+
+FOLDERS = _folders()
 
 
 def _floors() -> list[list[str]]:
@@ -96,6 +106,18 @@ def test_every_module_is_on_a_floor():
         if m != "spec_format" and _floor_of(m, floors) is None and not _only_a_docstring(path)
     ]
     assert not loose, f"put these modules on a floor of [tool.importlinter]: {loose}"
+
+
+def test_the_walk_sees_every_mapped_package(tmp_path):
+    """The data and generated packages are modules of the walk too: an import of one from
+    a lower floor (base/ reading spec_format.schema) is seen."""
+    modules = _modules()
+    assert {"spec_format.schema", "spec_format.models", "spec_format.cli"} <= set(modules)
+    source = "def f():\n    import spec_format.schema as package\n"
+    probe = tmp_path / "probe.py"  # read as if it were spec_format/base/probe.py
+    probe.write_text(source, encoding="utf-8")
+    found = list(_imports("spec_format.base.probe", probe, modules))
+    assert ("spec_format.schema", 2, True) in found
 
 
 def test_no_import_goes_up_a_floor_even_inside_a_function():

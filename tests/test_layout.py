@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import tomllib
 
 import spec_format.cli
@@ -32,6 +33,8 @@ def test_a_checkout_imports_its_own_folders():
 
 
 def test_no_symbolic_links_are_tracked():
+    if not (ROOT / ".git").exists():  # a scratch copy (tests/test_scaffolds.py): no index
+        pytest.skip("needs a git checkout")
     staged = subprocess.run(
         ["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout

@@ -17,7 +17,7 @@ from spec_format.engine.validation import ValidateOptions, validate, validate_co
 from spec_format.facts import catalog, versions
 from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rules import registry
-from spec_format.rules.base import Layer, Rule, Status
+from spec_format.rules.base import Layer, Rule, Stability
 from tests.common import EXAMPLES, ROOT
 
 
@@ -153,7 +153,7 @@ def test_explain_shows_the_redirect_of_a_removed_id(monkeypatch):
     record = json.loads(runner.invoke(app, ["explain", "x950", "--json"]).output)
     assert record["status"] == "removed" and record["redirect"] == "X001"
     assert record["now"]["id"] == "X001"
-    assert registry.entry("X950").status is Status.REMOVED
+    assert registry.entry("X950").status is Stability.REMOVED
 
 
 def _example(model_type: str) -> dict:

@@ -25,6 +25,7 @@ from functools import cache
 import pytest
 from nodetools import require_node, run_node
 
+from spec_format.api import write_schemas
 from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import catalog, export
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
@@ -96,7 +97,7 @@ def _expected(config: dict, options: ValidateOptions):
     report = validate_config(config, options)
     findings = [f for f in report.findings if f.rule.startswith("S")]
     keyword = [f for f in findings if f.rule.startswith("S1")]
-    has_type = report.model_type in catalog.version_entry(report.format_version).types
+    has_type = report.model_type in catalog.version_entry((report.format_version or catalog.latest_version())).types
     if keyword:
         return report, keyword
     return report, ([] if has_type else findings)
@@ -114,10 +115,10 @@ def _jobs():
         for dialect in DIALECTS:
             name = f"{path.parent.name}/{path.stem}"
             documents.append(
-                _document("negative", name, dialect, report.format_version, text, locate=pointers)
+                _document("negative", name, dialect, (report.format_version or catalog.latest_version()), text, locate=pointers)
             )
             checks.append(
-                ("negative", f"{name} ({dialect}, format {report.format_version})", report, flagged)
+                ("negative", f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})", report, flagged)
             )
     positives = [e / "config.json" for e in EXAMPLES] + VALID + RELEASES
     for path in positives:
@@ -128,10 +129,10 @@ def _jobs():
         for dialect in DIALECTS:
             name = path.relative_to(ROOT).as_posix()
             documents.append(
-                _document("positive", name, dialect, report.format_version, text, hover=hover)
+                _document("positive", name, dialect, (report.format_version or catalog.latest_version()), text, hover=hover)
             )
             checks.append(
-                ("positive", f"{name} ({dialect}, format {report.format_version})", report, keys)
+                ("positive", f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})", report, keys)
             )
     for version, entry in catalog.versions().items():
         for model_type in entry.types:
@@ -226,7 +227,7 @@ def test_negative_fixtures_get_a_diagnostic_on_the_offending_key(service):
             for d in hits:
                 if d in unexplained:
                     unexplained.remove(d)
-                why = _actionable(f, d["message"], report.format_version)
+                why = _actionable(f, d["message"], (report.format_version or catalog.latest_version()))
                 if why:
                     problems.append(f"{name}: {d['message']!r} at {f.pointer}: {why}")
         problems += [f"{name}: stray diagnostic {d['range']} {d['message']}" for d in unexplained]
@@ -306,9 +307,8 @@ def test_strict_variant_flags_unknown_top_level_keys_as_warnings_with_the_known_
     ran = CliRunner().invoke(app, ["schema", "vscode", "--strict", "--schema-dir", str(out)])
     assert ran.exit_code == 0, ran.output
     assert list(out.rglob(f"*{SUFFIX}")), "--strict writes the editor variant"
-    from spec_format.facts import export as export_mod
 
-    export_mod.write_export([strict_file(v) for v in catalog.versions()], out)
+    write_schemas([strict_file(v) for v in catalog.versions()], out)
 
     def doc(kind, name, version, text, **ops):
         path = out / strict_file(version).path
@@ -376,7 +376,7 @@ def test_strict_variant_closes_the_nested_objects_the_format_defines_completely(
     assert {tuple("0" if p == "*" else p for p in c) for c in CLOSED} == places
     assert set(NESTED_TYPOS) == set(CLOSED)
     out = tmp_path / "schemas"
-    export.write_export([strict_file(v) for v in catalog.versions()], out)
+    write_schemas([strict_file(v) for v in catalog.versions()], out)
     documents, checks = [], []
     for example in EXAMPLES:
         config = json.loads((example / "config.json").read_text("utf-8"))

@@ -1,4 +1,9 @@
-"""One error family for the library. The CLI turns these into one clean line and an exit code."""
+"""One error family for the library. The CLI turns these into one clean line and an exit code.
+
+:class:`ExitCode` and :data:`MEANING` are the one table of exit codes: the error classes,
+the rewrite batch and the command line take their codes from it, and the exit-code tables
+of README.md and docs/guide/validate.md start each row with its meaning
+(tests/test_exit_codes.py)."""
 
 from __future__ import annotations
 
@@ -59,6 +64,19 @@ EXIT_MEANINGS: tuple[tuple[str, str], ...] = (
         "with `--in-place`, rewritten",
     ),
 )
+
+
+#: the short meaning of each code (tests check the docs' tables against it; EXIT_MEANINGS
+#: above says each in full for README.md)
+MEANING = {
+    ExitCode.OK: "no errors (warnings and notes allowed)",
+    ExitCode.FINDINGS: "at least one error finding",
+    ExitCode.USAGE: "usage error",
+    ExitCode.UNREADABLE: "an input could not be read or parsed at all",
+    ExitCode.INTERNAL: "a bug in specfmt",
+}
+#: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports it
+SIGNALLED = "128+N"
 
 
 class SpecfmtError(Exception):

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from spec_format.base.errors import ExitCode
+
 MAX_FINDINGS_PER_RULE = 100
 
 
@@ -365,12 +367,12 @@ class Tally:
     @property
     def exit_code(self) -> int:
         if self.internal_errors:
-            return 70
+            return int(ExitCode.INTERNAL)
         if self.statuses[Status.UNREADABLE] or self.weights_required:
-            return 3
+            return int(ExitCode.UNREADABLE)
         if self.statuses[Status.FAIL]:
-            return 1
-        return 0
+            return int(ExitCode.FINDINGS)
+        return int(ExitCode.OK)
 
     def summary(self) -> str:
         c = self.severities

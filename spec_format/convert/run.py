@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.errors import InputError, SpecfmtError, UsageError
+from spec_format.base.errors import ExitCode, InputError, SpecfmtError, UsageError
 from spec_format.convert.numbers import refuse_non_integers
 from spec_format.convert.plan import (
     ConvertRefused,
@@ -34,7 +34,7 @@ from spec_format.convert.plan import (
     TensorMove,
 )
 from spec_format.facts import catalog, pairing
-from spec_format.parsers import documents
+from spec_format.parsers import documents, outfile
 from spec_format.parsers.documents import CONFIG_NAME
 from spec_format.rewrites import rewrite
 from spec_format.rewrites.migration.runner import describe_loss
@@ -48,7 +48,7 @@ DTYPE_KEYS = ("dtype", "torch_dtype")
 class OutputInvalid(SpecfmtError):
     """The converted checkpoint failed validation; nothing was written (exit 1)."""
 
-    exit_code = 1
+    exit_code = int(ExitCode.FINDINGS)
 
     def __init__(self, message: str, report) -> None:
         super().__init__(message)
@@ -140,6 +140,35 @@ def make_plan(source: Source, request: Request, *, tensors: bool = True) -> Plan
     return check_tensors(plan, source, request) if tensors else plan
 
 
+def make_request(
+    *,
+    verifier: str | None = None,
+    verifier_name: str | None = None,
+    aux_layer_ids: tuple[int, ...] | None = None,
+    format_version: str | None = None,
+    allow_lossy: bool = False,
+    dtype: str | None = None,
+) -> Request:
+    """What ``specfmt convert`` asks for, from its options as given: the verifier read
+    (a path or ``hf://``), the target format line resolved (default: the latest), the
+    ``--dtype`` spelling checked; every usage error before the source is read."""
+    from spec_format.convert.write import parse_dtype
+    from spec_format.facts import catalog
+    from spec_format.parsers.verifier import load_verifier
+    from spec_format.rewrites.migration import resolve_target
+
+    line = resolve_target(format_version)[0] if format_version else catalog.latest_version()
+    return Request(
+        verifier=load_verifier(verifier) if verifier else None,
+        verifier_ref=verifier,
+        aux_layer_ids=aux_layer_ids,
+        format_version=line,
+        allow_lossy=allow_lossy,
+        dtype=parse_dtype(dtype) if dtype else None,
+        verifier_name=verifier_name,
+    )
+
+
 def convert(
     src: str | os.PathLike[str] | Source,
     dest: str | os.PathLike[str] | None,
@@ -154,7 +183,7 @@ def convert(
         raise UsageError("convert needs -o DEST (or --dry-run)")
     target = Path(dest) if dest is not None else None
     if target is not None and not dry_run:
-        write.check_destination(target)
+        outfile.check_destination(target)
     source = src if isinstance(src, Source) else load_source(src)
     plan = make_plan(source, request)
     shown = str(source.path if isinstance(src, Source) else src)
@@ -168,26 +197,20 @@ def convert(
             catalog.version_entry(request.format_version).transformers
         ]
     tensors = write.output_tensors(plan, source.tensors, request.dtype)
-    target = write.resolve_destination(target)
-    tmp = write.temp_dir_for(target)
-    try:
-        like = write.adopt_destination(tmp, target)  # an empty DEST keeps its mode and group
-        result.files = write.write_checkpoint(
-            tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
-        )
-        result.validation = _validate(tmp, target, request)
-        write.publish(tmp, target, like)
+    target = outfile.resolve_destination(target)
+    try:  # through the one writer: a temporary directory next to DEST, renamed when valid
+        with outfile.directory_output(target) as tmp:
+            result.files = write.write_checkpoint(
+                tmp, source.path, plan.config, tensors, max_shard_size=max_shard_size
+            )
+            result.validation = _validate(tmp, target, request)
     except OSError as exc:  # a full disk, a quota, EIO: said for DEST, not the temporary path
         from spec_format.base.oserror import advice
 
-        write.remove_tree(tmp)
         raise write.WriteError(
             f"-o {dest}: could not write the converted checkpoint ({exc.strerror or exc}); "
             f"nothing was written{advice(exc)}"
         ) from None
-    except BaseException:
-        write.remove_tree(tmp)
-        raise
     result.written = True
     return result
 

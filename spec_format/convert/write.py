@@ -10,8 +10,9 @@
   ``model-00001-of-0000N.safetensors`` shards when they exceed the shard size (the default
   of the transformers major the target format's writer used), each file in the canonical
   safetensors layout with ``{"format": "pt"}`` metadata.
-* Everything goes into a temporary directory next to DEST; the caller re-validates it and
-  then :func:`publish` renames it to DEST. On any failure the temporary directory is
+* Everything goes into the temporary directory of the one writer's directory output
+  (:func:`spec_format.parsers.outfile.directory_output`, next to DEST); the caller
+  re-validates it, and it is renamed to DEST. On any failure the temporary directory is
   removed: nothing partial remains.
 """
 
@@ -22,8 +23,6 @@ import errno
 import json
 import math
 import os
-import secrets
-import shutil
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -70,6 +69,29 @@ class OutTensor(NamedTuple):
     @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * DTYPE_BITS[self.dtype] // 8
+
+
+#: no shard is larger (a safetensors file's offsets are 64-bit; this is far below)
+MAX_SHARD_BYTES = 10**18
+
+
+def parse_size(text: str | None) -> int | None:
+    """``--max-shard-size 5GB`` (huggingface_hub's decimal units) or a byte count."""
+    if text is None:
+        return None
+
+    units = {"TB": 10**12, "GB": 10**9, "MB": 10**6, "KB": 10**3}
+    s = text.strip().upper()
+    wrong = UsageError(f"--max-shard-size {text!r}: a size like 5GB, 500MB or 1000000")
+    try:
+        number = float(s[:-2]) * units[s[-2:]] if s[-2:] in units else int(s)
+    except ValueError:
+        raise wrong from None
+    if not (math.isfinite(number) and 1 <= number <= MAX_SHARD_BYTES):  # infGB, 1e400KB
+        raise UsageError(
+            f"--max-shard-size {text!r}: a size from 1 byte to {MAX_SHARD_BYTES // 10**12:,}TB"
+        )
+    return int(number)
 
 
 def parse_dtype(text: str) -> str:
@@ -181,89 +203,6 @@ def shard_names(count: int) -> list[str]:
     return [f"model-{i + 1:05d}-of-{count:05d}.safetensors" for i in range(count)]
 
 
-def temp_dir_for(dest: Path) -> Path:
-    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works);
-    those a killed conversion to the same DEST left behind are removed first."""
-    parent = dest.parent
-    if not parent.is_dir():  # create the missing parents, as -o of migrate and fix does
-        from spec_format.parsers.outfile import make_parents
-
-        make_parents(dest)
-    _remove_stale(parent, dest.name)
-    while True:
-        tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
-        try:
-            tmp.mkdir()
-            return tmp
-        except FileExistsError:  # pragma: no cover - 32 random bits collided
-            continue
-        except OSError as exc:
-            raise WriteError(
-                f"-o {dest}: cannot create a directory in {parent} ({exc.strerror})"
-            ) from None
-
-
-def _remove_stale(parent: Path, name: str) -> None:
-    import re
-    import time
-
-    from spec_format.parsers.outfile import in_use
-
-    pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
-    with contextlib.suppress(OSError), os.scandir(parent) as entries:
-        for entry in entries:
-            m = pattern.fullmatch(entry.name)
-            if not m or not entry.is_dir(follow_symlinks=False):
-                continue
-            mtime = entry.stat(follow_symlinks=False).st_mtime
-            if in_use(int(m.group(1)), mtime, time.time()):
-                continue  # another conversion to the same DEST is running
-            remove_tree(Path(entry.path))
-
-
-def adopt_destination(tmp: Path, dest: Path) -> os.stat_result | None:
-    """Give the temporary directory the mode and group of an existing empty DEST (a private
-    0700 or a group-shared 2770 directory stays one after the rename); returns DEST's
-    status for :func:`publish`, None when DEST does not exist. The setgid bit makes the
-    files written into it inherit the group, as they would inside DEST."""
-    import stat
-
-    try:
-        st = os.lstat(dest)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode):
-        return None
-    with contextlib.suppress(OSError):  # only a member of the group may give it away
-        os.chown(tmp, -1, st.st_gid)
-    os.chmod(tmp, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)  # we must write into it meanwhile
-    return st
-
-
-def resolve_destination(dest: Path) -> Path:
-    """DEST as written, or the directory a symbolic link named as DEST points to (the link
-    stays; the checkpoint goes where it points)."""
-    if os.path.islink(dest) and dest.is_dir():
-        return Path(os.path.realpath(dest))
-    return dest
-
-
-def check_destination(dest: Path) -> None:
-    """DEST must not exist, or be an empty directory (it is never merged into or replaced)."""
-    dest = resolve_destination(dest)
-    if not os.path.lexists(dest):
-        return
-    if dest.is_dir() and not dest.is_symlink():
-        with os.scandir(dest) as entries:
-            if next(entries, None) is None:
-                return
-        raise UsageError(
-            f"-o {dest}: the directory exists and is not empty; choose a new directory or "
-            "remove it (specfmt never writes into or over an existing checkpoint)"
-        )
-    raise UsageError(f"-o {dest}: exists and is not a directory; choose a new directory")
-
-
 def write_checkpoint(
     directory: Path,
     source_dir: Path,
@@ -292,32 +231,6 @@ def write_checkpoint(
         written.append((INDEX_NAME, _write_file(directory / INDEX_NAME, text)))
     fsync_dir(directory)
     return written
-
-
-def publish(tmp: Path, dest: Path, like: os.stat_result | None = None) -> None:
-    """Rename the finished temporary directory to ``dest`` (absent or an empty directory;
-    ``like``: that directory's status, whose exact mode the result gets)."""
-    import stat
-
-    try:
-        if like is not None:
-            os.chmod(tmp, stat.S_IMODE(like.st_mode))
-        os.rename(tmp, dest)
-    except OSError as exc:
-        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
-            raise UsageError(
-                f"-o {dest}: something was created there while converting; nothing was "
-                "written, remove it or choose another directory"
-            ) from None
-        raise WriteError(
-            f"-o {dest}: could not rename the converted checkpoint into place "
-            f"({exc.strerror}); nothing was written"
-        ) from None
-    fsync_dir(dest.parent)
-
-
-def remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # -- files -----------------------------------------------------------------------------------

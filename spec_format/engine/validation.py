@@ -61,6 +61,8 @@ __all__ = [
     "CONFIG_NAME",
     "WEIGHT_LAYERS",
     "Target",
+    "Job",
+    "SETTABLE",
     "ValidateOptions",
     "Validation",
     "check_config_file",
@@ -72,16 +74,94 @@ __all__ = [
 ]
 
 
+#: the :class:`ValidateOptions` fields a configuration file can set -> its key there
+#: (spec_format.engine.settings.KEYS); a field the caller gives wins over the file's key
+SETTABLE = {"profile": "profile", "select": "select", "ignore": "ignore", "engines": "engine"}
+
+
 def validate(
-    paths: str | os.PathLike | Iterable[str | os.PathLike], options: ValidateOptions | None = None
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    options: ValidateOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike | None = None,
+    given: Iterable[str] | None = None,
 ) -> Report:
     """Validate one path or every path of an iterable (config.json files, checkpoint
     directories, ``.safetensors`` files, ``hf://ORG/NAME[@REV]``, ``-`` for standard input)
-    into one report."""
-    run = Validation(paths, options)
-    report = Report(files=list(run))
-    report.notes = run.notes()
+    into one report, exactly as ``specfmt validate`` does: each input with the project
+    configuration that applies to it (``[tool.specfmt]`` in ``pyproject.toml`` or a
+    ``specfmt.toml``, found walking up from the input; see :class:`Job` for ``settings``,
+    ``config`` and ``given``).
+    """
+    job = Job(paths, options, settings=settings, config=config, given=given)
+    report = Report(files=list(job))
+    report.notes = job.notes()
     return report
+
+
+class Job:
+    """The job of ``specfmt validate`` and :func:`validate`: the inputs in runs that share
+    one project configuration, each run a :class:`Validation` whose options are the caller's
+    merged with that configuration's keys; iterating yields every input's file report (its
+    ``per-file-ignores`` applied) as it is checked.
+
+    ``settings``: find each input's configuration file (False: read none, as
+    ``--isolated``); ``config``: use this file for every input (``--config``).
+    ``given``: the :data:`SETTABLE` fields the caller set, which the configuration does not
+    override (``specfmt validate`` passes the flags given); None: those that differ from
+    :class:`ValidateOptions`' defaults. Every usage error (the inputs, the configuration
+    files, the verifier, the engines) is raised here, before any input is checked."""
+
+    def __init__(
+        self,
+        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        options: ValidateOptions | None = None,
+        *,
+        settings: bool = True,
+        config: str | os.PathLike | None = None,
+        given: Iterable[str] | None = None,
+    ) -> None:
+        from spec_format.engine import settings as project
+
+        options = options or ValidateOptions()
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        if given is None:
+            default = ValidateOptions()
+            given = [f for f in SETTABLE if getattr(options, f) != getattr(default, f)]
+        kept = frozenset(given)
+        self.runs = [
+            (conf, Validation(inputs, _configured(options, conf, kept)))
+            for conf, inputs in project.for_inputs(list(paths), config, not settings)
+        ]
+
+    def __iter__(self) -> Iterator[FileReport]:
+        from spec_format.engine import settings as project
+
+        for conf, run in self.runs:
+            for report in run:
+                project.drop_ignored(report, conf)
+                yield report
+
+    def notes(self) -> list[str]:
+        """The run-level remarks of every run, once each (after iterating)."""
+        out: list[str] = []
+        for _, run in self.runs:
+            out.extend(n for n in run.notes() if n not in out)
+        return out
+
+
+def _configured(options: ValidateOptions, conf, given: frozenset[str]) -> ValidateOptions:
+    """``options`` with the keys ``conf`` sets for the fields the caller did not give."""
+    from dataclasses import replace
+
+    changes = {
+        name: getattr(conf, key)
+        for name, key in SETTABLE.items()
+        if name not in given and getattr(conf, key) is not None
+    }
+    return replace(options, **changes) if changes else options
 
 
 class Validation:
@@ -214,7 +294,7 @@ def _isolated(
             raise
         report = FileReport(path=target.shown, internal_error=True)
         report.findings.append(
-            input_rules.InternalError.finding(
+            input_rules.SpecfmtBug.finding(
                 f"checking this input hit a bug in specfmt ({type(exc).__name__}: "
                 f"{str(exc)[:300]}); the other inputs were checked. Rerun with SPECFMT_DEBUG=1 "
                 "for the traceback and report it with the input",

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
-from spec_format.base import package_data
 from spec_format.base.errors import UsageError
+from spec_format.facts import package_data
 
 
 class VersionEntry(NamedTuple):

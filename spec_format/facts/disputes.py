@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from spec_format.facts import engine_strings, readers
+from spec_format.facts import catalog, engine_strings, readers
 
 WRITER = "speculators"
 
@@ -51,13 +51,18 @@ def newer_engines(texts: Iterable[str] | None) -> tuple[engine_strings.EngineSpe
 
 @cache
 def writer_of(line: str) -> readers.Release | None:
-    """The speculators release that writes (and reads back) format ``line``."""
-    found = [r for r in readers.releases() if r.startswith(f"{WRITER}==")]
-    matching = [r for r in found if ".".join(r.split("==")[1].split(".")[:2]) == line]
-    if not matching:
-        return None
-    name, version = matching[-1].split("==")
-    return readers.release(name, version)
+    """The speculators release that writes (and reads back) format ``line``. A line of the
+    catalog that no covered release writes yet (one scripts/new_version.py just made, which
+    starts with the meaning of the line before it) is read as the newest covered line
+    before it, until its release joins the reader table."""
+    by_line = readers.release_of_line(WRITER)
+    if line not in by_line:
+        order = list(catalog.versions())
+        earlier = [o for o in order[: order.index(line)] if o in by_line] if line in order else []
+        if not earlier:
+            return None
+        line = earlier[-1]
+    return readers.release(WRITER, by_line[line])
 
 
 @cache

@@ -38,13 +38,11 @@ from __future__ import annotations
 import copy
 import enum
 import json
-import os
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
@@ -607,20 +605,6 @@ def export_all(
                 )
             )
     return files
-
-
-def write_export(files: Iterable[ExportedFile], out_dir: str | os.PathLike) -> list[Path]:
-    """Write exported files under ``out_dir`` (atomically per file); returns the paths."""
-    written = []
-    root = Path(out_dir)
-    for f in files:
-        path = root / f.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(f.text, encoding="utf-8")
-        os.replace(tmp, path)
-        written.append(path)
-    return written
 
 
 def newest_version_with(model_type: str) -> str:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from spec_format.base import package_data
 from spec_format.base.jsonload import json_int, json_number
+from spec_format.facts import package_data
 
 #: the attention type whose RoPE a draft's (full-attention) layers correspond to
 FULL_ATTENTION = "full_attention"

@@ -11,7 +11,7 @@ import re
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from spec_format.base import package_data
+from spec_format.facts import package_data
 
 HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 # a Hub repository id: optional namespace, names of [A-Za-z0-9_.-], no "--" or "..",
@@ -370,6 +370,20 @@ def covered_range(name: str) -> str:
         return "none"
     every = ", ".join(found)
     return f"{name}=={found[0]} to {name}=={found[-1]} ({len(found)} releases: {every})"
+
+
+def release_of_line(name: str = "speculators") -> dict[str, str]:
+    """Format line -> the covered release of reader ``name`` that stands for it (the newest
+    of the line in the reader table): ``{"0.4": "0.4.0.1", ..., "0.9": "0.9.0"}``. A line
+    without a covered release (a new format version before its release) is absent."""
+    from spec_format.facts import versions
+
+    out: dict[str, str] = {}
+    for rid in releases():
+        reader, version = rid.split("==")
+        if reader == name:
+            out[versions.parse(version).line] = version  # sorted: the newest wins
+    return out
 
 
 def aux_count(value: Any) -> int:

@@ -11,14 +11,13 @@ one); inlining and :func:`resolve` follow ``$ref`` with the plain resolver below
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from spec_format.base import package_data
 from spec_format.base.errors import UsageError
-from spec_format.facts import catalog
+from spec_format.facts import catalog, package_data
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
@@ -237,29 +236,27 @@ class _Part:
     def accepts(self, value: Any) -> bool:
         """True when the compiled check accepts ``value``; False when it does not, or
         cannot be compiled."""
-        self.uses += 1
-        if self.uses == GENERATE_AFTER:
-            self._generate()
-        check = self.check
-        if check is None:
-            return False
+        check = self._counted()
         try:
-            return check(value)
+            return check is not None and check(value)
         except RecursionError:  # absurdly deep input: let the walk say what is wrong
             return False
 
     def accepts_each(self, values: list) -> bool:
         """True when the compiled check accepts every item of ``values``."""
+        check = self._counted()
+        try:
+            return check is not None and all(check(v) for v in values)
+        except RecursionError:
+            return False
+
+    def _counted(self) -> Callable[[Any], bool] | None:
+        """The check for one more use (None: it cannot be compiled); the use that reaches
+        :data:`GENERATE_AFTER` swaps the closures for the generated function."""
         self.uses += 1
         if self.uses == GENERATE_AFTER:
             self._generate()
-        check = self.check
-        if check is None:
-            return False
-        try:
-            return all(check(v) for v in values)
-        except RecursionError:
-            return False
+        return self.check
 
     def _generate(self) -> None:
         if self.check is not None and _nested(self.schema):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spec_format.base.errors import SpecfmtError
+from spec_format.base.errors import ExitCode, SpecfmtError
 
 
 class UnsupportedError(SpecfmtError):
@@ -13,7 +13,7 @@ class UnsupportedError(SpecfmtError):
     finding about the checkpoint).
     """
 
-    exit_code = 2
+    exit_code = int(ExitCode.USAGE)
 
 
 class CheckpointError(SpecfmtError):
@@ -22,7 +22,7 @@ class CheckpointError(SpecfmtError):
     problem, each naming the tensor or field; exit code 1 (errors found).
     """
 
-    exit_code = 1
+    exit_code = int(ExitCode.FINDINGS)
     #: problem lines shown; the rest are counted
     SHOWN = 60
 

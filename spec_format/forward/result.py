@@ -20,7 +20,7 @@ TEXT_ROWS = 16
 @dataclass
 class ForwardOptions:
     checkpoint: Path
-    verifier: Path | None = None
+    verifier: Path | str | None = None  # a directory; hf://ORG/NAME is refused by name
     inputs: Path | None = None
     tokens: int = 16
     seed: int = 0

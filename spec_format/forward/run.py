@@ -170,6 +170,19 @@ def _stats(torch: Any, logits: torch.Tensor) -> LogitStats:
     )
 
 
+def _local_verifier(verifier: object) -> None:
+    """The forward reads the verifier's weights: an ``hf://`` name is refused with the
+    command that fetches them (specfmt downloads headers, never weights)."""
+    if isinstance(verifier, str) and verifier.startswith("hf://"):
+        repo, _, rev = verifier.removeprefix("hf://").partition("@")
+        revision = f" --revision {rev}" if rev else ""
+        raise UsageError(
+            f"--verifier {verifier}: forward reads the verifier's weights (embed_tokens, "
+            "lm_head), which specfmt does not download; fetch them first (huggingface-cli "
+            f"download {repo}{revision} --local-dir DIR) and pass --verifier DIR"
+        )
+
+
 def run_forward(opts: ForwardOptions) -> ForwardResult:
     """Load ``opts.checkpoint`` strictly, run its reference forward, return the result.
 
@@ -178,6 +191,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
     cannot run: missing/unexpected/misshapen tensor, NaN, a verifier that does not fit) or
     :class:`~spec_format.forward.errors.UnsupportedError` (a feature without a port).
     """
+    _local_verifier(opts.verifier)
     checkpoint = Path(opts.checkpoint)
     checked = read_config(checkpoint)  # validate's reader and checks; refuses on errors
     spec = resolve(checked)
@@ -220,7 +234,7 @@ def run_forward(opts: ForwardOptions) -> ForwardResult:
         model_class(spec.model_type),
         device=device,
         dtype=dtype,
-        verifier_dir=opts.verifier,
+        verifier_dir=Path(opts.verifier) if opts.verifier is not None else None,
         seed=opts.seed,
     )
     sync()

@@ -7,11 +7,13 @@ matplotlib is the optional ``plot`` extra, imported here only (no pyplot: a bare
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Any
 
 from spec_format.base.errors import UsageError
 from spec_format.inspect import economics
-from spec_format.inspect.run import InspectReport
+from spec_format.parsers.outfile import write_output
 
 #: Acceptance grid of the curves.
 STEPS = 400
@@ -26,7 +28,7 @@ def require_matplotlib() -> None:
         raise UsageError(needs("--plot", "plot")) from None
 
 
-def plotted_gammas(report: InspectReport) -> list[int]:
+def plotted_gammas(report: Any) -> list[int]:
     """The checkpoint's gamma (else the first --gamma), its neighbours and every --gamma."""
     own = [g.gamma for g in report.economics]
     if not own:
@@ -35,7 +37,9 @@ def plotted_gammas(report: InspectReport) -> list[int]:
     return sorted({g for g in (centre - 1, centre, centre + 1, *own) if g >= 1})
 
 
-def write_plot(report: InspectReport, path: Path) -> None:
+def write_plot(report: Any, path: Path) -> None:
+    """Draw ``report`` (an :class:`~spec_format.inspect.run.InspectReport`, which calls this
+    for ``--plot``) to ``path`` through the one writer."""
     require_matplotlib()
     from matplotlib.figure import Figure
 
@@ -90,7 +94,7 @@ def write_plot(report: InspectReport, path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     metadata = {"Date": None} if path.suffix.lower() == ".svg" else None
-    try:
-        fig.savefig(path, metadata=metadata)
-    except OSError as e:
-        raise UsageError(f"--plot {path}: cannot write it ({e.strerror or e})") from None
+    buffer = io.BytesIO()  # the suffix is .svg or .png (checked before the work)
+    fig.savefig(buffer, format=path.suffix.lower().lstrip("."), metadata=metadata)
+    # through the one writer: atomic for a regular file, written through a FIFO or device
+    write_output(path, buffer.getvalue())

@@ -242,7 +242,22 @@ def _speculative_tokens(config: dict[str, Any]) -> tuple[int | None, str]:
 
 
 def run_inspect(options: InspectOptions) -> InspectReport:
+    """The job of ``specfmt inspect``: the options checked (and matplotlib, for ``plot``)
+    before any work, the report, and the plot written through the one writer."""
     check_options(options)
+    if options.plot is not None:
+        from spec_format.inspect.plot import require_matplotlib
+
+        require_matplotlib()  # before the work, not after it
+    report = _report(options)
+    if options.plot is not None:
+        from spec_format.inspect.plot import write_plot
+
+        write_plot(report, options.plot)
+    return report
+
+
+def _report(options: InspectOptions) -> InspectReport:
     ckpt, config = _open_draft(options.checkpoint)
     with ckpt:
         shown = ckpt.display(CONFIG_NAME)

@@ -14,6 +14,11 @@
   created with ``link``, which never overwrites, holding the bytes the caller read, with
   the original's mode, owner and extended attributes.
 * The missing directories above a new file are created (``-o new/dir/config.json``).
+* A file of a folder output (``schema export``, ``schema vscode``) goes through
+  :func:`write_into`: nothing outside the folder changes. A link inside the folder (a
+  subdirectory or the file's own name) is never followed: a linked subdirectory is refused,
+  a link at the file's name is replaced by the file; a FIFO, device or directory at the
+  file's name is refused (exit 2), never written through.
 * Temporary names are short (``.specfmt-<pid>-<random>.tmp``), so a target whose name is
   near ``NAME_MAX`` can be rewritten; the temporary files of a run that was killed are
   removed by the next run that writes into the same directory.
@@ -27,12 +32,14 @@ import fcntl
 import os
 import re
 import secrets
+import shutil
 import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from spec_format.base.errors import InputError, UsageError
+from spec_format.base.pathkind import kind_of
 
 TMP_RE = re.compile(r"^\.specfmt-(\d+)-[0-9a-f]{8}\.tmp$")
 #: a blob of the Hugging Face cache: a git SHA-1 or a SHA-256 (LFS)
@@ -100,6 +107,69 @@ def write_output(
     except OSError as exc:
         what = "the original is unchanged" if st is not None else "nothing was written"
         raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
+
+
+def write_into(
+    folder: str | os.PathLike[str], relative: str | os.PathLike[str], data: bytes | str
+) -> Written:
+    """Write ``data`` to ``folder/relative``, one file of a folder output; nothing outside
+    ``folder`` changes (see the module docstring). ``folder`` itself may be a link (the
+    caller named it); below it the missing directories are created and an existing
+    component must be a real directory, not a link. :class:`UsageError` (exit 2) for a
+    link, FIFO, device or other non-directory in the way."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    root = Path(folder)
+    parts = Path(relative).parts
+    if not parts or Path(relative).is_absolute() or ".." in parts:
+        raise UsageError(f"{relative}: not a file name inside the output folder {root}")
+    if not root.is_dir():
+        make_parents(root / "x")
+    directory = root
+    for name in parts[:-1]:
+        directory = directory / name
+        try:
+            st = os.lstat(directory)
+        except FileNotFoundError:
+            try:
+                os.mkdir(directory)
+            except OSError as exc:
+                raise OutputError(
+                    f"{directory}: cannot create the directory ({exc.strerror or exc}); "
+                    "nothing was written"
+                ) from None
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise UsageError(
+                f"{directory} is {_kind(directory)}, not a directory; specfmt writes inside the output "
+                f"folder {root} only: remove it or name another folder (nothing was written)"
+            )
+    target = directory / parts[-1]
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(
+            f"{target}: cannot write ({exc.strerror or exc}); nothing was written"
+        ) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        st = None  # the link itself is replaced; where it points is never written
+    elif st is not None and not stat.S_ISREG(st.st_mode):
+        raise UsageError(
+            f"{target} is {_kind(target)}, not a regular file; a folder output writes regular files "
+            "only: remove it or name another folder (nothing was written)"
+        )
+    clean_stale_temps(directory)
+    try:
+        return _replace(target, data, st, backup=False, expect=None)
+    except OSError as exc:
+        what = "the original is unchanged" if st is not None else "nothing was written"
+        raise OutputError(f"{target}: could not write ({exc.strerror or exc}); {what}") from None
+
+
+def _kind(path: Path) -> str:
+    return "a symbolic link" if os.path.islink(path) else kind_of(path)
 
 
 def content_addressed(link: Path) -> bool:
@@ -325,3 +395,123 @@ def fsync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):
         os.fsync(fd)
     os.close(fd)
+
+
+# -- directory outputs (convert -o DEST) ---------------------------------------------------------
+# A directory is published the way a file is replaced: written in full into a temporary
+# directory next to DEST (``.DEST.specfmt-<pid>-<random>.tmp``, created with mkdir, which
+# never follows a link), then renamed to DEST, which must be absent or an empty directory;
+# on any failure the temporary directory is removed and nothing partial remains.
+
+
+@contextlib.contextmanager
+def directory_output(dest: Path):
+    """Yield an empty temporary directory for DEST's files; when the block ends normally
+    it becomes DEST (keeping the mode and group of an empty DEST), otherwise it is removed.
+    ``dest``: as :func:`resolve_destination` gives it, checked by :func:`check_destination`."""
+    tmp = temp_dir_for(dest)
+    try:
+        like = adopt_destination(tmp, dest)
+        yield tmp
+        publish(tmp, dest, like)
+    except BaseException:
+        remove_tree(tmp)
+        raise
+
+
+def temp_dir_for(dest: Path) -> Path:
+    """A new, empty temporary directory next to ``dest`` (same filesystem: rename works);
+    those a killed conversion to the same DEST left behind are removed first."""
+    parent = dest.parent
+    if not parent.is_dir():  # create the missing parents, as -o of migrate and fix does
+        make_parents(dest)
+    _remove_stale(parent, dest.name)
+    while True:
+        tmp = parent / f".{dest.name}.specfmt-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        try:
+            tmp.mkdir()
+            return tmp
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
+        except OSError as exc:
+            raise OutputError(
+                f"-o {dest}: cannot create a directory in {parent} ({exc.strerror})"
+            ) from None
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    pattern = re.compile(rf"\.{re.escape(name)}\.specfmt-(\d+)-[0-9a-f]{{8}}\.tmp")
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            m = pattern.fullmatch(entry.name)
+            if not m or not entry.is_dir(follow_symlinks=False):
+                continue
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+            if in_use(int(m.group(1)), mtime, time.time()):
+                continue  # another conversion to the same DEST is running
+            remove_tree(Path(entry.path))
+
+
+def adopt_destination(tmp: Path, dest: Path) -> os.stat_result | None:
+    """Give the temporary directory the mode and group of an existing empty DEST (a private
+    0700 or a group-shared 2770 directory stays one after the rename); returns DEST's
+    status for :func:`publish`, None when DEST does not exist. The setgid bit makes the
+    files written into it inherit the group, as they would inside DEST."""
+    try:
+        st = os.lstat(dest)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    with contextlib.suppress(OSError):  # only a member of the group may give it away
+        os.chown(tmp, -1, st.st_gid)
+    os.chmod(tmp, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)  # we must write into it meanwhile
+    return st
+
+
+def resolve_destination(dest: Path) -> Path:
+    """DEST as written, or the directory a symbolic link named as DEST points to (the link
+    stays; the checkpoint goes where it points)."""
+    if os.path.islink(dest) and dest.is_dir():
+        return Path(os.path.realpath(dest))
+    return dest
+
+
+def check_destination(dest: Path) -> None:
+    """DEST must not exist, or be an empty directory (it is never merged into or replaced)."""
+    dest = resolve_destination(dest)
+    if not os.path.lexists(dest):
+        return
+    if dest.is_dir() and not dest.is_symlink():
+        with os.scandir(dest) as entries:
+            if next(entries, None) is None:
+                return
+        raise UsageError(
+            f"-o {dest}: the directory exists and is not empty; choose a new directory or "
+            "remove it (specfmt never writes into or over an existing checkpoint)"
+        )
+    raise UsageError(f"-o {dest}: exists and is not a directory; choose a new directory")
+
+
+def publish(tmp: Path, dest: Path, like: os.stat_result | None = None) -> None:
+    """Rename the finished temporary directory to ``dest`` (absent or an empty directory;
+    ``like``: that directory's status, whose exact mode the result gets)."""
+    try:
+        if like is not None:
+            os.chmod(tmp, stat.S_IMODE(like.st_mode))
+        os.rename(tmp, dest)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise UsageError(
+                f"-o {dest}: something was created there while converting; nothing was "
+                "written, remove it or choose another directory"
+            ) from None
+        raise OutputError(
+            f"-o {dest}: could not rename the converted checkpoint into place "
+            f"({exc.strerror}); nothing was written"
+        ) from None
+    fsync_dir(dest.parent)
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

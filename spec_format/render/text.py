@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from spec_format.base.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
+from spec_format.base.wording import human_bytes
 
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]
@@ -343,15 +344,6 @@ def coverage_text(c: Coverage | None) -> str:
     if c.verifier:
         parts.append(f"verifier {c.verifier}")
     return ", ".join(parts)
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{n} B"  # pragma: no cover - unreachable
 
 
 def finding_lines(f: Finding, color: bool, width: int) -> list[Line]:

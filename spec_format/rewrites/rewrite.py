@@ -43,18 +43,8 @@ from spec_format.rewrites.migration.records import ABSENT, Change, Problem
 from spec_format.rewrites.migration.runner import MigrateOptions, MigrationResult
 from spec_format.rules.base import MAX_MESSAGE, bounded
 
-#: the exit codes a rewrite ends with (the command line's: base.errors.ExitCode)
-#: (plain ints: the results of the Python API carry them)
-OK, FINDINGS, USAGE, UNREADABLE, INTERNAL = (
-    int(code)
-    for code in (
-        ExitCode.OK,
-        ExitCode.FINDINGS,
-        ExitCode.USAGE,
-        ExitCode.UNREADABLE,
-        ExitCode.INTERNAL,
-    )
-)
+#: the exit codes a rewrite ends with (base.errors.ExitCode, the one table)
+OK, FINDINGS, USAGE, UNREADABLE, INTERNAL = map(int, ExitCode)
 #: which exit code wins when several inputs end differently (a bug, then unreadable input,
 #: then a refusal or usage problem, then "would change" / findings)
 PRECEDENCE = (INTERNAL, UNREADABLE, USAGE, FINDINGS)
@@ -391,6 +381,58 @@ def rewrite_files(
     inputs = [Path(p) for p in paths]
     check_inputs(inputs, write)
     return (_guarded(path, rewrite_one, write) for path in inputs)
+
+
+#: the rewrites of :func:`rewrite_job`: name -> (one file's rewrite, its options class)
+JOBS: dict[str, tuple[Callable[..., FileResult], type]] = {
+    "migrate": (migrate_file, MigrateOptions),
+    "fix": (fix_file, FixOptions),
+}
+
+
+def rewrite_job(
+    kind: str,
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    options: MigrateOptions | FixOptions | None = None,
+    write: WriteOptions | None = None,
+    *,
+    settings: bool = True,
+    config: str | os.PathLike[str] | None = None,
+) -> Iterator[FileResult]:
+    """The job of ``specfmt migrate`` / ``specfmt fix`` (``kind``) and of
+    :func:`spec_format.api.migrate_files` / ``fix_files``: every input rewritten with
+    ``options`` and written where ``write`` says, each result yielded as soon as it is done.
+
+    Each input's engines are ``options.engines`` when given, else the
+    ``engine`` key of the project configuration that applies to it (``settings=False``
+    reads none, as ``--isolated``; ``config`` names one file for every input, as
+    ``--config``). Every usage error (the write options, the engines, the verifier, the
+    configuration files; a verifier that cannot be read, when ``options`` were made) is
+    raised here, before any input is read."""
+    from dataclasses import replace
+
+    from spec_format.engine import settings as project
+    from spec_format.facts.disputes import parse_engines
+
+    rewrite_one, options_class = JOBS[kind]
+    options = options or options_class()
+    write = write or WriteOptions()
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    inputs = [Path(p) for p in paths]
+    check_inputs(inputs, write)
+    flag = options.engines or None
+    parse_engines(flag or ())
+    engines = {
+        name: tuple(project.merged(flag, conf.engine) or ())
+        for conf, names in project.for_inputs(inputs, config, not settings)
+        for name in names
+    }
+
+    def one(path: Path) -> FileResult:
+        return rewrite_one(path, replace(options, engines=engines[str(path)]), write)
+
+    return rewrite_files(inputs, one, write)
 
 
 def _guarded(path: Path, rewrite_one: Callable[[Path], FileResult], write: WriteOptions):

@@ -35,7 +35,7 @@ _RELEASE_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 _WHERE = ("profile", "pointer", "tensor", "line", "column")
 
 
-class Status(str, enum.Enum):
+class Stability(str, enum.Enum):
     """Where a rule id stands in the registry's contract (see ``rules/registry.py``)."""
 
     STABLE = "stable"  # id, name and meaning are fixed; findings may be relied on in CI
@@ -221,7 +221,7 @@ class Rule:
     #: type or field it is about ("0.7.0" for a rule about a 0.7 field), else "0.1.0".
     #: Every rule class sets its own (a guard test checks), never a layer base class.
     since: ClassVar[str]
-    status: ClassVar[Status] = Status.STABLE
+    status: ClassVar[Stability] = Stability.STABLE
     #: speculators_model_type values the rule applies to; empty means every type
     applies_to: ClassVar[tuple[str, ...]] = ()
     #: PEP 440 specifier over format versions (for example ">=0.7"); empty means all

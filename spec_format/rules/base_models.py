@@ -21,7 +21,7 @@ from typing import Any
 
 from spec_format.base.report import Finding, Severity
 from spec_format.facts import catalog
-from spec_format.rules.base import Layer, Rule, Status
+from spec_format.rules.base import Layer, Rule, Stability
 
 #: where a base model's config declares its MTP layers: (key, tensor layout)
 #: ``mtp``: ``mtp.*`` tensors (Qwen3-Next, Qwen3.5), which ``specfmt convert`` extracts;
@@ -44,7 +44,7 @@ class BaseModelCheckpoint(Rule):
     layer = Layer.SCHEMA
     severity = Severity.ERROR
     since = "0.1.0"
-    status = Status.PREVIEW
+    status = Stability.PREVIEW
     engine_emitted = True
     references = ("vllm-project/vllm#35548", "MiniMax-AI/MiniMax-M2.5#8")
     template = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from spec_format.base.report import Severity
 from spec_format.facts import catalog, disputes, misspell, readers, versions
-from spec_format.rules.base import Context, Hit, Layer, Rule, Status, shown
+from spec_format.rules.base import Context, Hit, Layer, Rule, Stability, shown
 
 
 class _ConsumerRule(Rule):
@@ -273,7 +273,7 @@ class MisspelledKey(_ConsumerRule):
     name = "misspelled-key"
     since = "0.1.0"
     severity = Severity.WARNING
-    status = Status.PREVIEW
+    status = Stability.PREVIEW
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         for m in misspellings(ctx):

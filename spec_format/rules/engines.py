@@ -13,7 +13,7 @@ warning instead of an error, and a draft no covered vLLM release can load is an 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
@@ -47,6 +47,20 @@ def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
         for r in disputes.rejections(ctx.config, disputes.assumed_engines()):
             by_kind.setdefault(r.kind, []).append(r)
     return by_kind.get(kind, [])
+
+
+def _refusal_hits(
+    ctx: Context, kind: str, say: Callable[[str, list[disputes.Refusal]], str], *, each=False
+) -> Iterator[Hit]:
+    """The findings of the assumed engines' refusals of one kind (C007, C008, C011, C013):
+    one per refused place, ``say(who, refusals)`` wording it, ``who`` every engine that
+    refuses there; ``each``: one per refusal."""
+    grouped: dict[object, list[disputes.Refusal]] = {}
+    for r in _assumed_refusals(ctx, kind):
+        grouped.setdefault(len(grouped) if each else r.pointer, []).append(r)
+    for refusals in grouped.values():
+        who = ", ".join(r.engine.id for r in refusals)
+        yield Hit(say(who, refusals), pointer=refusals[0].pointer)
 
 
 def _fix_command(ctx: Context, *args: str) -> tuple[str, ...] | None:
@@ -163,15 +177,15 @@ class VerifierNotAHubId(_ReaderRule):
     references = ("vllm-project/speculators#1065",)
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        refused = _assumed_refusals(ctx, "verifier")
-        if refused:
-            who = ", ".join(r.engine.id for r in refused)
-            verb = "refuses" if len(refused) == 1 else "refuse"
-            yield Hit(
-                f"verifier.name_or_path is not a model repository id: {who} {verb} it "
-                f"({refused[0].message}); write the verifier's Hugging Face id (ORG/NAME)",
-                pointer=refused[0].pointer,
-            )
+        return _refusal_hits(
+            ctx,
+            "verifier",
+            lambda who, refused: (
+                f"verifier.name_or_path is not a model repository id: {who} "
+                f"{'refuses' if len(refused) == 1 else 'refuse'} it ({refused[0].message}); "
+                "write the verifier's Hugging Face id (ORG/NAME)"
+            ),
+        )
 
 
 class TopLevelKeyRefused(_ReaderRule):
@@ -183,16 +197,14 @@ class TopLevelKeyRefused(_ReaderRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        by_pointer: dict[str, list[disputes.Refusal]] = {}
-        for refusal in _assumed_refusals(ctx, "top-level"):
-            by_pointer.setdefault(refusal.pointer, []).append(refusal)
-        for pointer, refusals in by_pointer.items():
-            who = ", ".join(r.engine.id for r in refusals)
-            yield Hit(
-                f"top-level {pointer[1:]} is refused by {who} ({refusals[0].message}); remove "
-                "it (the decoder family belongs in transformer_layer_config.model_type)",
-                pointer=pointer,
-            )
+        return _refusal_hits(
+            ctx,
+            "top-level",
+            lambda who, refused: (
+                f"top-level {refused[0].pointer[1:]} is refused by {who} ({refused[0].message}); "
+                "remove it (the decoder family belongs in transformer_layer_config.model_type)"
+            ),
+        )
 
 
 class TypeNotServed(_ReaderRule):
@@ -269,8 +281,9 @@ class AssumedEngineRejects(_ReaderRule):
     since = "0.1.0"
 
     def check(self, ctx: Context) -> Iterator[Hit]:
-        for r in _assumed_refusals(ctx, "other"):
-            yield Hit(f"{r.engine.id} refuses this config: {r.message}", pointer=r.pointer)
+        return _refusal_hits(
+            ctx, "other", lambda who, r: f"{who} refuses this config: {r[0].message}", each=True
+        )
 
 
 def _unread_hits(ctx: Context, judged: tuple) -> Iterator[Hit]:

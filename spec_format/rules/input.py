@@ -121,7 +121,7 @@ class NoConfigInDirectory(_InputRule):
     severity = Severity.ERROR
 
 
-class InternalError(_InputRule):
+class SpecfmtBug(_InputRule):
     """Checking this input hit a bug in specfmt."""
 
     id = "I012"

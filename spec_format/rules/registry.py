@@ -41,7 +41,7 @@ from spec_format.rules import (
     weights_shapes,
     weights_vocab_maps,
 )
-from spec_format.rules.base import LAYER_PREFIX, Layer, Rule, Status
+from spec_format.rules.base import LAYER_PREFIX, Layer, Rule, Stability
 
 RULES: tuple[type[Rule], ...] = (
     # input (I), emitted while reading files
@@ -56,7 +56,7 @@ RULES: tuple[type[Rule], ...] = (
     input.DuplicateKey,
     input.NonFiniteNumber,
     input.NoConfigInDirectory,
-    input.InternalError,
+    input.SpecfmtBug,
     input.WeightsNotFound,
     # schema (S)
     schema.MissingModelType,
@@ -228,7 +228,7 @@ class Entry(NamedTuple):
     """One id of the registry: a live rule class, or a removed id with its redirect."""
 
     id: str
-    status: Status
+    status: Stability
     since: str
     rule: type[Rule] | None = None
     removed: Removed | None = None
@@ -247,7 +247,7 @@ def entries() -> dict[str, Entry]:
     """Every id the registry has ever had (live and removed), by id."""
     out = {r.id: Entry(r.id, r.status, r.since, rule=r) for r in RULES}
     for gone in REMOVED:
-        out[gone.id] = Entry(gone.id, Status.REMOVED, gone.since, removed=gone)
+        out[gone.id] = Entry(gone.id, Stability.REMOVED, gone.since, removed=gone)
     return out
 
 
@@ -260,7 +260,7 @@ def entry(rule_id: str) -> Entry:
     gone = next((r for r in REMOVED if r.id == rule_id), None)
     if gone is None:
         raise KeyError(rule_id)
-    return Entry(gone.id, Status.REMOVED, gone.since, removed=gone)
+    return Entry(gone.id, Stability.REMOVED, gone.since, removed=gone)
 
 
 def get(rule_id: str) -> type[Rule]:

@@ -258,8 +258,8 @@ def test_text_report_names_fused_sources_briefly(tmp_path, cli):
 def test_many_tensors_dropped_for_one_reason_print_as_one_line():
     """A verifier's whole body beside its MTP layer (about 75,000 tensors for Qwen3-Next) is
     one line with a count; a few drops keep a line each."""
-    from spec_format.cli.convert_cmd import _tensor_lines
     from spec_format.convert.plan import TensorMove
+    from spec_format.convert.render import _tensor_lines
 
     body = [
         TensorMove((f"model.layers.{i}.mlp.weight",), None, "drop", "not the head")

@@ -126,7 +126,9 @@ def test_options_reach_the_library(monkeypatch, eagle):
     options = seen["options"]
     assert (options.tokens, options.seed, options.steps, options.top_k) == (9, 4, 1, 2)
     assert (options.device, options.dtype, options.atol) == ("cpu", "bfloat16", 0.5)
-    assert options.verifier == eagle and options.anchor is None
+    assert (
+        options.verifier == str(eagle) and options.anchor is None
+    )  # as given: the library reads it
 
 
 def test_importing_the_cli_and_forward_package_does_not_import_torch():
@@ -138,3 +140,10 @@ def test_importing_the_cli_and_forward_package_does_not_import_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_an_hf_verifier_is_refused_with_the_command_that_fetches_it(tmp_path):
+    result = cli(tmp_path / "no-such-draft", "--verifier", "hf://Qwen/Qwen3-8B@main")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert "huggingface-cli download Qwen/Qwen3-8B --revision main --local-dir DIR" in message

@@ -28,6 +28,7 @@ import numpy as np
 
 from spec_format import FixOptions, MigrateOptions, ValidateOptions, fix, migrate, validate
 from spec_format.base.errors import SpecfmtError
+from spec_format.facts import catalog
 from spec_format.facts.readers import Release
 from spec_format.parsers.safetensors import read_header
 from spec_format.parsers.verifier import verifier_view
@@ -151,6 +152,11 @@ def _example(name: str) -> dict[str, Any]:
     return json.loads(_example_text(name))
 
 
+#: a value of ``set`` that stands for the latest format version's release ("0.9.0" today):
+#: what ``migrate`` stamps, so a case need not change when scripts/new_version.py adds one
+LATEST = "$latest"
+
+
 def edited(doc: dict[str, Any], sets: dict | None, unsets: list | None) -> dict[str, Any]:
     """``doc`` with dotted paths set (creating objects on the way) and removed."""
     for path, value in (sets or {}).items():
@@ -158,6 +164,8 @@ def edited(doc: dict[str, Any], sets: dict | None, unsets: list | None) -> dict[
         node = doc
         for part in parents:
             node = node.setdefault(part, {})
+        if value == LATEST:
+            value = catalog.version_entry(catalog.latest_version()).release
         node[last] = copy.deepcopy(value)
     for path in unsets or []:
         *parents, last = path.split(".")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spec_format.base import package_data
 from spec_format.base.lazy import lazy_getattr
+from spec_format.facts import package_data
 
 if TYPE_CHECKING:
     from spec_format.facts.contract.diff import (

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from spec_format.base import package_data
 from spec_format.base.errors import SpecfmtError
+from spec_format.facts import package_data
 from spec_format.facts.contract import available_types
 from spec_format.facts.contract.expr import compile_expression
 

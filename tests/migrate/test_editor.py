@@ -114,3 +114,92 @@ def test_a_changed_type_is_a_change_of_the_file(tmp_path):
     )
     assert (unchanged.changed, unchanged.formatting_only) == (False, True)
     assert (changed.changed, changed.formatting_only) == (True, False)
+
+
+# -- arrays: every editor operation with an array as the parent or on the way ----------------
+def _methods() -> dict:
+    return {"m": [{"k": 0}, {"k": 1}, {"k": 2}], "s": 5}
+
+
+@pytest.mark.parametrize("i", [0, 1, 2])
+def test_remove_takes_an_element_out_of_an_array(i):
+    doc = _methods()
+    ed = Editor(doc, "t")
+    ed.remove(f"/m/{i}", "why", lossy=True)
+    assert [e["k"] for e in ed.doc["m"]] == [k for k in (0, 1, 2) if k != i]
+    (change,) = ed.changes
+    assert (change.pointer, change.before, change.after, change.op, change.lossy) == (
+        f"/m/{i}",
+        {"k": i},
+        ABSENT,
+        "remove",
+        True,
+    )
+    assert doc == _methods() and ed.doc["m"] is not doc["m"]  # copied, the input intact
+
+
+def test_removing_several_elements_last_first_keeps_each_record_right():
+    ed = Editor(_methods(), "t")
+    for i in (2, 0):
+        ed.remove(f"/m/{i}", "why")
+    assert ed.doc["m"] == [{"k": 1}]
+    assert [(c.pointer, c.before) for c in ed.changes] == [("/m/2", {"k": 2}), ("/m/0", {"k": 0})]
+
+
+@pytest.mark.parametrize("ptr", ["/m/3", "/m/-", "/m/01", "/m/x", "/m/\u00b2", "/m/3/k", "/s/0"])
+def test_removing_what_an_array_does_not_hold_changes_nothing(ptr):
+    doc = _methods()
+    ed = Editor(doc, "t")
+    ed.remove(ptr, "why")
+    assert ed.changes == [] and ed.doc["m"] is doc["m"]
+
+
+@pytest.mark.parametrize(
+    ("ptr", "found"),
+    [("/m/0/k", 0), ("/m/2", {"k": 2}), ("/m/3", ABSENT), ("/m/01", ABSENT), ("/m/\u00b2", ABSENT)],
+)
+def test_get_reads_array_elements_by_their_rfc6901_index_only(ptr, found):
+    assert Editor(_methods(), "t").get(ptr) == found
+
+
+def test_remove_inside_an_array_element():
+    doc = _methods()
+    ed = Editor(doc, "t")
+    ed.remove("/m/1/k", "why")
+    assert ed.doc["m"] == [{"k": 0}, {}, {"k": 2}] and doc == _methods()
+    assert ed.doc["m"][0] is doc["m"][0]  # the elements no edit went into are shared
+
+
+def test_set_replaces_an_array_element():
+    doc = _methods()
+    ed = Editor(doc, "t")
+    ed.set("/m/1", {"k": 9}, "why")
+    assert ed.doc["m"] == [{"k": 0}, {"k": 9}, {"k": 2}] and doc == _methods()
+    assert (ed.changes[0].before, ed.changes[0].after, ed.changes[0].op) == (
+        {"k": 1},
+        {"k": 9},
+        "replace",
+    )
+
+
+@pytest.mark.parametrize("ptr", ["/m/3", "/m/-", "/m/01", "/m/x", "/m/3/k", "/m/x/k", "/s/k"])
+def test_set_where_no_element_or_object_is_refuses_loudly(ptr):
+    """Never a write into a throwaway container recorded as a change."""
+    doc = _methods()
+    ed = Editor(doc, "t")
+    with pytest.raises(ValueError, match="no element|not an object"):
+        ed.set(ptr, 1, "why")
+    assert ed.changes == [] and doc == _methods()
+
+
+def test_add_default_into_an_array_element():
+    ed = Editor(_methods(), "t")
+    ed.add_default("/m/2/new", True, "why")
+    ed.add_default("/m/2/k", 7, "present: left alone")
+    assert ed.doc["m"][2] == {"k": 2, "new": True} and len(ed.changes) == 1
+
+
+def test_the_root_cannot_be_edited():
+    ed = Editor(_methods(), "t")
+    with pytest.raises(ValueError, match="root"):
+        ed.set("", {}, "why")

@@ -1,0 +1,127 @@
+"""Each migration step's edits, off the happy path the release fixtures walk: inputs built
+for the branches a step's code takes, with the exact document and change records asserted."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spec_format.base.errors import MigrationRefused
+from spec_format.cli.app import app
+from spec_format.rewrites.migration import MigrateOptions, migrate
+from spec_format.rewrites.migration.records import ABSENT
+from spec_format.rewrites.migration.steps import v0_2_to_v0_3
+from tests.migrate.conftest import FIXTURES, load
+
+V02 = FIXTURES / "0.2/eagle3/llama-3.1-8b-converter-0.2.0.json"
+GREEDY = {
+    "accept_tolerance": 0.0,
+    "proposal_type": "greedy",
+    "speculative_tokens": 3,
+    "verifier_accept_k": 1,
+}
+REMOVED = {
+    "sampling": {"proposal_type": "sampling", "speculative_tokens": 4, "accept_lenience": 0.5},
+    "static_tree": {"proposal_type": "static_tree", "depth": 3, "branching_factor": 2},
+    "dynamic_tree": {"proposal_type": "dynamic_tree", "speculative_tokens": 48},
+}
+
+
+def with_methods(methods: list, default: str = "greedy") -> dict:
+    doc = load(V02)
+    doc["speculators_config"]["proposal_methods"] = copy.deepcopy(methods)
+    doc["speculators_config"]["default_proposal_method"] = default
+    return doc
+
+
+# -- 0.2 -> 0.3: the proposal types 0.3 removed -------------------------------------------------
+@pytest.mark.parametrize("kind", sorted(REMOVED))
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("default", ["greedy", "removed"])
+def test_a_removed_proposal_type_is_dropped_on_the_way_to_0_3(kind, where, default):
+    methods = [REMOVED[kind], GREEDY] if where == "before" else [GREEDY, REMOVED[kind]]
+    doc = with_methods(methods, kind if default == "removed" else "greedy")
+    before = copy.deepcopy(doc)
+    with pytest.raises(MigrationRefused, match="would lose information"):
+        migrate(doc, MigrateOptions(to="0.3"))  # loses the method's settings
+    result = migrate(doc, MigrateOptions(to="0.3", allow_lossy=True))
+    assert doc == before and result.target_errors == []
+    spec = result.document["speculators_config"]
+    assert spec["proposal_methods"] == [GREEDY] and spec["default_proposal_method"] == "greedy"
+    step = [c for c in result.changes if c.step == "0.2->0.3"]
+    i = 0 if where == "before" else 1
+    expected = [(f"/speculators_config/proposal_methods/{i}", REMOVED[kind], ABSENT, True)]
+    if default == "removed":
+        expected.append(("/speculators_config/default_proposal_method", kind, "greedy", False))
+    assert [(c.pointer, c.before, c.after, c.lossy) for c in step] == expected
+    assert [str(x.pointer) for x in result.losses] == [expected[0][0]]
+    assert repr(kind) in step[0].why and "removed in 0.3" in step[0].why
+
+
+def test_every_removed_method_goes_and_each_record_names_the_index_it_had():
+    methods = [REMOVED["dynamic_tree"], GREEDY, REMOVED["sampling"], REMOVED["static_tree"]]
+    result = migrate(with_methods(methods, "sampling"), MigrateOptions(to="0.9", allow_lossy=True))
+    assert result.target_errors == []
+    spec = result.document["speculators_config"]
+    assert spec["proposal_methods"] == [GREEDY] and spec["default_proposal_method"] == "greedy"
+    removed = [(c.pointer, c.before) for c in result.changes if c.op == "remove" and c.lossy]
+    assert removed == [  # last first: each pointer is the element's index when it went
+        ("/speculators_config/proposal_methods/3", REMOVED["static_tree"]),
+        ("/speculators_config/proposal_methods/2", REMOVED["sampling"]),
+        ("/speculators_config/proposal_methods/0", REMOVED["dynamic_tree"]),
+    ]
+
+
+def test_without_a_greedy_method_the_upgrade_is_refused():
+    doc = with_methods([REMOVED["sampling"], REMOVED["static_tree"]], "sampling")
+    with pytest.raises(MigrationRefused, match="no greedy method and 0.3 knows no other"):
+        migrate(doc, MigrateOptions(to="0.3", allow_lossy=True))
+
+
+@pytest.mark.parametrize(
+    "methods",
+    [
+        [GREEDY],
+        [GREEDY, {**GREEDY, "speculative_tokens": 5}],
+        [GREEDY, "not an object"],  # a non-object entry: no type, left to the schema
+    ],
+)
+def test_the_step_leaves_greedy_only_methods_alone(methods):
+    doc = with_methods(methods)
+    out = v0_2_to_v0_3.upgrade(doc, None)
+    assert out.changes == [] and out.problems == [] and out.document == doc
+
+
+@pytest.mark.parametrize("methods", [ABSENT, None, {"proposal_type": "sampling"}])
+def test_the_step_skips_methods_that_are_no_list(methods):
+    doc = load(V02)
+    if methods is ABSENT:
+        del doc["speculators_config"]["proposal_methods"]
+    else:
+        doc["speculators_config"]["proposal_methods"] = methods
+    out = v0_2_to_v0_3.upgrade(doc, None)
+    assert out.changes == [] and out.document == doc
+
+
+def test_downgrading_0_3_to_0_2_changes_nothing():
+    doc = with_methods([GREEDY])
+    out = v0_2_to_v0_3.downgrade(doc, None)
+    assert out.changes == [] and out.problems == [] and out.document == doc
+
+
+def test_the_command_migrates_a_config_with_a_removed_method(tmp_path):
+    cfg = tmp_path / "config.json"
+    doc = with_methods([REMOVED["static_tree"], GREEDY, REMOVED["sampling"]], "static_tree")
+    cfg.write_text(json.dumps(doc))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["migrate", str(cfg), "--to", "0.3"])
+    assert refused.exit_code == 2 and "would lose information" in refused.output
+    r = runner.invoke(app, ["migrate", str(cfg), "--to", "0.3", "--allow-lossy"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["speculators_config"]["proposal_methods"] == [GREEDY]
+    assert out["speculators_config"]["default_proposal_method"] == "greedy"
+    assert out["speculators_version"] == "0.3.0"

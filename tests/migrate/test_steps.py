@@ -125,3 +125,23 @@ def test_the_command_migrates_a_config_with_a_removed_method(tmp_path):
     assert out["speculators_config"]["proposal_methods"] == [GREEDY]
     assert out["speculators_config"]["default_proposal_method"] == "greedy"
     assert out["speculators_version"] == "0.3.0"
+
+
+# -- the writer's known mistakes are the original's, not the stamped target's ----------------
+DEV11 = FIXTURES / "0.1/eagle3/llama-3.1-8b-converter-0.2.0.dev11.json"  # before the window
+CONVERTER_020 = V02  # converted by 0.2.0: inside 0.2.0.dev20-0.4.0 (M007)
+
+
+@pytest.mark.parametrize("target", ["0.3", "0.4", "0.9"])
+def test_a_migration_reports_the_mistakes_of_the_build_that_wrote_the_file(target):
+    result = migrate(load(CONVERTER_020), MigrateOptions(to=target))
+    (m007,) = [p for p in result.problems if p.rule == "M007"]
+    assert m007.message.startswith("converted by speculators 0.2.0:"), m007.message
+
+
+@pytest.mark.parametrize("target", ["0.3", "0.4"])
+def test_a_target_release_inside_a_window_is_not_blamed_on_the_file(target):
+    """The stamp says 0.3.0/0.4.0 afterwards; the file was converted by 0.2.0.dev11."""
+    result = migrate(load(DEV11), MigrateOptions(to=target))
+    assert result.document["speculators_version"] == f"{target}.0"
+    assert [p.rule for p in result.problems if p.rule.startswith("M")] == []

@@ -145,3 +145,150 @@ def test_a_target_release_inside_a_window_is_not_blamed_on_the_file(target):
     result = migrate(load(DEV11), MigrateOptions(to=target))
     assert result.document["speculators_version"] == f"{target}.0"
     assert [p.rule for p in result.problems if p.rule.startswith("M")] == []
+
+
+# -- branches no whole config reaches through migrate (the step functions alone) --------------
+from spec_format.rewrites.migration.steps import (  # noqa: E402
+    v0_1_to_v0_2,
+    v0_5_to_v0_6,
+    v0_6_to_v0_7,
+    v0_7_to_v0_8,
+)
+
+
+def _edits(out) -> list[tuple]:
+    return [(c.pointer, c.before, c.after, c.lossy) for c in out.changes]
+
+
+def test_a_null_spelling_beside_the_other_is_dropped_not_copied():
+    doc = {"speculators_model_type": "eagle3", "torch_dtype": None, "dtype": "bfloat16"}
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    assert out.document == {
+        "speculators_model_type": "eagle3",
+        "dtype": "bfloat16",
+        "eagle_aux_hidden_state_layer_ids": None,
+    }
+    assert ("/torch_dtype", None, ABSENT, False) in _edits(out)
+    assert not [c for c in out.changes if c.pointer == "/dtype"]
+
+
+def test_two_different_dtype_spellings_are_a_problem_not_a_choice():
+    doc = {"speculators_model_type": "eagle3", "torch_dtype": "float32", "dtype": "bfloat16"}
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    assert out.document["torch_dtype"] == "float32" and out.document["dtype"] == "bfloat16"
+    ((rule, severity, ptr),) = [(p.rule, p.severity, p.pointer) for p in out.problems]
+    assert (rule, severity, ptr) == ("X012", "error", "/torch_dtype")
+
+
+def test_an_mlp_keeps_its_own_torch_dtype_and_is_flagged_on_the_way_up():
+    doc = {"speculators_model_type": "mlp", "torch_dtype": "float32"}
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    assert out.document == doc and out.changes == []
+    assert [(p.rule, p.pointer) for p in out.problems] == [("R002", "/torch_dtype")]
+
+
+def _tlc(**layer) -> dict:
+    return {"speculators_model_type": "eagle3", "transformer_layer_config": layer}
+
+
+@pytest.mark.parametrize(
+    ("layer", "params"),
+    [
+        ({"rope_theta": 5.0}, {"rope_type": "default", "rope_theta": 5.0}),
+        (
+            {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+            {"rope_type": "yarn", "factor": 4.0},
+        ),
+        (
+            {"rope_scaling": {"type": "linear", "factor": 2.0}, "rope_theta": 1.0},
+            {"rope_type": "linear", "factor": 2.0, "rope_theta": 1.0},
+        ),
+        ({"rope_scaling": {"type": "a", "rope_type": "b"}}, {"type": "a", "rope_type": "b"}),
+        ({"rope_scaling": None}, {"rope_type": "default"}),
+    ],
+)
+def test_rope_goes_into_rope_parameters(layer, params):
+    out = v0_7_to_v0_8.upgrade(_tlc(**layer), None)
+    assert out.document["transformer_layer_config"] == {"rope_parameters": params}
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [{}, {"hidden_size": 8}, {"rope_parameters": {"rope_theta": 1.0}, "rope_theta": 2.0}],
+)
+def test_rope_already_in_parameters_or_absent_is_left_alone(layer):
+    out = v0_7_to_v0_8.upgrade(_tlc(**layer), None)
+    assert out.changes == [] and out.document == _tlc(**layer)
+
+
+@pytest.mark.parametrize(
+    ("params", "layer"),
+    [
+        ({"rope_type": "default", "rope_theta": 5.0}, {"rope_theta": 5.0, "rope_scaling": None}),
+        ({"rope_type": "default"}, {"rope_scaling": None}),  # no theta: none written
+        (
+            {"rope_type": "yarn", "factor": 4.0, "rope_theta": 9.0},
+            {"rope_theta": 9.0, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+        ),
+        # the default type reads no factor: nothing to keep (rope_type default, one key)
+        ({"factor": 4.0}, {"rope_scaling": None}),
+        (
+            {"rope_type": "default", "factor": 2.0},
+            {"rope_scaling": {"rope_type": "default", "factor": 2.0}},
+        ),
+    ],
+)
+def test_rope_parameters_come_back_as_theta_and_scaling(params, layer):
+    out = v0_7_to_v0_8.downgrade(_tlc(rope_parameters=params), None)
+    assert out.document["transformer_layer_config"] == layer and out.problems == []
+
+
+@pytest.mark.parametrize("params", [5, "x", [1]])
+def test_rope_parameters_of_no_object_are_a_problem(params):
+    out = v0_7_to_v0_8.downgrade(_tlc(rope_parameters=params), None)
+    assert out.changes == [] and [p.rule for p in out.problems] == ["R004"]
+
+
+@pytest.mark.parametrize("doc", [{"speculators_model_type": "eagle3"}, _tlc(hidden_size=8)])
+def test_no_rope_parameters_nothing_to_bring_back(doc):
+    assert v0_7_to_v0_8.downgrade(doc, None).changes == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        None,
+        "x",
+        {"proposal_methods": None},
+        {"proposal_methods": []},
+        {"proposal_methods": ["x"], "default_proposal_method": "y"},
+    ],
+)
+def test_the_default_method_is_only_repointed_at_a_configured_one(spec):
+    doc = {"speculators_model_type": "dflash", "speculators_config": spec}
+    out = v0_5_to_v0_6.upgrade(doc, None)
+    assert [c.pointer for c in out.changes] == ["/sliding_window_non_causal"]
+
+
+@pytest.mark.parametrize(("direction", "value"), [("upgrade", "llama"), ("downgrade", "qwen3")])
+def test_a_missing_layer_model_type_is_written_as_the_other_side_assumed(direction, value):
+    """migrate's explicit pass writes it before any step; a step called alone writes it too."""
+    doc = {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 8}}
+    out = getattr(v0_6_to_v0_7, direction)(doc, None)
+    assert out.document["transformer_layer_config"] == {"hidden_size": 8, "model_type": value}
+
+
+def test_training_keys_that_are_absent_are_not_removed():
+    doc = {"speculators_model_type": "peagle", "num_depths": 8}
+    out = v0_6_to_v0_7.upgrade(doc, None)
+    removed = [c.pointer for c in out.changes if c.op == "remove"]
+    assert removed == ["/num_depths"]
+
+
+@pytest.mark.parametrize("layer", [None, {}, {"use_sliding_window": True}, {"sliding_window": 8}])
+def test_no_sliding_layer_no_problem_going_down(layer):
+    doc = {"speculators_model_type": "dflash", "sliding_window_non_causal": True}
+    if layer is not None:
+        doc["transformer_layer_config"] = layer
+    out = v0_5_to_v0_6.downgrade(doc, None)
+    assert out.problems == [] and not [c for c in out.changes if c.lossy]

@@ -7,13 +7,16 @@ The fixtures are the release configs and the hand-made ones off the happy path
 document, or for a refused migration a .refused.txt with the message. A migration refused
 only because it loses information also has the --allow-lossy document,
 <name>.to-<release>.lossy.json, so what each downgrade writes is pinned exactly (a wrong
-value a later upgrade would erase again is caught here, not hidden by a round trip).
+value a later upgrade would erase again is caught here, not hidden by a round trip). Beside
+each document, <name>.to-<release>.report.jsonl holds what the command reports, one line
+per change record (with its reason and its line of text) and per problem.
 Regenerate them with SPECFMT_UPDATE_GOLDEN=1 pytest tests/migrate/test_golden.py and review
 the diff: a golden is what the code does today.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -30,14 +33,18 @@ TARGETS = [catalog.version_entry(line).release for line in catalog.versions()]
 LOSS = "would lose information"
 
 
-def _outcome(doc: dict, target: str, allow_lossy: bool) -> tuple[str, str]:
-    """(golden suffix, text) of ``doc`` migrated to ``target``."""
+def _outcome(doc: dict, target: str, allow_lossy: bool) -> tuple[str, str, str]:
+    """(golden suffix, text, report) of ``doc`` migrated to ``target``: the report is what
+    the command lists, each change and problem as a record and as its line of text."""
     try:
         result = migrate(doc, MigrateOptions(to=target, allow_lossy=allow_lossy))
     except MigrationRefused as exc:
-        return "refused.txt", str(exc) + "\n"
+        return "refused.txt", str(exc) + "\n", ""
     assert result.target_errors == [], "migrated output must pass the target schema"
-    return "lossy.json" if allow_lossy else "json", dumps(result.document)
+    records = [{**c.to_dict(), "text": c.describe()} for c in result.changes]
+    records += [p.to_dict() for p in result.problems]
+    report = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+    return "lossy.json" if allow_lossy else "json", dumps(result.document), report or "\n"
 
 
 def _expect(golden, produced: str) -> None:
@@ -52,15 +59,17 @@ def _expect(golden, produced: str) -> None:
 def test_fixture_matches_golden(migration_fixture, target):
     stem = golden_stem(migration_fixture)
     doc = load(migration_fixture)
-    suffix, produced = _outcome(doc, target, allow_lossy=False)
+    suffix, produced, report = _outcome(doc, target, allow_lossy=False)
     _expect(Path(f"{stem}.to-{target}.{suffix}"), produced)
     lossy = Path(f"{stem}.to-{target}.lossy.json")
     if suffix == "refused.txt" and LOSS in produced:
-        suffix, produced = _outcome(doc, target, allow_lossy=True)
+        suffix, produced, report = _outcome(doc, target, allow_lossy=True)
         assert suffix == "lossy.json", produced  # refused for its losses only
         _expect(lossy, produced)
     else:
         assert UPDATE or not lossy.exists(), f"{lossy} is stale"
+    if report:
+        _expect(Path(f"{stem}.to-{target}.report.jsonl"), report)
 
 
 def test_every_golden_has_a_fixture_and_a_target():

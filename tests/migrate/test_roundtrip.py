@@ -125,7 +125,7 @@ def test_specfmt_reads_its_own_output_at_the_line_it_was_migrated_to():
     from spec_format.facts import versions
 
     misread = []
-    for path in sorted(GOLDEN.rglob("*.json")):
+    for path in sorted(GOLDEN.rglob("*.json")):  # the documents (reports are .jsonl)
         release = path.name.split(".to-")[1].removesuffix(".json").removesuffix(".lossy")
         line = ".".join(release.split(".")[:2])
         found = versions.detect(json.loads(path.read_text(encoding="utf-8"))).line

@@ -203,3 +203,20 @@ def test_the_root_cannot_be_edited():
     ed = Editor(_methods(), "t")
     with pytest.raises(ValueError, match="root"):
         ed.set("", {}, "why")
+
+
+def test_a_problem_keeps_the_severity_and_words_it_is_given():
+    ed = Editor({}, "0.1->0.2")
+    ed.problem("R002", "own words", pointer="/x", severity="error", lossy=True)
+    ed.problem("R002", pointer="/y")  # the rule's template and severity
+    given, default = ed.problems
+    assert (given.rule, given.message, given.pointer, given.severity, given.step, given.lossy) == (
+        "R002",
+        "own words",
+        "/x",
+        "error",
+        "0.1->0.2",
+        True,
+    )
+    assert (default.severity, default.lossy, default.pointer) == ("warning", False, "/y")
+    assert default.message.startswith("speculators 0.2-0.4 cannot build mlp configs")

@@ -230,6 +230,10 @@ def test_rope_already_in_parameters_or_absent_is_left_alone(layer):
             {"rope_type": "yarn", "factor": 4.0, "rope_theta": 9.0},
             {"rope_theta": 9.0, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
         ),
+        (
+            {"rope_type": "linear", "rope_theta": 1.0},
+            {"rope_theta": 1.0, "rope_scaling": {"rope_type": "linear"}},
+        ),
         # the default type reads no factor: nothing to keep (rope_type default, one key)
         ({"factor": 4.0}, {"rope_scaling": None}),
         (
@@ -246,7 +250,10 @@ def test_rope_parameters_come_back_as_theta_and_scaling(params, layer):
 @pytest.mark.parametrize("params", [5, "x", [1]])
 def test_rope_parameters_of_no_object_are_a_problem(params):
     out = v0_7_to_v0_8.downgrade(_tlc(rope_parameters=params), None)
-    assert out.changes == [] and [p.rule for p in out.problems] == ["R004"]
+    assert out.changes == []
+    assert [(p.rule, p.pointer, p.step) for p in out.problems] == [
+        ("R004", "/transformer_layer_config/rope_parameters", "0.8->0.7")
+    ]
 
 
 @pytest.mark.parametrize("doc", [{"speculators_model_type": "eagle3"}, _tlc(hidden_size=8)])
@@ -276,6 +283,12 @@ def test_a_missing_layer_model_type_is_written_as_the_other_side_assumed(directi
     doc = {"speculators_model_type": "eagle3", "transformer_layer_config": {"hidden_size": 8}}
     out = getattr(v0_6_to_v0_7, direction)(doc, None)
     assert out.document["transformer_layer_config"] == {"hidden_size": 8, "model_type": value}
+    (change,) = [c for c in out.changes if c.pointer == "/transformer_layer_config/model_type"]
+    release = "0.6 and older" if direction == "upgrade" else "0.7 and newer"
+    assert change.why == (
+        f"without it, {release} builds a {value} layer config by default while the other "
+        "side of 0.6/0.7 assumes the other class; write it explicitly"
+    )
 
 
 def test_training_keys_that_are_absent_are_not_removed():
@@ -292,3 +305,20 @@ def test_no_sliding_layer_no_problem_going_down(layer):
         doc["transformer_layer_config"] = layer
     out = v0_5_to_v0_6.downgrade(doc, None)
     assert out.problems == [] and not [c for c in out.changes if c.lossy]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "depths"),
+    [(1, 1), (2, 2), (15, 15), (16, 16), (17, 8), (0, 8), (True, 8), ("3", 8), (None, 8)],
+)
+def test_num_depths_mirrors_speculative_tokens_within_1_to_16(tokens, depths):
+    """0.7->0.6 restores num_depths (0.6's field): speculative_tokens where 0.6 allows it,
+    else 0.6's default 8; both ends of 1-16 included."""
+    doc = {
+        "speculators_model_type": "peagle",
+        "speculators_config": {"proposal_methods": [{"speculative_tokens": tokens}]},
+    }
+    out = v0_6_to_v0_7.downgrade(doc, None)
+    assert out.document["num_depths"] == depths
+    (change,) = [c for c in out.changes if c.pointer == "/num_depths"]
+    assert change.why.endswith("(num_depths mirrors speculative_tokens)")

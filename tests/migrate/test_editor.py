@@ -201,7 +201,7 @@ def test_add_default_into_an_array_element():
 
 def test_the_root_cannot_be_edited():
     ed = Editor(_methods(), "t")
-    with pytest.raises(ValueError, match="root"):
+    with pytest.raises(ValueError, match="^cannot edit the document root$"):
         ed.set("", {}, "why")
 
 
@@ -220,3 +220,40 @@ def test_a_problem_keeps_the_severity_and_words_it_is_given():
     )
     assert (default.severity, default.lossy, default.pointer) == ("warning", False, "/y")
     assert default.message.startswith("speculators 0.2-0.4 cannot build mlp configs")
+
+
+def test_set_creates_the_objects_on_its_way_and_copies_each_container_once():
+    doc = {"a": {"x": 1}}
+    ed = Editor(doc, "t")
+    ed.set("/n/m/k", 1, "why", lossy=True)
+    assert ed.doc["n"] == {"m": {"k": 1}} and ed.changes[0].lossy is True
+    ed.set("/a/y", 2, "why")
+    first = ed.doc["a"]
+    ed.set("/a/z", 3, "why")
+    assert ed.doc["a"] is first and first == {"x": 1, "y": 2, "z": 3} and doc == {"a": {"x": 1}}
+
+
+def test_get_hands_back_the_default_asked_for():
+    ed = Editor({"a": None}, "t")
+    assert ed.get("/b", 5) == 5 and ed.get("/a", 5) is None and not ed.has("/b")
+
+
+@pytest.mark.parametrize(
+    ("parts", "ptr"), [(("a/b", "c~d"), "/a~1b/c~0d"), (("~1",), "/~01"), ((0, "x"), "/0/x")]
+)
+def test_pointers_escape_and_split_back(parts, ptr):
+    from spec_format.rewrites.migration.records import pointer, split_pointer
+
+    assert pointer(*parts) == ptr
+    assert split_pointer(ptr) == [str(p) for p in parts]
+
+
+def test_a_pointer_without_its_slash_is_refused():
+    from spec_format.rewrites.migration.records import split_pointer
+
+    with pytest.raises(ValueError, match="^not a JSON pointer: 'a/b'$"):
+        split_pointer("a/b")
+
+
+def test_absent_is_falsy_and_says_so():
+    assert not ABSENT and repr(ABSENT) == "<absent>"

@@ -251,8 +251,13 @@ def test_rope_parameters_come_back_as_theta_and_scaling(params, layer):
 def test_rope_parameters_of_no_object_are_a_problem(params):
     out = v0_7_to_v0_8.downgrade(_tlc(rope_parameters=params), None)
     assert out.changes == []
-    assert [(p.rule, p.pointer, p.step) for p in out.problems] == [
-        ("R004", "/transformer_layer_config/rope_parameters", "0.8->0.7")
+    assert [(p.rule, p.pointer, p.step, p.message) for p in out.problems] == [
+        (
+            "R004",
+            "/transformer_layer_config/rope_parameters",
+            "0.8->0.7",
+            "/transformer_layer_config/rope_parameters is not an object; fix it by hand",
+        )
     ]
 
 
@@ -322,3 +327,66 @@ def test_num_depths_mirrors_speculative_tokens_within_1_to_16(tokens, depths):
     assert out.document["num_depths"] == depths
     (change,) = [c for c in out.changes if c.pointer == "/num_depths"]
     assert change.why.endswith("(num_depths mirrors speculative_tokens)")
+
+
+from spec_format.rewrites.migration.steps._common import uses_sliding_window  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("layer", "sliding"),
+    [
+        ({"layer_types": ["full_attention", "sliding_attention"]}, True),  # the list alone
+        (
+            {"layer_types": ["full_attention"], "use_sliding_window": True, "sliding_window": 8},
+            True,
+        ),
+        ({"use_sliding_window": True, "sliding_window": 8}, True),  # the flag and a window
+        ({"use_sliding_window": True, "sliding_window": None}, False),
+        ({"use_sliding_window": False, "sliding_window": 8}, False),
+        ({"layer_types": "sliding_attention"}, False),  # no list
+        ({}, False),
+        (None, False),
+    ],
+)
+def test_what_counts_as_a_sliding_window_layer(layer, sliding):
+    assert uses_sliding_window(layer) is sliding
+
+
+def test_a_layer_config_of_no_object_is_left_to_the_schema():
+    for step in (v0_1_to_v0_2, v0_5_to_v0_6, v0_6_to_v0_7, v0_7_to_v0_8):
+        for direction in ("upgrade", "downgrade"):
+            doc = {"speculators_model_type": "dflash", "transformer_layer_config": "x"}
+            out = getattr(step, direction)(doc, None)
+            assert out.document["transformer_layer_config"] == "x" and out.problems == []
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        # only the layer config spells it: it is respelled there (the top level has none)
+        (
+            {"transformer_layer_config": {"torch_dtype": "float16"}},
+            {"transformer_layer_config": {"dtype": "float16"}},
+        ),
+        ({"torch_dtype": None}, {"dtype": None}),  # null alone: kept as the new spelling
+    ],
+)
+def test_dtype_is_respelled_where_it_is(doc, expected):
+    doc = {"speculators_model_type": "eagle3", **doc}
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    del out.document["eagle_aux_hidden_state_layer_ids"]
+    assert out.document == {"speculators_model_type": "eagle3", **expected}
+
+
+def test_two_dtype_spellings_in_the_layer_config_are_named_there():
+    doc = {
+        "speculators_model_type": "eagle3",
+        "transformer_layer_config": {"torch_dtype": "float32", "dtype": "bfloat16"},
+    }
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    ((pointer, message),) = [(p.pointer, p.message) for p in out.problems]
+    assert pointer == "/transformer_layer_config/torch_dtype"
+    assert message.startswith(
+        "/transformer_layer_config/torch_dtype is 'float32' but "
+        "/transformer_layer_config/dtype is 'bfloat16'; transformers refuses"
+    )

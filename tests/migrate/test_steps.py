@@ -390,3 +390,27 @@ def test_two_dtype_spellings_in_the_layer_config_are_named_there():
         "/transformer_layer_config/torch_dtype is 'float32' but "
         "/transformer_layer_config/dtype is 'bfloat16'; transformers refuses"
     )
+
+
+from spec_format.rewrites.migration.steps import v0_4_to_v0_5  # noqa: E402
+
+
+@pytest.mark.parametrize(("model_type", "kept"), [("eagle3", False), ("independent", True)])
+def test_a_top_level_model_type_goes_on_the_way_to_0_4_except_for_independent(model_type, kept):
+    """An independent draft is a plain transformers config: its model_type is its own."""
+    doc = {"speculators_model_type": model_type, "model_type": "llama"}
+    out = v0_4_to_v0_5.downgrade(doc, None)
+    assert ("model_type" in out.document) is kept
+    assert [c.pointer for c in out.changes] == ([] if kept else ["/model_type"])
+
+
+def test_a_conflict_at_the_top_level_does_not_stop_the_layer_config_respelling():
+    doc = {
+        "speculators_model_type": "eagle3",
+        "torch_dtype": "float32",
+        "dtype": "bfloat16",
+        "transformer_layer_config": {"torch_dtype": "float16"},
+    }
+    out = v0_1_to_v0_2.upgrade(doc, None)
+    assert out.document["transformer_layer_config"] == {"dtype": "float16"}
+    assert [p.pointer for p in out.problems] == ["/torch_dtype"]

@@ -25,6 +25,8 @@ OWNED = (
     "docs/rules/",
     "docs/diagrams/",
     "tests/rules/cases/",
+    # migration goldens: written by SPECFMT_UPDATE_GOLDEN=1 pytest tests/migrate/test_golden.py
+    "tests/migrate/golden/",
     "benches/",
 )
 #: files that pin a release for facts of that release (not as "the newest"); they keep

@@ -65,7 +65,10 @@ def _specfmt_verdicts(config_path, options):
     report = validate([config_path], options).files[0]
     schema_findings = [f for f in report.findings if f.rule.startswith("S")]
     keyword = [f for f in schema_findings if f.rule.startswith("S1")]
-    has_type = report.model_type in catalog.version_entry(report.format_version or catalog.latest_version()).types
+    has_type = (
+        report.model_type
+        in catalog.version_entry(report.format_version or catalog.latest_version()).types
+    )
     root_valid = not keyword and has_type
     return report, schema_findings, {"root": root_valid, "typed": not keyword}, has_type
 
@@ -107,7 +110,11 @@ def test_validators_agree_with_specfmt(tmp_path):
     for path, wrapped, expected, options, config_path in cases:
         report, findings, verdicts, has_type = _specfmt_verdicts(config_path, options)
         specfmt.append((report, findings, verdicts))
-        entry = {"file": str(path), "wrapped": wrapped, "version": report.format_version or catalog.latest_version()}
+        entry = {
+            "file": str(path),
+            "wrapped": wrapped,
+            "version": report.format_version or catalog.latest_version(),
+        }
         if has_type:
             entry["type"] = report.model_type
         if expected is not None:

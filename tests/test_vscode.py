@@ -97,7 +97,10 @@ def _expected(config: dict, options: ValidateOptions):
     report = validate_config(config, options)
     findings = [f for f in report.findings if f.rule.startswith("S")]
     keyword = [f for f in findings if f.rule.startswith("S1")]
-    has_type = report.model_type in catalog.version_entry((report.format_version or catalog.latest_version())).types
+    has_type = (
+        report.model_type
+        in catalog.version_entry(report.format_version or catalog.latest_version()).types
+    )
     if keyword:
         return report, keyword
     return report, ([] if has_type else findings)
@@ -115,10 +118,22 @@ def _jobs():
         for dialect in DIALECTS:
             name = f"{path.parent.name}/{path.stem}"
             documents.append(
-                _document("negative", name, dialect, (report.format_version or catalog.latest_version()), text, locate=pointers)
+                _document(
+                    "negative",
+                    name,
+                    dialect,
+                    (report.format_version or catalog.latest_version()),
+                    text,
+                    locate=pointers,
+                )
             )
             checks.append(
-                ("negative", f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})", report, flagged)
+                (
+                    "negative",
+                    f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})",
+                    report,
+                    flagged,
+                )
             )
     positives = [e / "config.json" for e in EXAMPLES] + VALID + RELEASES
     for path in positives:
@@ -129,10 +144,22 @@ def _jobs():
         for dialect in DIALECTS:
             name = path.relative_to(ROOT).as_posix()
             documents.append(
-                _document("positive", name, dialect, (report.format_version or catalog.latest_version()), text, hover=hover)
+                _document(
+                    "positive",
+                    name,
+                    dialect,
+                    (report.format_version or catalog.latest_version()),
+                    text,
+                    hover=hover,
+                )
             )
             checks.append(
-                ("positive", f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})", report, keys)
+                (
+                    "positive",
+                    f"{name} ({dialect}, format {(report.format_version or catalog.latest_version())})",
+                    report,
+                    keys,
+                )
             )
     for version, entry in catalog.versions().items():
         for model_type in entry.types:
@@ -227,7 +254,9 @@ def test_negative_fixtures_get_a_diagnostic_on_the_offending_key(service):
             for d in hits:
                 if d in unexplained:
                     unexplained.remove(d)
-                why = _actionable(f, d["message"], (report.format_version or catalog.latest_version()))
+                why = _actionable(
+                    f, d["message"], (report.format_version or catalog.latest_version())
+                )
                 if why:
                     problems.append(f"{name}: {d['message']!r} at {f.pointer}: {why}")
         problems += [f"{name}: stray diagnostic {d['range']} {d['message']}" for d in unexplained]

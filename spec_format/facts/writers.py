@@ -88,12 +88,10 @@ def dspark_anchor_missing(doc: dict[str, Any]) -> str | None:
 
 
 def v03_hardcoded_llama(doc: dict[str, Any]) -> bool:
-    declared = declared_build(doc)
-    return (
-        declared is not None
-        and declared.line == "0.3"
-        and "Eagle3DraftModel" in json_strings(doc.get("architectures"))
-        and versions.in_range(declared, "0.3.0.dev37", "0.4.0.dev32")
+    """Trained by 0.3.0.dev37 ... 0.4.0.dev32 (both ends included: the 0.4.0 dev builds up
+    to dev32 still wrote LlamaForCausalLM; dev33 on wrote [])."""
+    return "Eagle3DraftModel" in json_strings(doc.get("architectures")) and versions.in_range(
+        declared_build(doc), "0.3.0.dev37", "0.4.0.dev32"
     )
 
 

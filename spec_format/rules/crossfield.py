@@ -13,7 +13,7 @@ from typing import Any
 
 from spec_format.base.jsonload import json_int
 from spec_format.base.report import Edit, Severity
-from spec_format.facts import catalog
+from spec_format.facts import catalog, writers
 from spec_format.facts.effective import effective
 from spec_format.rules.base import Context, Hit, Layer, Rule
 from spec_format.rules.version import dflash_bug
@@ -118,13 +118,16 @@ class SpeculativeTokensBlockMismatch(_CrossFieldRule):
         tokens = json_int(methods[0].get("speculative_tokens")) if methods else None
         if tokens is None:
             return NO_HITS
-        anchor = effective(ctx, "sample_from_anchor") is True
+        source = "" if "sample_from_anchor" in ctx.config else " (type default)"
+        if not source or writers.dspark_anchor_missing(ctx.config) is None:
+            anchor = effective(ctx, "sample_from_anchor") is True
+        else:  # a dspark writer that left it out meant false (M005), as fix writes it (C001)
+            anchor, source = writers.DSPARK_ANCHOR_MEANT, " (what its writer meant, M005)"
         expected = block if anchor else block - 1
         if tokens == expected:
             return NO_HITS
         if "M006" in ctx.options.get("running", ()) and dflash_bug(ctx):
             return NO_HITS  # the cause, a known writer bug, is M006's finding at the same place
-        source = "" if "sample_from_anchor" in ctx.config else " (type default)"
         return (
             Hit(
                 f"speculative_tokens is {tokens} but block_size {block} with "

@@ -63,7 +63,13 @@ def at(doc, line, **kw):
         return None
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: derandomized: the same examples on every run, so a failure is reproducible and a pass stable
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @SETTINGS

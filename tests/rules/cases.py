@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -379,10 +379,21 @@ class Outcome:
     messages: dict[str, list[str]]
     document: dict[str, Any] | None = None
     error: str | None = None
+    #: the severities each rule's findings have
+    severities: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def rules(self) -> set[str]:
         return set(self.messages)
+
+    @property
+    def findings(self) -> dict[str, list[str]]:
+        """rule -> its findings' severities: the form a case's ``findings`` states."""
+        return {r: sorted(self.severities.get(r, ())) for r in sorted(self.messages)}
+
+    def add(self, rule: str, severity: str, message: str) -> None:
+        self.messages.setdefault(rule, []).append(message)
+        self.severities.setdefault(rule, set()).add(severity)
 
 
 def run(case: RuleCase, folder: Path, builds: Path, monkeypatch=None) -> Outcome:
@@ -403,19 +414,19 @@ def run(case: RuleCase, folder: Path, builds: Path, monkeypatch=None) -> Outcome
         result = rewrite(path, kind(**options))
     except SpecfmtError as e:
         return Outcome({}, error=str(e))
-    messages: dict[str, list[str]] = {}
+    outcome = Outcome({}, document=result.document)
     for p in result.problems:
-        messages.setdefault(p.rule, []).append(p.message)
-    return Outcome(messages, document=result.document)
+        outcome.add(p.rule, p.severity, p.message)
+    return outcome
 
 
 def validated(path: Path | str, options: dict[str, Any]) -> Outcome:
     """The findings ``validate`` reports on ``path``, by rule."""
     report = validate([str(path)], ValidateOptions(**options))
-    messages: dict[str, list[str]] = {}
+    outcome = Outcome({})
     for f in (f for fr in report.files for f in fr.findings):
-        messages.setdefault(f.rule, []).append(f.message)
-    return Outcome(messages)
+        outcome.add(f.rule, f.severity.value, f.message)
+    return outcome
 
 
 def checked(case: RuleCase, path: Path, options: dict[str, Any]) -> Outcome:
@@ -440,8 +451,11 @@ def checked(case: RuleCase, path: Path, options: dict[str, Any]) -> Outcome:
         verifier=verifier,
         options=context_options,
     )
-    hits = list(registry.BY_ID[case.rule]().check(ctx))
-    return Outcome({case.rule: [h.message for h in hits]} if hits else {})
+    rule = registry.BY_ID[case.rule]
+    outcome = Outcome({})
+    for hit in rule().check(ctx):  # the check alone: the rule's own severity
+        outcome.add(case.rule, rule.severity.value, hit.message)
+    return outcome
 
 
 def write_document(document: dict[str, Any], folder: Path) -> Path:

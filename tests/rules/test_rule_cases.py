@@ -38,6 +38,7 @@ def builds(tmp_path_factory):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_rule_case(case, tmp_path, builds, monkeypatch):
     outcome = run(case, tmp_path / "run", builds, monkeypatch)
+    check_findings(case, outcome)
     if case.expect == "pass":
         assert case.rule not in outcome.rules, (case.description, outcome.messages[case.rule])
         return
@@ -56,9 +57,24 @@ def test_rule_case(case, tmp_path, builds, monkeypatch):
     assert case.rule in raised, f"{case.description}: {case.rule} not raised; got {sorted(raised)}"
     missing = set(case.data.get("also", [])) - raised
     assert not missing, f"{case.description}: expected {sorted(missing)} too; got {sorted(raised)}"
-    text = case.data.get("message")
-    if text:
-        assert any(text in m for m in outcome.messages[case.rule]), outcome.messages[case.rule]
+    texts = case.data.get("message", [])
+    for text in [texts] if isinstance(texts, str) else texts:
+        assert any(text in m for m in outcome.messages[case.rule]), (text, outcome.messages)
+
+
+def check_findings(case, outcome) -> None:
+    """The case's ``findings`` (exactly these rules, each with its severity), ``severity``
+    (the rule's own) and ``without`` (neighbours it must not raise)."""
+    got = {rule: "/".join(sev) for rule, sev in outcome.findings.items()}
+    if "findings" in case.data:
+        assert got == case.data["findings"], (
+            f"{case.description}: findings {got}, the case states {case.data['findings']}",
+            {r: outcome.messages[r] for r in got.keys() ^ case.data["findings"].keys()},
+        )
+    if "severity" in case.data:
+        assert got.get(case.rule) == case.data["severity"], (case.description, got)
+    raised = sorted(set(case.data.get("without", ())) & outcome.rules)
+    assert not raised, (f"{case.description}: must not raise {raised}", outcome.messages)
 
 
 def test_every_rule_has_its_cases_file_and_every_file_names_a_rule():
@@ -85,6 +101,16 @@ def test_a_cases_file_is_well_formed(path):
     assert "pass" in kinds and kinds & {"fail", "fix"}, f"{rule}: a failing and a passing case"
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), f"{rule}: two cases of one name"
+    for case in cases:
+        stated = case.data.get("findings")
+        if stated is None:
+            continue
+        own = stated.get(rule)
+        if case.expect != "fix":  # a fix case's findings are the rewrite's problems
+            assert (own is None) == (case.expect == "pass"), f"{case.id}: findings, expect"
+        assert case.data.get("severity", own) == own, f"{case.id}: severity and findings differ"
+        assert not set(case.data.get("also", ())) - stated.keys(), f"{case.id}: also not found"
+        assert not set(case.data.get("without", ())) & stated.keys(), f"{case.id}: without"
 
 
 def test_retired_rules_stay_documented():

@@ -165,6 +165,15 @@ def split_pointer(ptr: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in ptr[1:].split("/")]
 
 
+def index(node: list, part: str) -> int | None:
+    """``part`` as an index of an existing element of ``node`` (RFC 6901: ``0`` or digits
+    without a leading zero, ASCII only), or None when it names none."""
+    if not (part.isascii() and part.isdigit()) or (part != "0" and part.startswith("0")):
+        return None
+    i = int(part)
+    return i if i < len(node) else None
+
+
 def get(doc: Any, ptr: str, default: Any = ABSENT) -> Any:
     node = doc
     for part in split_pointer(ptr):
@@ -172,8 +181,8 @@ def get(doc: Any, ptr: str, default: Any = ABSENT) -> Any:
             if part not in node:
                 return default
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
+        elif isinstance(node, list) and (i := index(node, part)) is not None:
+            node = node[i]
         else:
             return default
     return node
@@ -213,15 +222,20 @@ class Editor:
         current = self.get(ptr)
         if current is not ABSENT and current == value and type(current) is type(value):
             return  # before the path is copied: an edit that changes nothing copies nothing
-        parent, key = self._parent(ptr, create=True)
-        before = parent.get(key, ABSENT) if isinstance(parent, dict) else parent[int(key)]
+        parent, key = self._parent(ptr)
+        if isinstance(parent, list):
+            # an element of an array is replaced; an index past the end names no element
+            # (the array would need a hole or a shift the step did not ask for)
+            slot = index(parent, key)
+            if slot is None:
+                raise ValueError(f"{ptr}: {key!r} is no element of its array ({len(parent)})")
+            before = parent[slot]
+        else:
+            slot, before = key, parent.get(key, ABSENT)
         # one copy, shared by the document and the record: an edit into it later copies it
         # first (it is not the editor's own), so the record keeps the value written
         value = copy_json(value)
-        if isinstance(parent, dict):
-            parent[key] = value
-        else:
-            parent[int(key)] = value
+        parent[slot] = value
         self.changes.append(Change(self.step, ptr, before, value, why, lossy))
 
     def add_default(self, ptr: str, value: Any, why: str) -> None:
@@ -230,12 +244,12 @@ class Editor:
             self.set(ptr, value, why)
 
     def remove(self, ptr: str, why: str, *, lossy: bool = False) -> None:
+        """Remove the key, or the element of an array (the later elements move down one: a
+        step removing several goes from the last to the first); nothing when it is absent."""
         if self.get(ptr) is ABSENT:
             return
-        parent, key = self._parent(ptr, create=False)
-        if not isinstance(parent, dict) or key not in parent:
-            return
-        before = parent.pop(key)
+        parent, key = self._parent(ptr)  # the whole path exists: get found it
+        before = parent.pop(index(parent, key) if isinstance(parent, list) else key)
         self.changes.append(Change(self.step, ptr, before, ABSENT, why, lossy))
 
     def problem(
@@ -266,26 +280,25 @@ class Editor:
     def output(self) -> StepOutput:
         return StepOutput(self.doc, self.changes, self.problems)
 
-    def _parent(self, ptr: str, *, create: bool) -> tuple[Any, str]:
+    def _parent(self, ptr: str) -> tuple[dict | list, str]:
+        """The container ``ptr`` ends in, made writable with every container on the way, and
+        the last reference token. A missing object on the way is created; a path through a
+        scalar or through an array element that does not exist is a step's bug (ValueError),
+        never an edit into a throwaway container."""
         parts = split_pointer(ptr)
         if not parts:
             raise ValueError("cannot edit the document root")
         node: Any = self.doc
         for part in parts[:-1]:
-            if isinstance(node, dict):
-                if part not in node:
-                    if not create:
-                        return {}, parts[-1]
-                    node[part] = self._owned({})
-                elif not isinstance(node[part], (dict, list)):
-                    raise ValueError(f"{ptr}: {part!r} is not an object; a step must check first")
-                node[part] = self._writable(node[part])
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node[int(part)] = self._writable(node[int(part)])
-                node = node[int(part)]
-            else:
-                return {}, parts[-1]
+            slot: Any = part if isinstance(node, dict) else index(node, part)
+            if slot is None:
+                raise ValueError(f"{ptr}: {part!r} is no element of its array ({len(node)})")
+            if isinstance(node, dict) and part not in node:
+                node[part] = self._owned({})
+            elif not isinstance(node[slot], (dict, list)):
+                raise ValueError(f"{ptr}: {part!r} is not an object; a step must check first")
+            node[slot] = self._writable(node[slot])
+            node = node[slot]
         return node, parts[-1]
 
     def _writable(self, node: dict | list) -> dict | list:

@@ -171,7 +171,10 @@ def migrate(
     make_engines_agree(agree, target, engines, named=bool(engines))
     doc = take(agree.output())
     del agree
-    result.problems.extend(eras.problems(doc))
+    # the writer's known mistakes are the original's: the stamp names the target release
+    # now, which would hide a mistake of the build that wrote the file (M007, M008) and
+    # blame one on the target release when it falls in a window
+    result.problems.extend(eras.problems(_as_written_by(doc, document)))
     result.problems.extend(
         Problem("C021", s.newer_message()) for s in disputes.newer_engines(options.engines)
     )
@@ -188,6 +191,14 @@ def migrate(
         # less on the common path: a 1.4M-item list costs what validate costs)
         result.source_errors = schema_errors(result.original, detection.line)
     return result
+
+
+def _as_written_by(doc: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the ``speculators_version`` of ``original`` (the build that wrote it)."""
+    out = {k: v for k, v in doc.items() if k != "speculators_version"}
+    if "speculators_version" in original:
+        out["speculators_version"] = original["speculators_version"]
+    return out
 
 
 def describe_loss(x: Change | Problem) -> str:

@@ -42,7 +42,7 @@ def drop_field(ed: Editor, types: tuple[str, ...], key: str, old_meaning: Any, w
     )
 
 
-def refuse_type(ed: Editor, target: str, note: str = "") -> None:
+def refuse_type(ed: Editor, target: str) -> None:
     """Downgrade: stop when the target line has no such type (no fallback exists)."""
 
     t = ed.model_type
@@ -51,7 +51,7 @@ def refuse_type(ed: Editor, target: str, note: str = "") -> None:
         raise MigrationRefused(
             f"speculators_model_type {t!r} does not exist in format {target} "
             f"(it knows {', '.join(available)}); no release of that line can load this "
-            f"checkpoint, so --allow-lossy cannot help{': ' + note if note else ''}"
+            "checkpoint, so --allow-lossy cannot help"
         )
 
 

@@ -115,4 +115,5 @@ def downgrade(doc, ctx) -> StepOutput:
 
 def _num_depths(ed: Editor) -> int:
     tokens = ed.get("/speculators_config/proposal_methods/0/speculative_tokens")
-    return tokens if isinstance(tokens, int) and 1 <= tokens <= 16 else 8
+    mirrored = isinstance(tokens, int) and not isinstance(tokens, bool) and 1 <= tokens <= 16
+    return tokens if mirrored else 8

@@ -203,7 +203,7 @@ def _verifier_note(options: ValidateOptions) -> str | None:
         f"no --verifier given: skipped the checks against the target model "
         f"({notes.id_ranges(ids)}: hidden size, vocabulary, aux layer range, attention, rope "
         "and positional range, architectures, quantization, dtype, rotation, the named "
-        "verifier); pass --verifier PATH",
+        "verifier, the engine's class for it); pass --verifier PATH",
     )
 
 

@@ -31,6 +31,7 @@ from spec_format.rules import (
     schema,
     untrained,
     verifier,
+    verifier_serving,
     version,
     vocab,
     weights_consumers,
@@ -179,6 +180,8 @@ RULES: tuple[type[Rule], ...] = (
     pairing.VerifierRotated,
     pairing.NamedVerifierDiffers,
     pairing.EngineQuantizesDraft,
+    verifier_serving.VerifierCannotServeDraft,
+    verifier_serving.VerifierArchitectureUnknownToEngine,
     # what migrate and fix report but cannot rewrite (R)
     rewrite.VerifierArchitecturesHardcoded,
     rewrite.MlpUnbuildable,

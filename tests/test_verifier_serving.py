@@ -1,4 +1,4 @@
-"""V015/V016 on inputs the rule cases do not cover: no or odd architectures, other engines."""
+"""V017/V018 on inputs the rule cases do not cover: no or odd architectures, other engines."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _findings(tmp_path, architectures, engines=("vllm==0.33.0",), model_type="ea
         config["architectures"] = architectures
     (verifier / "config.json").write_text(json.dumps(config), encoding="utf-8")
     report = validate([draft], ValidateOptions(verifier=str(verifier), engines=engines))
-    return [f for f in report.files[0].findings if f.rule in ("V015", "V016")]
+    return [f for f in report.files[0].findings if f.rule in ("V017", "V018")]
 
 
 @pytest.mark.parametrize("architectures", [None, [], "LlamaForCausalLM", [None, 3]])
@@ -37,7 +37,7 @@ def test_the_first_architecture_the_registry_knows_decides(tmp_path):
     does not make the pairing unknown."""
     assert _findings(tmp_path, ["MyLabForCausalLM", "Qwen3ForCausalLM"]) == []
     found = _findings(tmp_path / "b", ["MyLabForCausalLM", "Qwen2MoeForCausalLM"])
-    assert [f.rule for f in found] == ["V015"]
+    assert [f.rule for f in found] == ["V017"]
 
 
 def test_a_type_without_aux_hidden_states_is_not_checked(tmp_path):
@@ -53,4 +53,4 @@ def test_the_first_release_that_can_is_named(tmp_path):
     first = reads.first_serving("eagle3", "Qwen2ForCausalLM")
     assert first is not None and first != "vllm==0.10.1"
     found = _findings(tmp_path, ["Qwen2ForCausalLM"], engines=("vllm==0.10.1",))
-    assert [f.rule for f in found] == ["V015"] and first in found[0].message
+    assert [f.rule for f in found] == ["V017"] and first in found[0].message

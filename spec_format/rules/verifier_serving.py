@@ -48,7 +48,7 @@ class VerifierCannotServeDraft(_ServingRule):
     """The named vLLM release's class for the verifier cannot hand this draft the aux hidden
     states it reads."""
 
-    id = "V015"
+    id = "V017"
     name = "verifier-cannot-serve-draft"
     since = "0.9.0"
     severity = Severity.ERROR
@@ -76,7 +76,7 @@ class VerifierArchitectureUnknownToEngine(_ServingRule):
     """The named vLLM release's registry does not settle whether the verifier's architecture
     can hand this draft its aux hidden states."""
 
-    id = "V016"
+    id = "V018"
     name = "verifier-architecture-unknown-to-engine"
     since = "0.9.0"
     severity = Severity.WARNING

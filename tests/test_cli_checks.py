@@ -167,7 +167,7 @@ def test_unknown_rule_selector_exits_2_with_the_closest_ids(cli):
     result = cli("validate", EAGLE3, "--select", "V9")
     assert result.exit_code == 2 and "(did you mean V009?)" in result.output
     result = cli("validate", EAGLE3, "--select", "VZZZZ")
-    assert result.exit_code == 2 and "the V rules are V001-V016" in result.output
+    assert result.exit_code == 2 and "the V rules are V001-V018" in result.output
     result = cli("validate", EAGLE3, "--ignore", "Q1")
     assert result.exit_code == 2
     assert "--ignore: unknown rule id 'Q1': a rule id is a layer letter (I, S," in result.output
@@ -193,7 +193,7 @@ def test_verifier_note_only_when_verifier_rules_were_skipped(cli):
     assert result.exit_code == 0
     assert "no --verifier given" not in result.output
     result = cli("validate", EAGLE3, "--select", "C001,V")
-    assert "skipped the checks against the target model (V001-V016" in result.output
+    assert "skipped the checks against the target model (V001-V018" in result.output
 
 
 # -- 4. a missing numpy ---------------------------------------------------------------------

@@ -42,6 +42,27 @@ def test_four_aux_layers_fail_where_fc_is_sized_for_three(engine):
 
 
 @pytest.mark.parametrize("engine", SERVING)
+def test_four_aux_layers_on_qwen3_layers_load_where_that_class_sizes_fc_by_the_ids(engine):
+    """0.24 on: the Qwen3-layer EAGLE-3 class sizes fc from the aux layer ids (per_class),
+    the Llama-layer one for 3; before 0.24 both families build the Llama class."""
+    weights = disputes.parse_engine(engine).data["models"]["eagle3"]["weights"]
+    qwen3 = {**EAGLE3["transformer_layer_config"], "model_type": "qwen3"}
+    config = {**EAGLE3, "transformer_layer_config": qwen3}
+    config["eagle_aux_hidden_state_layer_ids"] = [1, 12, 23, 34]
+    cls = weights["classes"]["qwen3"]
+    hits = _c020(config, engine)
+    if cls == "Eagle3Qwen3ForCausalLM":
+        assert weights["per_class"][cls]["fc_aux_layers"] == "eagle_aux_hidden_state_layer_ids"
+        assert hits == []
+        # the Llama-layer class of the same release still sizes fc for 3
+        llama = {**config, "transformer_layer_config": EAGLE3["transformer_layer_config"]}
+        assert any("sizes fc for 3" in h for h in _c020(llama, engine))
+    else:
+        # (and their Llama layers build no q_norm/k_norm: the other hits)
+        assert any("fc.weight takes 4" in h and "sizes fc for 3" in h for h in hits)
+
+
+@pytest.mark.parametrize("engine", SERVING)
 def test_norm_modules_the_release_never_builds(engine):
     """A module is built when the model code has it and the config reader passes its flag."""
     rel = disputes.parse_engine(engine)

@@ -325,7 +325,8 @@ def _verifier_note(options: ValidateOptions) -> str | None:
         f"no --verifier given: skipped the checks against the target model "
         f"({notes.id_ranges(ids)}: hidden size, vocabulary, aux layer range, attention, rope "
         "and positional range, architectures, quantization, dtype, rotation, the named "
-        "verifier, the mask token against its special ids); pass --verifier PATH",
+        "verifier, the mask token against its special ids, the engine's class for it); pass "
+        "--verifier PATH",
     )
 
 

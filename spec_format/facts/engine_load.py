@@ -83,6 +83,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     """The release's load of a draft with these tensor names (the rule and the executed
     weight-contract test share it)."""
     names = sorted(set(names))
+    weights = readers.class_weights(weights, config)
     out = Load()
     out.fc_sized = readers.fc_aux_layers(engine, weights, model_type, config)
     aux = catalog.aux_key(model_type)
@@ -91,8 +92,7 @@ def predict(engine, weights: dict, model_type: str, config: dict, names: Iterabl
     if sized is not None and sized != wants and "fc.weight" in names:
         out.fails.append(("fc.weight", f"/{aux}", f"takes {wants} aux hidden states"))
     optional, dropped = weights.get("optional", {}), weights.get("dropped", {})
-    layer = config.get("transformer_layer_config")
-    family = (layer.get("model_type") if isinstance(layer, dict) else None) or "llama"
+    family = readers.draft_family(config)
     known_norms = weights.get("layer_norms")
     built_norms = set((known_norms or {}).get(family, ()))
     every_norm = _layer_norms(model_type)

@@ -395,12 +395,30 @@ def aux_count(value: Any) -> int:
 DRAFT_LAYERS = "transformer_layer_config.num_hidden_layers"
 
 
+def draft_family(config: dict) -> str:
+    """The decoder family a draft's ``transformer_layer_config`` names (Llama when unset)."""
+    layer = config.get("transformer_layer_config")
+    family = layer.get("model_type") if isinstance(layer, dict) else None
+    return family if isinstance(family, str) and family else "llama"
+
+
+def class_weights(weights: dict, config: dict) -> dict:
+    """A ``models.<type>.weights`` block as it holds for the draft class the release builds
+    for ``config``'s decoder family: the block's ``per_class`` entry for that class (its
+    ``classes`` name it) overrides the type-wide facts (0.24+: the Qwen3-layer EAGLE-3 class
+    sizes ``fc`` from the aux layer ids, the Llama one for three)."""
+    cls = weights.get("classes", {}).get(draft_family(config))
+    override = weights.get("per_class", {}).get(cls) if cls else None
+    return {**weights, **override} if override else weights
+
+
 def fc_aux_layers(release: Release, weights: dict, model_type: str, config: dict) -> int | None:
     """How many aux hidden states ``release`` sizes a draft's ``fc`` for, from its
-    ``models.<type>.weights`` block ``weights``: a fixed count, the key whose reading (the ids
+    ``models.<type>.weights`` block ``weights`` (as it holds for the class built for the
+    draft's family, :func:`class_weights`): a fixed count, the key whose reading (the ids
     the release's reader passes on) it takes the length of, or the draft's decoder layer
     count (``None`` when the config does not say it)."""
-    sized = weights["fc_aux_layers"]
+    sized = class_weights(weights, config)["fc_aux_layers"]
     if sized == DRAFT_LAYERS:
         layer = config.get("transformer_layer_config")
         count = layer.get("num_hidden_layers") if isinstance(layer, dict) else None

@@ -33,6 +33,7 @@ from spec_format.rules import (
     schema,
     untrained,
     verifier,
+    verifier_serving,
     version,
     vocab,
     weights_consumers,
@@ -188,6 +189,8 @@ RULES: tuple[type[Rule], ...] = (
     pairing.EngineQuantizesDraft,
     relations.MaskTokenIsSpecial,
     relations.DraftRunDtypeDiffers,
+    verifier_serving.VerifierCannotServeDraft,
+    verifier_serving.VerifierArchitectureUnknownToEngine,
     # what migrate and fix report but cannot rewrite (R)
     rewrite.VerifierArchitecturesHardcoded,
     rewrite.MlpUnbuildable,

@@ -4,8 +4,9 @@ For every vLLM group and draft type whose ``models.<type>.weights`` block says `
 tiny drafts of that type written by spec_format.testing are loaded by the release itself
 (weights_probe.py: the release's ``EngineArgs``, registry, draft class and
 ``DefaultModelLoader`` on CPU; one probe process per release loads the drafts of every type).
-EAGLE-3 (``CASES``): the plain draft, each optional norm, four aux layers, a Qwen3 decoder
-layer with and without ``q_norm``/``k_norm``, per-head norms on a Llama layer, a stray
+EAGLE-3 (``CASES``): the plain draft, each optional norm, four aux layers on a Llama and on a
+Qwen3 decoder layer (each class sizes ``fc`` its own way), a Qwen3 decoder layer with and
+without ``q_norm``/``k_norm``, per-head norms on a Llama layer, a stray
 ``input_norm``; the other types: ``TYPE_CASES``. What the rules predict from the block
 (``spec_format.rules.engine_weights.predict``: C020, W025) must be what happened: the same
 failure, the same tensors skipped without an error, the same modules left at their initial
@@ -39,6 +40,8 @@ CASES = {
     "four-aux": ({"eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5]}, {}),
     "qwen3": (QWEN3, {}),
     "qwen3-without-qk-norm": (QWEN3, {"drop": QK}),
+    # the Qwen3-layer class (0.24 on) sizes fc from the ids, the Llama one for three
+    "qwen3-four-aux": ({**QWEN3, "eagle_aux_hidden_state_layer_ids": [1, 2, 4, 5]}, {}),
     "llama-with-qk-norm": ({}, {"extra": {n: ("BF16", (32,)) for n in QK}}),
     "stray-input-norm": ({}, {"extra": {"input_norm.weight": ("BF16", (192,))}}),
 }

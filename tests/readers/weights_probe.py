@@ -2,7 +2,8 @@
 never imported by specfmt. Builds a release's draft model on CPU and loads a checkpoint.
 
 Reads JSON requests, one per line, on stdin: ``{"draft": DIR, "verifier": DIR}`` (a draft
-written by spec_format.testing, and a local verifier config); answers each with one line:
+written by spec_format.testing, and a local verifier config; ``"record": true`` adds the
+config reads, reads_probe.py); answers each with one line:
   {"stage", "error", "class", "loaded": {tensor: param}, "dropped": [...], "initial": [...]}
 
 Everything is vLLM's own, unmodified code (a release before 0.31 gets its own ``CpuPlatform``
@@ -208,6 +209,20 @@ def _without_triton_check(draft: str, verifier: str):
 
 
 def load(request: dict) -> dict:
+    """The answer to one request; with ``"record": true`` also ``reads``, what the release
+    read from the draft's and the verifier's configs on the way (reads_probe.py: the answer
+    is otherwise the same)."""
+    if not request.get("record"):
+        return _load(request)
+    import reads_probe
+
+    with reads_probe.recording(request["draft"], request["verifier"]) as reads:
+        out = _load(request)
+    out["reads"] = {**reads, "interface": reads_probe.interface(request["verifier"])}
+    return out
+
+
+def _load(request: dict) -> dict:
     out = {"stage": None, "error": None, "class": None}
     draft, verifier = request["draft"], request["verifier"]
     try:

@@ -1,0 +1,98 @@
+"""Whether a named vLLM release can run the verifier's model class beside this draft.
+
+EAGLE-3, P-EAGLE, DFlash, DFlash2 and DSpark drafts read hidden states of chosen verifier
+layers. vLLM's model runner turns on the verifier's aux hidden-state outputs for them and
+refuses, at start-up, a verifier class that does not implement ``SupportsEagle3``. Which
+architectures implement it grew release by release; the facts are each release group's
+model registry and classes (``schema/readers/reads/vllm-<group>.json``,
+``verifier_architectures``; read from the release's source, ``supports_eagle3`` executed for
+the test verifiers). The verifier's architecture is the first of its ``architectures`` that
+the release's registry knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spec_format.base.report import Severity
+from spec_format.facts import reads
+from spec_format.rules.base import Context, Hit, Layer, Rule, Stability
+from spec_format.rules.engines import named_engines
+from spec_format.rules.verifier import verifier_info
+
+
+class _ServingRule(Rule):
+    abstract = True
+    layer = Layer.VERIFIER
+    requires = frozenset({"verifier"})
+    applies_to = reads.AUX_TYPES
+    status = Stability.PREVIEW
+
+
+def _answers(ctx: Context) -> Iterator[tuple[object, str | None, reads.Serving | None]]:
+    """(named vLLM release serving the type, the verifier architecture its registry knows
+    or the first one named, that release's answer for it)."""
+    archs = verifier_info(ctx).architectures or []
+    for engine in named_engines(ctx):
+        if engine.name != "vllm" or not engine.serves(ctx.model_type) or not archs:
+            continue
+        if reads.groups().get(engine.representative) is None:
+            continue  # no recording of that group
+        answers = [(a, reads.serving(engine.representative, a)) for a in archs]
+        known = [(a, s) for a, s in answers if s is not None and s.known]
+        arch, found = known[0] if known else answers[0]
+        yield engine, arch, found
+
+
+class VerifierCannotServeDraft(_ServingRule):
+    """The named vLLM release's class for the verifier cannot hand this draft the aux hidden
+    states it reads."""
+
+    id = "V017"
+    name = "verifier-cannot-serve-draft"
+    since = "0.9.0"
+    severity = Severity.ERROR
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for engine, arch, found in _answers(ctx):
+            if found is None or not found.known or found.serves is not False:
+                continue
+            first = reads.first_serving(ctx.model_type, arch)
+            later = (
+                f"the first covered release that can is {first}"
+                if first
+                else "no covered release can"
+            )
+            yield Hit(
+                f"{engine.id}'s model class for the verifier's {arch} does not implement "
+                f"SupportsEagle3, which its model runner requires to hand a "
+                f"{ctx.model_type} draft the verifier's aux hidden states: serving fails at "
+                f"start-up ('Model does not support EAGLE3 interface'); {later}",
+                pointer="/speculators_config/verifier/architectures",
+            )
+
+
+class VerifierArchitectureUnknownToEngine(_ServingRule):
+    """The named vLLM release's registry does not settle whether the verifier's architecture
+    can hand this draft its aux hidden states."""
+
+    id = "V018"
+    name = "verifier-architecture-unknown-to-engine"
+    since = "0.9.0"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for engine, arch, found in _answers(ctx):
+            if found is None or found.serves is not None:
+                continue
+            why = (
+                "picks that class at run time"
+                if found.known
+                else "has no generation architecture of that name"
+            )
+            yield Hit(
+                f"{engine.id}'s model registry {why}: whether it can hand a "
+                f"{ctx.model_type} draft the aux hidden states of a {arch} verifier is "
+                "unknown, so this pairing is not checked",
+                pointer="/speculators_config/verifier/architectures",
+            )

@@ -533,10 +533,9 @@ def wrap(line: Line, width: int, indent: int) -> list[Line]:
         size = sum(len(t) for t, _ in word)
         if not word:
             continue
-        # a command wider than a whole line stays after its label (``help:``): it is never
-        # broken, and moving it would only leave the label alone on its line
-        command = any(st == CODE_STYLE or t.startswith("`") for t, st in word)
-        if not fresh and used + 1 + size > width and not (command and size > width - indent):
+        # a word or command that does not fit goes to the next line (a command wider than
+        # a whole line stands alone there, never broken)
+        if not fresh and used + 1 + size > width:
             out.append(current)
             current, used, fresh = [(" " * indent, "")], indent, True
         if not fresh:

@@ -123,6 +123,12 @@ def isolated_option():
     )
 
 
+def quiet_option(help: str):
+    """``--quiet/-q``: what needs attention and one summary line (every command that prints
+    findings has it; ``help`` says what that command leaves out)."""
+    return typer.Option(False, "--quiet", "-q", help=help)
+
+
 class Color(str, enum.Enum):
     auto = "auto"
     always = "always"

@@ -15,6 +15,7 @@ from spec_format.cli.common import (
     handle_errors,
     parse_aux_ids,
     print_text,
+    quiet_option,
     stdout,
     verifier_option,
 )
@@ -85,6 +86,10 @@ def convert_command(
         "format's transformers: 5GB for 4.x, 50GB for 5.x).",
     ),
     report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
+    quiet: bool = quiet_option(
+        "Only the notes, what is dropped, the validation's findings and what was written (no "
+        "config origins or tensor mapping)."
+    ),
 ) -> None:
     """Convert a third-party draft checkpoint (SafeAILab EAGLE-3, ...) into the speculators
     format: every tensor mapped or dropped with its reason, every config value with its
@@ -116,7 +121,7 @@ def convert_command(
     if report_format == ReportFormat.json.value:
         out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
-        print_text(render_text(result, dry_run), out)  # wrapped between words on a terminal
+        print_text(render_text(result, dry_run, quiet), out)  # wrapped between words on a terminal
     raise typer.Exit(ExitCode.OK)
 
 
@@ -128,7 +133,7 @@ def _at(config, pointer: str):
     return node
 
 
-def render_text(result, dry_run: bool) -> str:
+def render_text(result, dry_run: bool, quiet: bool = False) -> str:
     from spec_format.facts.catalog import record
     from spec_format.rewrites.migration.output import dumps
 
@@ -139,18 +144,22 @@ def render_text(result, dry_run: bool) -> str:
         f"{result.source}: {plan.kind} -> {model_type} ({rec.what if rec else '?'}), "
         f"format {result.format_version}"
     ]
-    lines.append("config:")
-    for p in plan.provenance:
-        value = json.dumps(_at(plan.config, p.pointer))
-        value = value if len(value) <= 60 else value[:57] + "..."
-        detail = f" ({p.detail})" if p.detail else ""
-        lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
-    lines.append("tensors:")
-    lines.extend(_tensor_lines(plan.moves))
+    if not quiet:  # -q: what each value and tensor comes from is left out
+        lines.append("config:")
+        for p in plan.provenance:
+            value = json.dumps(_at(plan.config, p.pointer))
+            value = value if len(value) <= 60 else value[:57] + "..."
+            detail = f" ({p.detail})" if p.detail else ""
+            lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
+        lines.append("tensors:")
+        lines.extend(_tensor_lines(plan.moves))
     for title, items in (("notes", plan.notes), ("lossy (--allow-lossy)", plan.lossy)):
         if items:
             lines.append(f"{title}:")
             lines.extend(f"  - {n}" for n in items)
+    if dry_run and quiet:
+        lines.append("dry run, nothing written")
+        return "\n".join(lines) + "\n"
     if dry_run:
         lines.append("config.json (dry run, nothing written):")
         lines.append(dumps(plan.config).rstrip("\n"))

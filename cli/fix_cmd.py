@@ -15,6 +15,7 @@ from spec_format.cli.common import (
     handle_errors,
     isolated_option,
     parse_aux_ids,
+    quiet_option,
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
@@ -65,6 +66,10 @@ def fix_command(
     ),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
+    quiet: bool = quiet_option(
+        "Only the errors and warnings each input still has (no list of changes); the diff "
+        "with --dry-run, one summary line with --check."
+    ),
 ) -> None:
     """Write out the defaults readers disagree about, each with its reason (same version).
 
@@ -89,10 +94,10 @@ def fix_command(
         )
         return rewrite.fix_file(path, options, opts)
 
-    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
+    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts, quiet)))
 
 
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
+def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions, quiet: bool = False) -> str:
     result = file.result
     head = f"{file.path}: format {result.detection.label()}"
-    return render_text(head, result.changes, result.problems, file.outcome, opts)
+    return render_text(head, result.changes, result.problems, file.outcome, opts, quiet=quiet)

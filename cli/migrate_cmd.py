@@ -14,6 +14,7 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
+    quiet_option,
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
@@ -59,6 +60,10 @@ def migrate_command(
     engine: list[str] = engine_option(),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
+    quiet: bool = quiet_option(
+        "Only the errors and warnings each input still has (no list of changes); the diff "
+        "with --dry-run, one summary line with --check."
+    ),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.
 
@@ -85,10 +90,10 @@ def migrate_command(
         )
         return rewrite.migrate_file(path, options, opts)
 
-    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts)))
+    raise typer.Exit(run_files(paths, opts, report_format, one, lambda r: _render(r, opts, quiet)))
 
 
-def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
+def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions, quiet: bool = False) -> str:
     result, outcome = file.result, file.outcome
     det = result.detection
     head = f"{file.path}: format {det.label()} -> {result.target} ({result.target_release})"
@@ -97,4 +102,4 @@ def _render(file: rewrite.FileResult, opts: rewrite.WriteOptions) -> str:
         extra.append(
             f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
         )
-    return render_text(head, result.changes, result.problems, outcome, opts, extra)
+    return render_text(head, result.changes, result.problems, outcome, opts, extra, quiet)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -72,11 +72,19 @@ def render_text(
     outcome: rewrite.Outcome,
     opts: rewrite.WriteOptions,
     extra: list[str] | None = None,
+    quiet: bool = False,
 ) -> str:
+    """The report of one input. ``quiet`` (-q): its problems only, under its headline, and
+    nothing when it has none (the diff of --dry-run and --check's last line stay)."""
     from spec_format.render.text import terminal_width, wrap
 
     stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
     width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
+    if quiet:  # -q: the errors and warnings, and the diff that --dry-run asked for
+        changes, extra = [], []
+        problems = [p for p in problems if p.severity != "info"]
+        if not problems and not (opts.dry_run and outcome.changed):
+            return ""
     rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
     rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
 
@@ -89,9 +97,9 @@ def render_text(
         body = wrap([(text, "")], max(width - len(prefix), 20) if width else 0, 0)
         for i, line in enumerate(body):
             lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
-    if not changes and not problems:
+    if not changes and not problems and not quiet:
         lines.append("  no changes")
-    if outcome.formatting_only:  # not a change: say so once, and what differs
+    if outcome.formatting_only and not quiet:  # not a change: say so once, and what differs
         lines += fit(f"  {FORMATTING_ONLY}")
     if opts.dry_run and outcome.changed:
         from spec_format.rewrites.migration.output import colour_diff
@@ -99,13 +107,15 @@ def render_text(
         diff = outcome.diff()
         lines.append("")
         lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
-    if opts.check:
+    if opts.check and not quiet:
         lines += fit(
             f"  would change {outcome.path}"
             if outcome.changed
             else f"  {outcome.path} is up to date"
         )
-    if outcome.written_to is not None:
+    if quiet:
+        pass  # the check's summary line (run_files) says what was done
+    elif outcome.written_to is not None:
         lines += fit(
             f"  wrote {outcome.written_to}"
             + (f" (backup {outcome.backup})" if outcome.backup else "")
@@ -142,9 +152,9 @@ def run_files(
     the exit code.
 
     One input keeps the single-file contract: the document on stdout unless another
-    destination is named, a JSON report as one object. Several inputs need a mode that
-    writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
-    list with one object per input.
+    destination is named. Several inputs need a mode that writes no document to stdout
+    (--check, --dry-run, --in-place). The JSON report is always a list with one object per
+    input, one input or many (a script reads one shape).
     """
     from spec_format.rewrites import rewrite
 
@@ -167,8 +177,7 @@ def run_files(
                 sys.stdout.write(render(result))
     if fmt == "json":
         payloads = [r.to_dict() for r in results]
-        doc: Any = payloads[0] if len(paths) == 1 else payloads
-        sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(dumps(payloads, indent=2, sort_keys=True) + "\n")
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed, stuck) + "\n")
     return rewrite.exit_code(results)

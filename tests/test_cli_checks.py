@@ -90,7 +90,7 @@ def test_fix_never_writes_a_default_beside_an_ambiguous_misspelling(cli, tmp_pat
     path.write_text(json.dumps(config, indent=2) + "\n")
     result = cli("fix", path, "-f", "json")
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    (doc,) = json.loads(result.output)  # a list, one object per input
     (problem,) = [p for p in doc["problems"] if p["rule"] == "C014"]
     assert "norm_before_residual, which is there too: remove it" in problem["message"]
     assert not [c for c in doc["changes"] if "norm_befor" in c["pointer"]]

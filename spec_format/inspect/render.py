@@ -29,11 +29,17 @@ def _forwards_text(report: InspectReport) -> str:
     return "one parallel draft forward drafts every token of the step (step cost 1 + c)"
 
 
-def render_text(report: InspectReport) -> str:
+def render_text(report: InspectReport, *, quiet: bool = False) -> str:
+    """The report; ``quiet`` (-q): the checkpoint, each gamma's break-even and the notes."""
     out = [
         f"{report.checkpoint}",
         f"  {report.model_type} ({report.what}), {report.family} family: {_forwards_text(report)}",
     ]
+    if quiet:
+        for g in report.economics:
+            out += _economics_lines(report, g)[:2]
+        out += [f"note: {n}" for n in report.notes]
+        return "\n".join(out)
     out += ["", *_draft_lines(report), "", *_target_lines(report)]
     for g in report.economics:
         out += ["", *_economics_lines(report, g)]

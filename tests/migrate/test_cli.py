@@ -64,10 +64,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(cfg):
     before = cfg.read_text()
     r = run("migrate", cfg, "--dry-run")
     assert r.exit_code == 0
-    assert (
-        f"--- {cfg}" in r.stdout
-        and f'+  "speculators_version": "{LATEST_RELEASE}"' in r.stdout
-    )
+    assert f"--- {cfg}" in r.stdout and f'+  "speculators_version": "{LATEST_RELEASE}"' in r.stdout
     assert cfg.read_text() == before
 
 

@@ -65,7 +65,11 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
         text = str(getattr(value, "value", value)).strip()
         if text.lower() in names:
             return text.lower()
-        hint = f"; did you mean {version_option} {text}?" if _VERSIONISH.fullmatch(text) else ""
+        hint = (
+            f"; did you mean {version_option} {text}?"
+            if version_option and _VERSIONISH.fullmatch(text)
+            else ""
+        )
         raise typer.BadParameter(f"{text!r} is not one of {', '.join(names)}{hint}")
 
     return typer.Option(

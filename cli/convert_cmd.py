@@ -134,6 +134,7 @@ def _at(config, pointer: str):
 
 
 def render_text(result, dry_run: bool, quiet: bool = False) -> str:
+    from spec_format.base.wording import human_bytes, plural, severity_word
     from spec_format.facts.catalog import record
     from spec_format.rewrites.migration.output import dumps
 
@@ -167,15 +168,13 @@ def render_text(result, dry_run: bool, quiet: bool = False) -> str:
     report = result.validation
     if report is not None:
         c = report.counts()
-        lines.append(
-            f"validation: ok ({c.get('error', 0)} errors, {c.get('warning', 0)} warnings, "
-            f"{c.get('info', 0)} notes)"
-        )
+        counts = [plural(c.get(k, 0), severity_word(k)) for k in ("error", "warning", "info")]
+        lines.append(f"validation: ok ({', '.join(counts)})")
         for f in report.sorted_findings():
-            lines.append(f"  {f.severity.value} {f.rule}: {f.message}")
+            lines.append(f"  {severity_word(f.severity)} {f.rule}: {f.message}")
     total = sum(b for _, b in result.files)
     names = ", ".join(n for n, _ in result.files)
-    lines.append(f"wrote {result.destination}: {names} ({total:,} bytes)")
+    lines.append(f"wrote {result.destination}: {names} ({human_bytes(total)})")
     return "\n".join(lines) + "\n"
 
 

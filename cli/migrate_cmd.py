@@ -36,8 +36,13 @@ if TYPE_CHECKING:
 def migrate_command(
     paths: list[Path] = paths_argument(),
     to: str = typer.Option(
-        None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
+        None,
+        "--to",
+        help="Target format version or release (default: latest), e.g. 0.5, 0.5.0 or latest.",
     ),
+    # --to, not --format-version: migrate names two versions (--from, --to); the spelling of
+    # the other commands is accepted too
+    format_version: str = typer.Option(None, "--format-version", hidden=True),
     source: str = typer.Option(
         None, "--from", help="Treat the input as this format version instead of detecting it."
     ),
@@ -82,7 +87,7 @@ def migrate_command(
 
     def one(path: Path) -> rewrite.FileResult:
         options = MigrateOptions(
-            to=to,
+            to=to or format_version,
             source_version=source,
             allow_lossy=allow_lossy,
             verifier=verifier_config,

@@ -76,6 +76,7 @@ def render_text(
 ) -> str:
     """The report of one input. ``quiet`` (-q): its problems only, under its headline, and
     nothing when it has none (the diff of --dry-run and --check's last line stay)."""
+    from spec_format.base.wording import severity_word
     from spec_format.render.text import terminal_width, wrap
 
     stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
@@ -86,7 +87,7 @@ def render_text(
         if not problems and not (opts.dry_run and outcome.changed):
             return ""
     rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
-    rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
+    rows += [(severity_word(p.severity), f"{p.rule} {p.code}: {p.message}") for p in problems]
 
     def fit(text: str) -> list[str]:
         return ["".join(t for t, _ in line) for line in wrap([(text, "")], width, 4)]

@@ -4,17 +4,9 @@ acceptances to 4 decimals, speedups to 2."""
 
 from __future__ import annotations
 
+from spec_format.base.wording import human_bytes
 from spec_format.inspect import economics
 from spec_format.inspect.run import PROXY_LABEL, GammaEconomics, InspectReport
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def _count(n: int | None) -> str:
@@ -53,9 +45,8 @@ def _draft_lines(report: InspectReport) -> list[str]:
     d = report.draft
     files = ", ".join(d.files)
     lines = [
-        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)}, "
-        f"{d.file_bytes:,} bytes)",
-        f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'bytes':>12}",
+        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)})",
+        f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'size':>12}",
     ]
     for g in d.groups.values():
         tail = "" if g.compute else "  not compute"

@@ -24,13 +24,14 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from spec_format.base.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
+from spec_format.base.wording import human_bytes, plural, severity_word
 
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 #: the word a finding's severity is shown as ("note", as the summary counts "notes")
-WORD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+WORD = {s: severity_word(s) for s in Severity}
 _STATUS_STYLE = {Status.OK: "green", Status.FAIL: "bold red", Status.UNREADABLE: "bold magenta"}
 CODE_STYLE = "bold cyan"
 #: hanging indents: a headline's continuation lines, and the why:/help: lines
@@ -332,7 +333,7 @@ def coverage_text(c: Coverage | None) -> str:
     if c.tensors is not None:
         dtypes = "/".join(c.dtypes)
         size = ", ".join(x for x in (human_bytes(c.tensor_bytes or 0), dtypes) if x)
-        tensors = f"{c.tensors:,} tensor{'s' if c.tensors != 1 else ''} ({size})"
+        tensors = f"{plural(c.tensors, 'tensor')} ({size})"
         if c.contract:
             tensors += f" against the {c.contract} tensor contract"
         parts.append(tensors)
@@ -343,15 +344,6 @@ def coverage_text(c: Coverage | None) -> str:
     if c.verifier:
         parts.append(f"verifier {c.verifier}")
     return ", ".join(parts)
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{n} B"  # pragma: no cover - unreachable
 
 
 def finding_lines(f: Finding, color: bool, width: int) -> list[Line]:

@@ -18,6 +18,7 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
+    print_text,
     progress_display,
     stdout,
     verifier_option,
@@ -134,6 +135,10 @@ def validate_command(
         for conf, inputs in settings.for_inputs(paths, config, isolated)
     ]
     verbosity = 0 if quiet else (2 if verbose else 1)
+    if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
+        from spec_format.render.text import configuration_lines
+
+        print_text(configuration_lines([conf.path for conf, _ in runs], isolated), stdout())
     if output_format in ("text", "json") and not statistics:
         raise typer.Exit(_streamed(runs, output_format, color.flag(), verbosity))
     report = Report()
@@ -184,6 +189,7 @@ def render_statistics(report: Report, fmt: str, out) -> None:
     """``--statistics``: one row per rule code, most frequent first (as ruff prints them)."""
 
     from spec_format.base.errors import UsageError
+    from spec_format.base.wording import severity_word
 
     rows = report.statistics()
     if fmt == "json":
@@ -193,7 +199,9 @@ def render_statistics(report: Report, fmt: str, out) -> None:
         raise UsageError(f"--statistics prints text or json, not --format {fmt}")
     width = max((len(str(r["count"])) for r in rows), default=1)
     for r in rows:
-        out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
+        out.write(
+            f"{r['count']:>{width}}  {r['code']}  {severity_word(r['severity']):<7}  {r['name']}\n"
+        )
     out.write(report.summary() + "\n")
 
 

@@ -29,6 +29,8 @@ def test_rules_and_explain_say_note_not_info(cli):
     assert not [r for r in rows if re.search(r"\s info\s", r)]
     assert any(re.search(r"\s note\s", r) for r in rows)
     assert "(consumer, note;" in cli("explain", "C009").output
+    stats = cli("validate", "--statistics", *sorted(ROOT.glob("examples/*/"))).output.splitlines()
+    assert any(re.search(r"  note ", r) for r in stats) and not any("  info " in r for r in stats)
 
 
 def test_counts_agree_with_their_noun():

@@ -220,6 +220,15 @@ class TextStream:
             self._console.print(Text.assemble(*line))
 
 
+def configuration_lines(paths: list, isolated: bool = False) -> str:
+    """What ``-v`` says first: the configuration file each group of inputs was checked with
+    (``paths``: one per group, None where no file applied)."""
+    if isolated:
+        return "configuration: none (--isolated)"
+    shown = [str(p) if p is not None else "none found (defaults)" for p in dict.fromkeys(paths)]
+    return "\n".join(f"configuration: {p}" for p in shown)
+
+
 def terminal_width(stream: TextIO | None = None) -> int:
     """``COLUMNS`` when it is a number, else the width of the terminal ``stream`` is (80
     when it cannot be asked)."""

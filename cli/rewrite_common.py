@@ -4,7 +4,6 @@ itself (read, rewrite, write, batch, per-file errors) is the library's
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -77,10 +76,10 @@ def render_text(
     """The report of one input. ``quiet`` (-q): its problems only, under its headline, and
     nothing when it has none (the diff of --dry-run and --check's last line stay)."""
     from spec_format.base.wording import severity_word
-    from spec_format.render.text import terminal_width, wrap
+    from spec_format.render.text import output_width, wrap
 
     stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_files writes the report
-    width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
+    width = output_width(stream)  # a terminal's, colour or not (NO_COLOR): was unwrapped
     if quiet:  # -q: the errors and warnings, and the diff that --dry-run asked for
         changes, extra = [], []
         problems = [p for p in problems if p.severity != "info"]

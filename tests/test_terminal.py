@@ -711,3 +711,17 @@ def test_an_input_error_names_its_path_once(tmp_path):
         for head in heads:
             where, message = head.split(" error ", 1)
             assert str(args[-1]) not in message, head
+
+
+@pytest.mark.parametrize("command", ["migrate", "fix"])
+def test_dry_run_reports_fit_a_terminal_without_colour(command, tmp_path):
+    """NO_COLOR turns colour off, not wrapping: the report still fits 80 columns (it was
+    written unwrapped, lines of 200+ columns)."""
+    config = tmp_path / "config.json"
+    config.write_text((EXAMPLES[2] / "config.json").read_text())
+    code, raw = in_terminal(command, "--dry-run", config, columns=80, env={"NO_COLOR": "1"})
+    assert code == 0 and "\x1b[" not in raw
+    lines = visible(raw)
+    diff = next((i for i, line in enumerate(lines) if line.startswith("--- ")), len(lines))
+    report = lines[:diff]  # the diff after it is the file's lines, never wrapped
+    assert report and all(len(line) <= 80 for line in report), report

@@ -229,6 +229,12 @@ def configuration_lines(paths: list, isolated: bool = False) -> str:
     return "\n".join(f"configuration: {p}" for p in shown)
 
 
+def output_width(stream: TextIO) -> int:
+    """The width to wrap text for ``stream`` at: a terminal's (with colour or without) or
+    ``COLUMNS``; 0 (not wrapped) for a pipe or a file without ``COLUMNS``."""
+    return terminal_width(stream) if _isatty(stream) or os.environ.get("COLUMNS") else 0
+
+
 def terminal_width(stream: TextIO | None = None) -> int:
     """``COLUMNS`` when it is a number, else the width of the terminal ``stream`` is (80
     when it cannot be asked)."""

@@ -20,7 +20,7 @@ def fill(template: str | dict[str, str], variant: str | None, owner: str, **para
 #: read "note" everywhere (text, tables, reports); the machine formats keep their own
 #: vocabulary where the format mandates one (GitHub workflow commands: ``notice``; SARIF
 #: 2.1.0 ``result.level``: ``note``); ``-f json`` keeps the value itself (``info``: the
-#: stable key of ``counts``, of configuration files and of the rule registry).
+#: stable key of ``counts`` and of the rule registry, which scripts already read).
 SEVERITY_WORDS: dict[str, dict[str, str]] = {
     "text": {"error": "error", "warning": "warning", "info": "note"},
     "github": {"error": "error", "warning": "warning", "info": "notice"},

@@ -599,8 +599,9 @@ def _words(text: str) -> set[str]:
 
 def lone_token(line: str, spans: set[str]) -> bool:
     """Whether ``line`` holds one word, or one command or path to copy (a code span of the
-    unwrapped output, in backticks or styled), and nothing else but its punctuation."""
-    token = line.strip().strip("();:,.")
+    unwrapped output, in backticks or styled), and nothing else but its punctuation; a diff's
+    file header (``--- PATH``) is a path too."""
+    token = re.sub(r"^(---|\+\+\+) ", "", line.strip()).strip("();:,.")
     return " " not in token or token.strip("`") in spans
 
 

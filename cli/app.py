@@ -95,10 +95,39 @@ def _click_command(name: str):
     if isinstance(target, typer.Typer):
         _literal_help_everywhere(target)
         info = typer.models.TyperInfo(target, name=name, cls=_Group)
-        return typer.main.get_group_from_info(info, suggest_commands=app.suggest_commands, **kwargs)
+        group = typer.main.get_group_from_info(
+            info, suggest_commands=app.suggest_commands, **kwargs
+        )
+        for command in group.commands.values():
+            _one_metavar_style(command)
+        return group
     info = typer.models.CommandInfo(name=name, callback=target, cls=_Command)
     _literal_help_command(info)
-    return typer.main.get_command_from_info(info, **kwargs)
+    return _one_metavar_style(typer.main.get_command_from_info(info, **kwargs))
+
+
+class _NoTypeColumn:
+    """Mixed into an argument's click type: rich help shows the argument's name (``SRC``),
+    not its type beside it (``<path>``)."""
+
+    def get_metavar(self, param, ctx=None):
+        return ""
+
+
+def _one_metavar_style(command):
+    """Every value in help written one way, in capitals: an option without a metavar of its
+    own is named by its type (``PATH``, ``TEXT``, ``INTEGER``, ``FLOAT``; typer's rich help
+    wrote ``<path>``, ``<str>``), and an argument shows only its name."""
+    import copy
+
+    for param in command.params:
+        if isinstance(param, typer.core.TyperArgument):
+            kind = type(param.type)
+            param.type = copy.copy(param.type)
+            param.type.__class__ = type(f"Named{kind.__name__}", (_NoTypeColumn, kind), {})
+        elif not param.is_flag and param.metavar is None and not param.count:
+            param.metavar = param.type.name.upper()
+    return command
 
 
 app = typer.Typer(

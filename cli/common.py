@@ -68,7 +68,11 @@ def format_option(choices: type[enum.Enum], default: str, version_option: str, h
         text = str(getattr(value, "value", value)).strip()
         if text.lower() in names:
             return text.lower()
-        hint = f"; did you mean {version_option} {text}?" if _VERSIONISH.fullmatch(text) else ""
+        hint = (
+            f"; did you mean {version_option} {text}?"
+            if version_option and _VERSIONISH.fullmatch(text)
+            else ""
+        )
         raise typer.BadParameter(f"{text!r} is not one of {', '.join(names)}{hint}")
 
     return typer.Option(
@@ -124,6 +128,12 @@ def isolated_option():
         help="Ignore every configuration file (specfmt.toml, the tool.specfmt table of "
         "pyproject.toml).",
     )
+
+
+def quiet_option(help: str):
+    """``--quiet/-q``: what needs attention and one summary line (every command that prints
+    findings has it; ``help`` says what that command leaves out)."""
+    return typer.Option(False, "--quiet", "-q", help=help)
 
 
 class Color(str, enum.Enum):

@@ -14,6 +14,7 @@ from spec_format.cli.common import (
     handle_errors,
     parse_aux_ids,
     print_text,
+    quiet_option,
     stdout,
     verifier_option,
 )
@@ -59,6 +60,10 @@ def convert_command(
         "format's transformers: 5GB for 4.x, 50GB for 5.x).",
     ),
     report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
+    quiet: bool = quiet_option(
+        "Only the notes, what is dropped, the validation's findings and what was written (no "
+        "config origins or tensor mapping)."
+    ),
 ) -> None:
     """Convert a third-party draft checkpoint (SafeAILab EAGLE-3, ...) into the speculators
     format: every tensor mapped or dropped with its reason, every config value with its
@@ -87,5 +92,5 @@ def convert_command(
     if report_format == ReportFormat.json.value:
         out.write(dumps(result.to_dict(), indent=2) + "\n")
     else:
-        print_text(render_text(result, dry_run), out)  # wrapped between words on a terminal
+        print_text(render_text(result, dry_run, quiet), out)  # wrapped between words on a terminal
     raise typer.Exit(ExitCode.OK)

@@ -14,6 +14,7 @@ from spec_format.cli.common import (
     handle_errors,
     isolated_option,
     parse_aux_ids,
+    quiet_option,
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
@@ -59,6 +60,10 @@ def fix_command(
     ),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
+    quiet: bool = quiet_option(
+        "Only the errors and warnings each input still has (no list of changes); the diff "
+        "with --dry-run, one summary line with --check."
+    ),
 ) -> None:
     """Fix what is fixable in place, each change with its reason (same format version).
 
@@ -74,4 +79,6 @@ def fix_command(
         engines=tuple(engine or ()),
         aux_layer_ids=parse_aux_ids(aux_layer_ids),
     )
-    raise typer.Exit(run_rewrite("fix", paths, options, opts, report_format, config, isolated))
+    raise typer.Exit(
+        run_rewrite("fix", paths, options, opts, report_format, config, isolated, quiet)
+    )

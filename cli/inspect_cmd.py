@@ -12,6 +12,7 @@ from spec_format.cli.common import (
     ReportFormat,
     handle_errors,
     print_text,
+    quiet_option,
     stdout,
     verifier_option,
 )
@@ -67,6 +68,9 @@ def inspect_command(
     plot: Path = typer.Option(
         None, "--plot", help="Draw speedup vs acceptance to FILE.svg or FILE.png (plot extra)."
     ),
+    quiet: bool = quiet_option(
+        "Only the break-even acceptance of each gamma and the notes (no tables)."
+    ),
 ) -> None:
     """What a draft costs against its target, the acceptance it needs to pay off, and the
     ceiling its draft vocabulary puts on acceptance (header-only).
@@ -93,7 +97,7 @@ def inspect_command(
         doc["plot"] = str(plot) if plot is not None else None
         out.write(dumps(doc, indent=2) + "\n")
     else:
-        print_text(render_text(report), out)  # wrapped between words on a terminal
+        print_text(render_text(report, quiet=quiet), out)  # wrapped between words on a terminal
         if plot is not None:
             out.write(f"\nplot written to {plot}\n")
     raise typer.Exit(0)

@@ -13,6 +13,7 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
+    quiet_option,
     verifier_option,
 )
 from spec_format.cli.rewrite_common import (
@@ -29,8 +30,13 @@ from spec_format.cli.rewrite_common import (
 def migrate_command(
     paths: list[Path] = paths_argument(),
     to: str = typer.Option(
-        None, "--to", help="Target format version or release (default: latest), e.g. 0.5 or 0.5.0."
+        None,
+        "--to",
+        help="Target format version or release (default: latest), e.g. 0.5, 0.5.0 or latest.",
     ),
+    # --to, not --format-version: migrate names two versions (--from, --to); the spelling of
+    # the other commands is accepted too
+    format_version: str = typer.Option(None, "--format-version", hidden=True),
     source: str = typer.Option(
         None, "--from", help="Treat the input as this format version instead of detecting it."
     ),
@@ -53,6 +59,10 @@ def migrate_command(
     engine: list[str] = engine_option(),
     config: Path = config_option(),
     isolated: bool = isolated_option(),
+    quiet: bool = quiet_option(
+        "Only the errors and warnings each input still has (no list of changes); the diff "
+        "with --dry-run, one summary line with --check."
+    ),
 ) -> None:
     """Convert a config to another format version, step by step, listing every change.
 
@@ -65,10 +75,12 @@ def migrate_command(
 
     opts = write_options(output, in_place, backup, dry_run, check)
     options = MigrateOptions(
-        to=to,
+        to=to or format_version,
         source_version=source,
         allow_lossy=allow_lossy,
         verifier=verifier,
         engines=tuple(engine or ()),
     )
-    raise typer.Exit(run_rewrite("migrate", paths, options, opts, report_format, config, isolated))
+    raise typer.Exit(
+        run_rewrite("migrate", paths, options, opts, report_format, config, isolated, quiet)
+    )

@@ -2,7 +2,8 @@
 
 On a terminal typer draws ``--help`` in rich panels. Piped (``specfmt schema vscode --help |
 less``, a file, CI logs) those panels are padded to the width with spaces and framed with box
-characters, so piped help is written by click's own layout instead, through
+characters, so piped help (and help on a terminal too narrow for panels, see
+:data:`PANELS_FROM`) is written by click's own layout instead, through
 :class:`PlainHelpFormatter`: wrapped between words at ``COLUMNS`` (80 when unset, as click
 does), option names and values never broken, no trailing spaces.
 
@@ -36,12 +37,18 @@ def _plain(text: str) -> str:
     return _ESCAPED_TAG.sub(r"\1", text)
 
 
+#: narrower than this, panels leave the help column a third of the screen (``fix --help``
+#: was 100 lines at 80 columns, 56 in the plain layout): the plain layout is used instead
+PANELS_FROM = 100
+
+
 def rich_help_wanted() -> bool:
-    """Panels on a terminal only."""
+    """Panels on a terminal of at least :data:`PANELS_FROM` columns only."""
     try:
-        return sys.stdout.isatty()
+        tty = sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+    return tty and terminal_width(sys.stdout) >= PANELS_FROM
 
 
 class PlainHelpFormatter(click.formatting.HelpFormatter):

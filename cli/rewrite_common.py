@@ -64,6 +64,7 @@ def run_rewrite(
     fmt: str,
     config: Path | None,
     isolated: bool,
+    quiet: bool = False,
 ) -> int:
     """The skeleton of ``specfmt migrate`` and ``specfmt fix``: run the library's job
     (:func:`spec_format.rewrites.rewrite.rewrite_job`: configuration files, engines, every
@@ -71,9 +72,9 @@ def run_rewrite(
     exit code.
 
     One input keeps the single-file contract: the document on stdout unless another
-    destination is named, a JSON report as one object. Several inputs need a mode that
-    writes no document to stdout (--check, --dry-run, --in-place); their JSON report is a
-    list with one object per input.
+    destination is named. Several inputs need a mode that writes no document to stdout
+    (--check, --dry-run, --in-place). The JSON report is always a list with one object per
+    input, one input or many (a script reads one shape).
     """
     from spec_format.rewrites import rewrite
     from spec_format.rewrites.render import TEXT, check_summary
@@ -94,13 +95,12 @@ def run_rewrite(
                 continue
             if opts.to_stdout:
                 sys.stdout.write(result.outcome.after)
-                sys.stderr.write(render(result, opts))
+                sys.stderr.write(render(result, opts, quiet))
             else:
-                sys.stdout.write(render(result, opts))
+                sys.stdout.write(render(result, opts, quiet))
     if fmt == "json":
         payloads = [r.to_dict() for r in results]
-        doc: Any = payloads[0] if len(paths) == 1 else payloads
-        sys.stdout.write(dumps(doc, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(dumps(payloads, indent=2, sort_keys=True) + "\n")
     elif opts.check:
         sys.stdout.write(check_summary(len(paths), would_change, failed, stuck) + "\n")
     return rewrite.exit_code(results)

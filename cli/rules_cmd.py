@@ -6,19 +6,27 @@ import json
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.base.wording import severity_word
+from spec_format.cli.common import ReportFormat, format_option, handle_errors, stdout
 
 
 @handle_errors
 def rules_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
+    selectors: list[str] = typer.Argument(
+        None,
+        help="Only these rules: ids (C001), prefixes (C: every consumer rule, C00: C001-C009) "
+        "or layer names (consumer), as --select takes them. Default: every rule.",
+        show_default=False,
+    ),
+    output_format: str = format_option(ReportFormat, "text", "", "Output format."),
+    as_json: bool = typer.Option(False, "--json", hidden=True),  # the old spelling of -f json
 ) -> None:
-    """List every rule with its id, layer and severity."""
+    """List the rules with their id, layer and severity."""
     from spec_format.rules.explain import record
-    from spec_format.rules.registry import RULES
 
-    if as_json:
-        json.dump([record(r) for r in RULES], stdout(), indent=2)
+    rules = _selected(selectors or [])
+    if as_json or output_format == "json":
+        json.dump([record(r) for r in rules], stdout(), indent=2)
         stdout().write("\n")
         return
     from rich.table import Table
@@ -26,7 +34,7 @@ def rules_command(
 
     from spec_format.cli.common import print_rich
 
-    rows = [(r.id, r.name, r.layer.value, r.severity.value, r.summary()) for r in RULES]
+    rows = [(r.id, r.name, r.layer.value, severity_word(r.severity), r.summary()) for r in rules]
     if not _isatty(stdout()):  # piped: one rule per line, columns aligned, nothing padded
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:
@@ -56,9 +64,11 @@ def rules_command(
 @handle_errors
 def explain_command(
     rule_id: str = typer.Argument(..., help="A rule id such as C001 (or its name)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
+    output_format: str = format_option(ReportFormat, "text", "", "Output format."),
+    as_json: bool = typer.Option(False, "--json", hidden=True),  # the old spelling of -f json
 ) -> None:
     """Explain one rule: what it checks, why, and how to fix a finding."""
+    as_json = as_json or output_format == "json"
     from spec_format.rules.explain import explain
 
     found = explain(rule_id)
@@ -88,7 +98,7 @@ def explain_command(
             return
         stdout().write("\n")
     print_error(
-        f"({rule.layer.value}, {rule.severity.value}; {rule.status.value}, since format "
+        f"({rule.layer.value}, {severity_word(rule.severity)}; {rule.status.value}, since format "
         f"{rule.since})",
         f"{rule.id} {rule.name}",
         stream=stdout(),
@@ -98,6 +108,17 @@ def explain_command(
         stdout().write("\n" + rule.doc.rstrip("\n") + "\n")
         return
     print_rich(Markdown(rule.doc))
+
+
+def _selected(selectors: list[str]) -> list:
+    """The rules ``selectors`` name, in registry order (run notes are listed by explain)."""
+    from spec_format.rules import registry
+
+    if not selectors:
+        return list(registry.RULES)
+    layers = {layer.value: prefix for layer, prefix in registry.LAYER_PREFIX.items()}
+    ids = registry.expand([layers.get(s.lower(), s) for s in selectors], "rules")
+    return [r for r in registry.RULES if r.id in ids]
 
 
 def _isatty(stream) -> bool:

@@ -18,19 +18,23 @@ schema_app = typer.Typer(
     rich_markup_mode="rich",
 )
 
+#: ``--version``, the name ``--format-version`` had before every command spelled it the same
+_OLD_VERSION = typer.Option(None, "--version", hidden=True)
+
 _VERSION_HELP = "Format version (default: every version for export, the newest for the others)."
 
 
 def _versions(version: str | None) -> list[str]:
     if version is None:
         return list(catalog.versions())
-    return [versions.option_version(version, "--version")[0]]  # UsageError when unknown
+    return [versions.option_version(version, "--format-version")[0]]  # UsageError when unknown
 
 
 @schema_app.command("export")
 @handle_errors
 def export_command(
-    version: str = typer.Option(None, "--version", help=_VERSION_HELP),
+    version: str = typer.Option(None, "--format-version", help=_VERSION_HELP),
+    old_version: str = _OLD_VERSION,
     draft: export.Draft = typer.Option(
         export.Draft.D2020_12,
         "--draft",
@@ -58,7 +62,7 @@ def export_command(
     """
     from spec_format.api import write_schemas
 
-    files = export.export_all(_versions(version), drafts=(draft,), codegen=codegen)
+    files = export.export_all(_versions(version or old_version), drafts=(draft,), codegen=codegen)
     for path in write_schemas(files, output):
         stdout().write(f"{path}\n")
 
@@ -73,15 +77,17 @@ def show_command(
         "for the version's root schema.",
     ),
     version: str = typer.Option(
-        None, "--version", help="Format version (default: the newest that has TYPE)."
+        None, "--format-version", help="Format version (default: the newest that has TYPE)."
     ),
+    old_version: str = _OLD_VERSION,
     draft: export.Draft = typer.Option(
         export.Draft.D2020_12, "--draft", help="JSON Schema dialect: 2020-12 or 07."
     ),
 ) -> None:
     """Print the self-contained schema of one type (or the root schema)."""
+    version = version or old_version
     if version:
-        version = versions.option_version(version, "--version")[0]
+        version = versions.option_version(version, "--format-version")[0]
     else:
         version = export.newest_version_with(model_type)
     if model_type == export.root_name(version):
@@ -94,7 +100,10 @@ def show_command(
 @schema_app.command("vscode")
 @handle_errors
 def vscode_command(
-    version: str = typer.Option(None, "--version", help="Format version (default: the newest)."),
+    version: str = typer.Option(
+        None, "--format-version", help="Format version (default: the newest)."
+    ),
+    old_version: str = _OLD_VERSION,
     schema_dir: Path = typer.Option(
         Path(".vscode/specfmt"),
         "--schema-dir",
@@ -128,8 +137,9 @@ def vscode_command(
     the snippet matches paths: directories named after a draft type or 'speculator'. Paste it
     into .vscode/settings.json and adjust the globs to your layout.
     """
+    version = version or old_version
     if version:
-        version = versions.option_version(version, "--version")[0]
+        version = versions.option_version(version, "--format-version")[0]
     else:
         version = catalog.latest_version()
     name = export.root_name(version)

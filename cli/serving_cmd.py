@@ -10,6 +10,7 @@ from spec_format.cli.common import (
     engine_option,
     handle_errors,
     print_text,
+    quiet_option,
     stdout,
 )
 
@@ -30,6 +31,9 @@ def serving_command(
     output_format: ReportFormat = typer.Option(
         ReportFormat.text, "--format", "-f", help="Output format."
     ),
+    quiet: bool = quiet_option(
+        "Only the release groups that do not serve the draft as trained (degraded or refused)."
+    ),
 ) -> None:
     """Which engine releases serve this draft: per release group of the reader table (default:
     every covered vLLM release), whether it serves the draft as trained, serves it degraded
@@ -46,5 +50,5 @@ def serving_command(
     if output_format is ReportFormat.json:
         out.write(dumps(report.to_dict(), indent=2) + "\n")
     else:
-        print_text(render_text(report), out)
+        print_text(render_text(report, quiet=quiet), out)
     raise typer.Exit(0)

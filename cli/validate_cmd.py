@@ -14,6 +14,7 @@ from spec_format.cli.common import (
     format_option,
     handle_errors,
     isolated_option,
+    print_text,
     stdout,
     verifier_option,
 )
@@ -130,6 +131,12 @@ def validate_command(
         given=[name for name, flag in flags.items() if flag is not None],
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
+    if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
+        from spec_format.engine import settings
+        from spec_format.render.text import configuration_lines
+
+        runs = settings.for_inputs(paths, config, isolated)
+        print_text(configuration_lines([conf.path for conf, _ in runs], isolated), stdout())
     code = render_job(
         job, output_format, stdout(), color=color.flag(), verbosity=verbosity, statistics=statistics
     )

@@ -133,7 +133,7 @@ def version_problems(version: str, frozen: dict[str, Any]) -> list[str]:
     example = next(n for names in diff.values() for n in names)
     return [
         f"format version {version} is frozen, but its self-contained schemas differ from "
-        f"schema/frozen.json ({what}; see `specfmt schema show {example} --version {version}`). "
+        f"schema/frozen.json ({what}; see `specfmt schema show {example} --format-version {version}`). "
         f"Configs that {version} accepted must keep validating the same way. If a shared "
         "definition changed meaning, restore it and add the new meaning under a new name in "
         "schema/defs/shared.schema.json, used only by the new version. If the change is "

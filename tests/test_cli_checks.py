@@ -90,7 +90,7 @@ def test_fix_never_writes_a_default_beside_an_ambiguous_misspelling(cli, tmp_pat
     path.write_text(json.dumps(config, indent=2) + "\n")
     result = cli("fix", path, "-f", "json")
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    (doc,) = json.loads(result.output)  # a list, one object per input
     (problem,) = [p for p in doc["problems"] if p["rule"] == "C014"]
     assert "norm_before_residual, which is there too: remove it" in problem["message"]
     assert not [c for c in doc["changes"] if "norm_befor" in c["pointer"]]
@@ -222,15 +222,20 @@ def test_deep_without_numpy_names_the_extra(tmp_path, flag):
 
 
 # -- 5. version options -------------------------------------------------------------------
-@pytest.mark.parametrize("spelling", ["0.5", "0.5.0", "v0.5"])
+@pytest.mark.parametrize("spelling", ["0.5", "0.5.0", "v0.5", "latest"])
 def test_every_version_option_takes_lines_and_releases(cli, spelling, tmp_path):
+    from spec_format.facts import catalog
+
     result = cli("validate", EAGLE3, "--format-version", spelling, "-f", "json")
     assert result.exit_code == 0, result.output
     (fr,) = json.loads(result.output)["files"]
-    assert (fr["format_version"], fr["version_source"]) == ("0.5", "requested")
+    line = "0.5" if spelling != "latest" else catalog.latest_version()
+    assert (fr["format_version"], fr["version_source"]) == (line, "requested")
     assert cli("fix", EAGLE3, "--format-version", spelling, "--check").exit_code in (0, 1)
     assert cli("migrate", EAGLE3, "--to", spelling, "-o", tmp_path / "m.json").exit_code == 0
-    assert cli("schema", "show", "eagle3", "--version", spelling).exit_code == 0
+    assert cli("schema", "show", "eagle3", "--format-version", spelling).exit_code == 0
+    assert cli("schema", "show", "eagle3", "--version", spelling).exit_code == 0  # old name
+    assert cli("migrate", EAGLE3, "--format-version", spelling, "--check").exit_code in (0, 1)
 
 
 def test_bad_versions_are_usage_errors_listing_the_lines(cli):

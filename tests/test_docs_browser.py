@@ -75,6 +75,11 @@ MEASURE = r"""
     }
     return false;
   };
+  // and anywhere: a word of inline code (an option name, `--aux-layer-ids`) split over
+  // lines, at a hyphen too (docs/javascripts/nobreak.js keeps each word whole)
+  const brokenWords = [...article.querySelectorAll(":not(pre) > code .nobreak")]
+    .filter(word => word.getClientRects().length > 1)
+    .map(text);
   const brokenIds = [...article.querySelectorAll("table code")]
     .filter(code => !/\s/.test(code.textContent.trim()) && code.getClientRects().length > 1)
     .filter(midWord)
@@ -83,7 +88,8 @@ MEASURE = r"""
   const emptyHeads = [...article.querySelectorAll("table thead tr")]
     .filter(tr => tr.textContent.trim() === "")
     .map(tr => text(tr.closest("table")));
-  return {problems, scrolling, images, matrixFields, brokenIds, emptyHeads, title: document.title};
+  return {problems, scrolling, images, matrixFields, brokenIds, brokenWords, emptyHeads,
+          title: document.title};
 })()
 """
 
@@ -185,6 +191,18 @@ def test_identifiers_in_tables_are_never_broken(survey, width):
         page: found["brokenIds"] for page, found in survey[width].items() if found["brokenIds"]
     }
     assert not broken, {page: ids[:5] for page, ids in list(broken.items())[:20]}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_option_names_never_break_at_their_hyphens(survey, width):
+    """A word of inline code anywhere (`--aux-layer-ids`, `speculators_model_type`) stays on
+    one line; a code span with spaces still wraps at them."""
+    broken = {
+        page: found["brokenWords"]
+        for page, found in survey[width].items()
+        if found.get("brokenWords")
+    }
+    assert not broken, {page: words[:5] for page, words in list(broken.items())[:20]}
 
 
 def test_no_table_starts_with_an_empty_header_row(survey):

@@ -136,7 +136,7 @@ def test_rewrite_api_and_cli_give_the_same_results(cli, tmp_path, monkeypatch, c
     result = cli(command, "dflash2", "--check", "-f", "json", *flags)
     files = api.fix_files if command == "fix" else api.migrate_files
     (got,) = files("dflash2", check=True, settings=not isolated)
-    assert json.loads(result.stdout) == json.loads(json.dumps(got.to_dict()))
+    assert json.loads(result.stdout) == [json.loads(json.dumps(got.to_dict()))]  # always a list
     assert got.exit_code == result.exit_code
 
 

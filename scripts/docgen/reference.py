@@ -214,7 +214,7 @@ def version_page(cat: Catalogue, version: str) -> str:
         f"- 2020-12: `{schemas.schema_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
         f"- draft-07: `{export.draft07_uri(version, root + schemas.SCHEMA_SUFFIX)}`",
         "",
-        f"`specfmt schema export --version {version}` writes them (see "
+        f"`specfmt schema export --format-version {version}` writes them (see "
         "[schemas for other languages](../../guide/schemas.md)). A `$id` names a schema; "
         "nothing is fetched from it (see [publishing](../../guide/publishing.md)).",
     ]

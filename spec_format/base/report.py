@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from spec_format.base.errors import ExitCode
+from spec_format.base.wording import plural, severity_word
 
 MAX_FINDINGS_PER_RULE = 100
 
@@ -377,7 +378,7 @@ class Tally:
     def summary(self) -> str:
         c = self.severities
         n = self.inputs
-        parts = [f"{n} input{'s' if n != 1 else ''} checked"]
+        parts = [f"{plural(n, 'input')} checked"]
         parts.append(f"{self.statuses[Status.OK]} ok")
         if self.statuses[Status.FAIL]:
             parts.append(f"{self.statuses[Status.FAIL]} failed")
@@ -385,20 +386,12 @@ class Tally:
             parts.append(f"{self.statuses[Status.UNREADABLE]} unreadable")
         if self.internal_errors:
             parts.append(f"{self.internal_errors} hit a bug in specfmt")
-        parts.append(
-            f"{c.get('error', 0)} error{'s' if c.get('error', 0) != 1 else ''}, "
-            f"{c.get('warning', 0)} warning{'s' if c.get('warning', 0) != 1 else ''}, "
-            f"{c.get('info', 0)} note{'s' if c.get('info', 0) != 1 else ''}"
-        )
+        parts.append(_counted(c))
         return ": ".join([parts[0], ", ".join(parts[1:])])
 
 
 def _counted(c: Counter) -> str:
-    e, w, i = (c.get(k, 0) for k in ("error", "warning", "info"))
-    return (
-        f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}, "
-        f"{i} note{'s' if i != 1 else ''}"
-    )
+    return ", ".join(plural(c.get(k, 0), severity_word(k)) for k in ("error", "warning", "info"))
 
 
 def _html(text: object) -> str:

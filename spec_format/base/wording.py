@@ -16,12 +16,34 @@ def fill(template: str | dict[str, str], variant: str | None, owner: str, **para
     return template.format(**params)
 
 
+#: The word for a severity (``Severity.value``: error, warning, info) in each output. People
+#: read "note" everywhere (text, tables, reports); the machine formats keep their own
+#: vocabulary where the format mandates one (GitHub workflow commands: ``notice``; SARIF
+#: 2.1.0 ``result.level``: ``note``); ``-f json`` keeps the value itself (``info``: the
+#: stable key of ``counts`` and of the rule registry, which scripts already read).
+SEVERITY_WORDS: dict[str, dict[str, str]] = {
+    "text": {"error": "error", "warning": "warning", "info": "note"},
+    "github": {"error": "error", "warning": "warning", "info": "notice"},
+    "sarif": {"error": "error", "warning": "warning", "info": "note"},
+}
+
+
+def severity_word(severity: Any, output: str = "text") -> str:
+    """The word ``output`` shows for ``severity`` (a Severity or its value)."""
+    return SEVERITY_WORDS[output][str(getattr(severity, "value", severity))]
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 warning"``, ``"2 warnings"``, ``"1,234 tensors"``: a count and its noun, agreeing."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def human_bytes(n: int) -> str:
-    """A size in binary units, as every specfmt message and report says one (``512 B``,
-    ``8.0 KiB``, ``1.9 GiB``): one unit system, the one of the limits (16 MiB, 4 GiB)."""
+    """A size in decimal units, as safetensors, the Hugging Face hub and ``--max-shard-size``
+    write them: ``512 B``, ``1.2 kB``, ``3.4 MB``, ``16.1 GB``, ``1.0 TB``."""
     value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
             return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
+        value /= 1000
     return f"{n} B"  # pragma: no cover - unreachable

@@ -16,7 +16,8 @@ def _at(config, pointer: str):
     return node
 
 
-def render_text(result, dry_run: bool) -> str:
+def render_text(result, dry_run: bool, quiet: bool = False) -> str:
+    from spec_format.base.wording import human_bytes, plural, severity_word
     from spec_format.facts.catalog import record
     from spec_format.rewrites.migration.output import dumps
 
@@ -27,18 +28,22 @@ def render_text(result, dry_run: bool) -> str:
         f"{result.source}: {plan.kind} -> {model_type} ({rec.what if rec else '?'}), "
         f"format {result.format_version}"
     ]
-    lines.append("config:")
-    for p in plan.provenance:
-        value = json.dumps(_at(plan.config, p.pointer))
-        value = value if len(value) <= 60 else value[:57] + "..."
-        detail = f" ({p.detail})" if p.detail else ""
-        lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
-    lines.append("tensors:")
-    lines.extend(_tensor_lines(plan.moves))
+    if not quiet:  # -q: what each value and tensor comes from is left out
+        lines.append("config:")
+        for p in plan.provenance:
+            value = json.dumps(_at(plan.config, p.pointer))
+            value = value if len(value) <= 60 else value[:57] + "..."
+            detail = f" ({p.detail})" if p.detail else ""
+            lines.append(f"  {p.pointer} = {value}: {p.origin}{detail}")
+        lines.append("tensors:")
+        lines.extend(_tensor_lines(plan.moves))
     for title, items in (("notes", plan.notes), ("lossy (--allow-lossy)", plan.lossy)):
         if items:
             lines.append(f"{title}:")
             lines.extend(f"  - {n}" for n in items)
+    if dry_run and quiet:
+        lines.append("dry run, nothing written")
+        return "\n".join(lines) + "\n"
     if dry_run:
         lines.append("config.json (dry run, nothing written):")
         lines.append(dumps(plan.config).rstrip("\n"))
@@ -46,15 +51,13 @@ def render_text(result, dry_run: bool) -> str:
     report = result.validation
     if report is not None:
         c = report.counts()
-        lines.append(
-            f"validation: ok ({c.get('error', 0)} errors, {c.get('warning', 0)} warnings, "
-            f"{c.get('info', 0)} notes)"
-        )
+        counts = [plural(c.get(k, 0), severity_word(k)) for k in ("error", "warning", "info")]
+        lines.append(f"validation: ok ({', '.join(counts)})")
         for f in report.sorted_findings():
-            lines.append(f"  {f.severity.value} {f.rule}: {f.message}")
+            lines.append(f"  {severity_word(f.severity)} {f.rule}: {f.message}")
     total = sum(b for _, b in result.files)
     names = ", ".join(n for n, _ in result.files)
-    lines.append(f"wrote {result.destination}: {names} ({total:,} bytes)")
+    lines.append(f"wrote {result.destination}: {names} ({human_bytes(total)})")
     return "\n".join(lines) + "\n"
 
 

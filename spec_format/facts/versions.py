@@ -58,13 +58,15 @@ def next_line(line: str) -> str:
 def option_version(text: str, option: str = "--format-version") -> tuple[str, str]:
     """A version option (``--format-version``, ``--to``, ``schema --version``) -> (format
     line, release to stamp). Every option accepts the same spellings: a line (``0.5``,
-    ``v0.5``) or a release of a line (``0.5.0``, ``0.6.0.2``); anything else is a usage
-    error listing the lines."""
+    ``v0.5``), a release of a line (``0.5.0``, ``0.6.0.2``) or ``latest`` (the newest line,
+    the default of each option); anything else is a usage error listing the lines."""
     from spec_format.base.errors import UsageError
 
     known = ", ".join(catalog.versions())
     stripped = str(text).strip()
     bare = stripped[1:] if stripped[:1] in ("v", "V") else stripped
+    if bare.lower() == "latest":
+        bare = catalog.latest_version()
     if bare in catalog.versions():
         return bare, catalog.version_entry(bare).release
     try:
@@ -73,8 +75,8 @@ def option_version(text: str, option: str = "--format-version") -> tuple[str, st
         v = None
     if v is None or v.is_prerelease or v.is_devrelease or v.is_postrelease or v.local:
         raise UsageError(
-            f"{option} {text!r} is not a format version; use a line ({known}) or a release "
-            "such as 0.5.0"
+            f"{option} {text!r} is not a format version; use a line ({known}), a release "
+            "such as 0.5.0, or latest"
         )
     line = f"{v.release[0]}.{v.release[1] if len(v.release) > 1 else 0}"
     if line not in catalog.versions() or len(v.release) < 3:

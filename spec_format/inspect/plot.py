@@ -19,6 +19,17 @@ from spec_format.parsers.outfile import write_output
 STEPS = 400
 
 
+def points_label(g) -> str:
+    """The legend of the marked points: the --acceptance values when they were given, else
+    the default acceptances the text report tabulates."""
+    from spec_format.inspect.run import DEFAULT_ACCEPTANCE
+
+    given = sorted({p.acceptance for p in g.points if not p.ceiling and p.speedup is not None})
+    if given == sorted(DEFAULT_ACCEPTANCE):
+        return f"default acceptances ({', '.join(f'{a:g}' for a in DEFAULT_ACCEPTANCE)})"
+    return "--acceptance values"
+
+
 def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
@@ -84,7 +95,7 @@ def write_plot(report: Any, path: Path) -> None:
         zorder=3,
         color="black",
         s=16,
-        label="--acceptance values",
+        label=points_label(main),
     )
     what = "c" if report.cost_ratio_source == "--cost-ratio" else "c (parameter proxy)"
     ax.set_title(f"{report.model_type} draft: speedup vs acceptance, {what} = {c:.4f}")

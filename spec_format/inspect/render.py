@@ -21,11 +21,17 @@ def _forwards_text(report: InspectReport) -> str:
     return "one parallel draft forward drafts every token of the step (step cost 1 + c)"
 
 
-def render_text(report: InspectReport) -> str:
+def render_text(report: InspectReport, *, quiet: bool = False) -> str:
+    """The report; ``quiet`` (-q): the checkpoint, each gamma's break-even and the notes."""
     out = [
         f"{report.checkpoint}",
         f"  {report.model_type} ({report.what}), {report.family} family: {_forwards_text(report)}",
     ]
+    if quiet:
+        for g in report.economics:
+            out += _economics_lines(report, g)[:2]
+        out += [f"note: {n}" for n in report.notes]
+        return "\n".join(out)
     out += ["", *_draft_lines(report), "", *_target_lines(report)]
     for g in report.economics:
         out += ["", *_economics_lines(report, g)]
@@ -39,9 +45,8 @@ def _draft_lines(report: InspectReport) -> list[str]:
     d = report.draft
     files = ", ".join(d.files)
     lines = [
-        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)}, "
-        f"{d.file_bytes:,} bytes)",
-        f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'bytes':>12}",
+        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)})",
+        f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'size':>12}",
     ]
     for g in d.groups.values():
         tail = "" if g.compute else "  not compute"

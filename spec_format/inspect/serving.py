@@ -75,8 +75,9 @@ def serving_report(location: str, engines: list[str] | tuple[str, ...] | None) -
     return ServingReport(location, facts.serving(loaded.data, releases, tensors), warnings)
 
 
-def render_text(report: ServingReport) -> str:
-    """The verdict table: one row per release group, fitting :data:`WIDTH` columns."""
+def render_text(report: ServingReport, *, quiet: bool = False) -> str:
+    """The verdict table: one row per release group, fitting :data:`WIDTH` columns;
+    ``quiet`` (-q): only the groups that do not serve the draft as trained."""
     s = report.serving
     lines = [
         f"{report.shown}: {s.model_type}, format {s.format_version}"
@@ -97,7 +98,10 @@ def render_text(report: ServingReport) -> str:
     verdict_w = max(len(v) for v in facts.VERDICTS)
     why_w = WIDTH - rel_w - verdict_w - 4
     lines.append(f"{'release':<{rel_w}}  {'verdict':<{verdict_w}}  why")
-    for g in s.groups:
+    groups = [g for g in s.groups if not quiet or g.verdict != facts.AS_TRAINED]
+    if not groups:
+        return "\n".join(line.rstrip() for line in lines[:-1]) + "\n"
+    for g in groups:
         why = "; ".join(_distinct(g.reasons)) or "-"
         wrapped = textwrap.wrap(why, why_w, break_long_words=True, break_on_hyphens=False)
         lines.append(f"{_release(g):<{rel_w}}  {g.verdict:<{verdict_w}}  {wrapped[0]}")

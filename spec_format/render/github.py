@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import TextIO
 
 from spec_format.base.report import Finding, Report, Severity
+from spec_format.base.wording import severity_word
 from spec_format.render.paths import display_path
 
-_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+_COMMAND = {s: severity_word(s, "github") for s in Severity}
 
 
 def escape_data(text: str) -> str:

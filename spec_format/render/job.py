@@ -11,6 +11,7 @@ from spec_format.base import progress
 from spec_format.base.errors import UsageError
 from spec_format.base.jsonout import dumps
 from spec_format.base.report import Report, Tally
+from spec_format.base.wording import severity_word
 from spec_format.render import render
 from spec_format.render.terminal import progress_display
 
@@ -73,5 +74,6 @@ def render_statistics(report: Report, fmt: str, out: TextIO) -> None:
         raise UsageError(f"--statistics prints text or json, not --format {fmt}")
     width = max((len(str(r["count"])) for r in rows), default=1)
     for r in rows:
-        out.write(f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}\n")
+        word = severity_word(r["severity"])
+        out.write(f"{r['count']:>{width}}  {r['code']}  {word:<7}  {r['name']}\n")
     out.write(report.summary() + "\n")

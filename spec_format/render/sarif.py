@@ -16,6 +16,7 @@ from spec_format import __version__
 from spec_format.base.jsonout import dump
 from spec_format.base.links import DOCS_URL, rule_doc_url
 from spec_format.base.report import Finding, Report, Severity
+from spec_format.base.wording import severity_word
 from spec_format.render.paths import display_path
 from spec_format.rules import registry
 from spec_format.rules.base import Rule
@@ -23,7 +24,7 @@ from spec_format.rules.base import Rule
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_LEVEL = {s: severity_word(s, "sarif") for s in Severity}
 
 
 def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:

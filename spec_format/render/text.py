@@ -24,14 +24,14 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from spec_format.base.report import Coverage, FileReport, Finding, Report, Severity, Status, Tally
-from spec_format.base.wording import human_bytes
+from spec_format.base.wording import human_bytes, plural, severity_word
 
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 #: the word a finding's severity is shown as ("note", as the summary counts "notes")
-WORD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+WORD = {s: severity_word(s) for s in Severity}
 _STATUS_STYLE = {Status.OK: "green", Status.FAIL: "bold red", Status.UNREADABLE: "bold magenta"}
 CODE_STYLE = "bold cyan"
 #: hanging indents: a headline's continuation lines, and the why:/help: lines
@@ -220,6 +220,21 @@ class TextStream:
             self._console.print(Text.assemble(*line))
 
 
+def configuration_lines(paths: list, isolated: bool = False) -> str:
+    """What ``-v`` says first: the configuration file each group of inputs was checked with
+    (``paths``: one per group, None where no file applied)."""
+    if isolated:
+        return "configuration: none (--isolated)"
+    shown = [str(p) if p is not None else "none found (defaults)" for p in dict.fromkeys(paths)]
+    return "\n".join(f"configuration: {p}" for p in shown)
+
+
+def output_width(stream: TextIO) -> int:
+    """The width to wrap text for ``stream`` at: a terminal's (with colour or without) or
+    ``COLUMNS``; 0 (not wrapped) for a pipe or a file without ``COLUMNS``."""
+    return terminal_width(stream) if _isatty(stream) or os.environ.get("COLUMNS") else 0
+
+
 def terminal_width(stream: TextIO | None = None) -> int:
     """``COLUMNS`` when it is a number, else the width of the terminal ``stream`` is (80
     when it cannot be asked)."""
@@ -333,7 +348,7 @@ def coverage_text(c: Coverage | None) -> str:
     if c.tensors is not None:
         dtypes = "/".join(c.dtypes)
         size = ", ".join(x for x in (human_bytes(c.tensor_bytes or 0), dtypes) if x)
-        tensors = f"{c.tensors:,} tensor{'s' if c.tensors != 1 else ''} ({size})"
+        tensors = f"{plural(c.tensors, 'tensor')} ({size})"
         if c.contract:
             tensors += f" against the {c.contract} tensor contract"
         parts.append(tensors)
@@ -525,10 +540,9 @@ def wrap(line: Line, width: int, indent: int) -> list[Line]:
         size = sum(len(t) for t, _ in word)
         if not word:
             continue
-        # a command wider than a whole line stays after its label (``help:``): it is never
-        # broken, and moving it would only leave the label alone on its line
-        command = any(st == CODE_STYLE or t.startswith("`") for t, st in word)
-        if not fresh and used + 1 + size > width and not (command and size > width - indent):
+        # a word or command that does not fit goes to the next line (a command wider than
+        # a whole line stands alone there, never broken)
+        if not fresh and used + 1 + size > width:
             out.append(current)
             current, used, fresh = [(" " * indent, "")], indent, True
         if not fresh:

@@ -144,6 +144,8 @@ def newer_engine_problems(texts) -> list[Problem]:
     """C021 for each ``--engine`` release newer than the reader table (judged as the
     newest covered release, as ``validate`` does)."""
     return [Problem("C021", s.newer_message()) for s in disputes.newer_engines(texts)]
+
+
 def _restamp(ed: Editor, detection: versions.Detection) -> None:
     """Stamp the release of the format the keys say when ``speculators_version`` is absent,
     is no speculators version or names another format (M001-M003): the same format, its

@@ -5,14 +5,13 @@ written; and the closing line of ``--check``. ``-f json`` is
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 from spec_format.render.terminal import use_color
 
 
-def migrate_text(file: Any, opts: Any) -> str:
+def migrate_text(file: Any, opts: Any, quiet: bool = False) -> str:
     """One migrated input (a :class:`~spec_format.rewrites.rewrite.FileResult`)."""
     result, outcome = file.result, file.outcome
     det = result.detection
@@ -22,14 +21,14 @@ def migrate_text(file: Any, opts: Any) -> str:
         extra.append(
             f"  note: speculators_version says {det.declared_line}, the keys say {det.inferred_span}"
         )
-    return render_text(head, result.changes, result.problems, outcome, opts, extra)
+    return render_text(head, result.changes, result.problems, outcome, opts, extra, quiet)
 
 
-def fix_text(file: Any, opts: Any) -> str:
+def fix_text(file: Any, opts: Any, quiet: bool = False) -> str:
     """One fixed input."""
     result = file.result
     head = f"{file.path}: format {result.detection.label()}"
-    return render_text(head, result.changes, result.problems, file.outcome, opts)
+    return render_text(head, result.changes, result.problems, file.outcome, opts, quiet=quiet)
 
 
 #: what the report says when the content is the same and only the formatting differs
@@ -50,13 +49,22 @@ def render_text(
     outcome: Any,
     opts: Any,
     extra: list[str] | None = None,
+    quiet: bool = False,
 ) -> str:
-    from spec_format.render.text import terminal_width, wrap
+    """The report of one input. ``quiet`` (-q): its problems only, under its headline, and
+    nothing when it has none (the diff of --dry-run and --check's last line stay)."""
+    from spec_format.base.wording import severity_word
+    from spec_format.render.text import output_width, wrap
 
     stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_rewrite writes it
-    width = terminal_width(stream) if use_color(stream) or os.environ.get("COLUMNS") else 0
+    width = output_width(stream)  # a terminal's, colour or not (NO_COLOR)
+    if quiet:  # -q: the errors and warnings, and the diff that --dry-run asked for
+        changes, extra = [], []
+        problems = [p for p in problems if p.severity != "info"]
+        if not problems and not (opts.dry_run and outcome.changed):
+            return ""
     rows = [(c.step, f"{c.describe()}{' [lossy]' if c.lossy else ''}") for c in changes]
-    rows += [(p.severity, f"{p.rule} {p.code}: {p.message}") for p in problems]
+    rows += [(severity_word(p.severity), f"{p.rule} {p.code}: {p.message}") for p in problems]
 
     def fit(text: str) -> list[str]:
         return ["".join(t for t, _ in line) for line in wrap([(text, "")], width, 4)]
@@ -67,9 +75,9 @@ def render_text(
         body = wrap([(text, "")], max(width - len(prefix), 20) if width else 0, 0)
         for i, line in enumerate(body):
             lines.append((prefix if i == 0 else " " * len(prefix)) + "".join(t for t, _ in line))
-    if not changes and not problems:
+    if not changes and not problems and not quiet:
         lines.append("  no changes")
-    if outcome.formatting_only:  # not a change: say so once, and what differs
+    if outcome.formatting_only and not quiet:  # not a change: say so once, and what differs
         lines += fit(f"  {FORMATTING_ONLY}")
     if opts.dry_run and outcome.changed:
         from spec_format.rewrites.migration.output import colour_diff
@@ -77,13 +85,15 @@ def render_text(
         diff = outcome.diff()
         lines.append("")
         lines.append((colour_diff(diff) if use_color(sys.stdout) else diff).rstrip("\n"))
-    if opts.check:
+    if opts.check and not quiet:
         lines += fit(
             f"  would change {outcome.path}"
             if outcome.changed
             else f"  {outcome.path} is up to date"
         )
-    if outcome.written_to is not None:
+    if quiet:
+        pass  # the check's summary line (run_rewrite) says what was done
+    elif outcome.written_to is not None:
         lines += fit(
             f"  wrote {outcome.written_to}"
             + (f" (backup {outcome.backup})" if outcome.backup else "")

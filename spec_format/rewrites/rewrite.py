@@ -112,7 +112,8 @@ class Outcome:
         return self.before != self.after and not self.changed
 
     def diff(self) -> str:
-        return unified_diff(self.before, self.after, self.path.name)
+        name = self.path.as_posix()  # the path as given, so several inputs' diffs differ
+        return unified_diff(self.before, self.after, "<stdin>" if name == "-" else name)
 
 
 def _canonical(text: str) -> str | None:

@@ -40,7 +40,7 @@ def test_text_output_states_the_numbers_and_what_they_mean(cli, qwen3_8b_draft, 
     assert "a* = 0.1279" in out
     assert "2.50x" in out
     assert "32,000 of 151,936 verifier tokens" in out
-    assert "BF16" in out and "1.9 GiB" in out
+    assert "BF16" in out and "2.0 GB" in out and "iB" not in out
 
 
 def test_heavier_draft_needs_higher_acceptance(inspect_json, qwen3_8b_draft):

@@ -64,16 +64,13 @@ def test_dry_run_prints_a_diff_and_writes_nothing(cfg):
     before = cfg.read_text()
     r = run("migrate", cfg, "--dry-run")
     assert r.exit_code == 0
-    assert (
-        "--- a/config.json" in r.stdout
-        and f'+  "speculators_version": "{LATEST_RELEASE}"' in r.stdout
-    )
+    assert f"--- {cfg}" in r.stdout and f'+  "speculators_version": "{LATEST_RELEASE}"' in r.stdout
     assert cfg.read_text() == before
 
 
 def test_json_report(cfg):
     r = run("migrate", cfg, "--to", "0.5", "--format", "json", "--dry-run")
-    data = json.loads(r.stdout)
+    (data,) = json.loads(r.stdout)  # a list, one object per input
     assert data["source"]["format_version"] == "0.1" and data["target_release"] == "0.5.0"
     assert {"pointer": "/norm_before_fc", "op": "add"}.items() <= next(
         c for c in data["changes"] if c["pointer"] == "/norm_before_fc"

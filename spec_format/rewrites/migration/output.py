@@ -32,12 +32,15 @@ NO_NEWLINE = "\\ No newline at end of file\n"
 
 def unified_diff(before: str, after: str, name: str) -> str:
     """A unified diff as ``diff -u`` and ``git diff`` write it, including the ``\\ No
-    newline at end of file`` marker after a last line that has no newline."""
+    newline at end of file`` marker after a last line that has no newline. ``name`` is the
+    file's path as given: a relative one gets git's ``a/`` and ``b/`` (``git apply`` and
+    ``patch -p1`` take it), an absolute one is written as it is (``patch -p0``)."""
+    absolute = name.startswith("/")
     lines = difflib.unified_diff(
         _LINE.findall(before),  # only "\n" ends a line (str.splitlines also splits at U+2028)
         _LINE.findall(after),
-        fromfile=f"a/{name}",
-        tofile=f"b/{name}",
+        fromfile=name if absolute else f"a/{name}",
+        tofile=name if absolute else f"b/{name}",
     )
     return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}" for line in lines)
 

@@ -128,6 +128,7 @@ def validate_command(
                     scan_weights=scan_weights,
                     engines=tuple(settings.merged(engine, conf.engine) or ()),
                     jobs=jobs,
+                    interface="cli",
                 ),
             ),
         )

@@ -184,8 +184,8 @@ def _require_numpy(options: ValidateOptions) -> None:
         import numpy  # noqa: F401
     except ImportError:
         flags = " and ".join(
-            f
-            for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+            options.spell(f)
+            for f, on in (("deep", options.deep), ("scan_weights", options.scan_weights))
             if on
         )
         raise UsageError(

@@ -102,7 +102,8 @@ def validate_command(
 
     Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
 
-    --deep and --scan-weights need numpy: pip install 'specfmt[deep]' (else exit 2).
+    --deep and --scan-weights need numpy, the deep extra (else exit 2, with the command
+    that adds it to this installation).
 
     An input without weights for them exits 3 (I013).
     """

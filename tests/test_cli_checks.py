@@ -214,7 +214,8 @@ def test_deep_without_numpy_names_the_extra(tmp_path, flag):
         text=True,
     )
     assert run.returncode == 2, run.stderr
-    assert f"{flag} needs numpy, which is not installed: pip install 'specfmt[deep]'" in run.stderr
+    assert f"{flag} needs numpy (the deep extra), which is not installed: `" in run.stderr
+    assert "-m pip install 'numpy>=1.24'` adds it to this installation" in run.stderr
     assert "internal error" not in run.stderr and "Traceback" not in run.stderr
 
 

@@ -69,7 +69,7 @@ def read(
         aux_layer_ids=None,
         format_version=catalog.latest_version(),
     )
-    seen = SeenThrough(kind=kind.name, description=kind.description, needs=_needs(verifier))
+    seen = SeenThrough(kind=kind.name, description=kind.description, needs=_needs(verifier, where))
     try:
         plan = make_plan(source, request, tensors=tensors is not None)
         return _view(seen, plan, source)[0]
@@ -90,9 +90,19 @@ def read(
     return view._replace(refused=refused, assumed=tuple(assumed + left_out))
 
 
-def _needs(verifier: VerifierInfo | None) -> str:
-    given = f" --verifier {verifier.path}" if verifier is not None else " --verifier VERIFIER"
-    return f"`specfmt convert CKPT -o OUT{given}`"
+def _needs(verifier: VerifierInfo | None, where: str) -> str:
+    """The convert command for this source: its folder or config.json filled in (``CKPT``
+    only for standard input), the output to choose (``OUT``), the verifier as given or to
+    name."""
+    import shlex
+
+    ckpt = "CKPT" if where in ("-", "<stdin>") else shlex.quote(where)  # convert takes either
+    given = (
+        f" --verifier {shlex.quote(str(verifier.path))}"
+        if verifier is not None
+        else " --verifier VERIFIER"
+    )
+    return f"`specfmt convert {ckpt} -o OUT{given}`"
 
 
 def _unprefixed(message: str, folder: Path) -> str:

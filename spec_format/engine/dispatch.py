@@ -6,6 +6,7 @@ type, one of another version, a misspelling, another project's draft config)."""
 from __future__ import annotations
 
 import difflib
+import shlex
 from typing import Any
 
 from spec_format.base.report import Finding
@@ -59,8 +60,15 @@ def dispatch(
             )
         third_party = _third_party(config)
         if third_party:
+            # the command names the checkpoint (convert takes its config.json too)
+            ckpt = "CKPT" if file in ("-", "<stdin>") else shlex.quote(file)
             return schema_rules.ThirdPartyConfig.emit(
-                file, profile=profile, pointer="", variant=third_party[0], **third_party[1]
+                file,
+                profile=profile,
+                pointer="",
+                variant=third_party[0],
+                ckpt=ckpt,
+                **third_party[1],
             )
         base_model = base_models.dispatch_finding(config, file, profile)
         if base_model is not None:

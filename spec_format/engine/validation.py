@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from spec_format.base import notes, progress
+from spec_format.base import extras, notes, progress
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
@@ -189,8 +189,12 @@ def _require_numpy(options: ValidateOptions) -> None:
             if on
         )
         raise UsageError(
-            f"{flags} needs numpy, which is not installed: pip install 'specfmt[deep]' (or "
-            "drop the option to check configs, headers and the tensor contract alone)"
+            extras.missing(
+                flags,
+                "deep",
+                alternative=", or drop the option to check configs, headers and the tensor "
+                "contract alone",
+            )
         ) from None
 
 

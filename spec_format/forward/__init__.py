@@ -2,7 +2,7 @@
 
 ``run_forward(ForwardOptions(...))`` loads a checkpoint strictly and runs its draft; the
 result renders as text or JSON. torch is imported only when ``run_forward`` is called
-(``pip install 'specfmt[forward]'``): importing this package does not import it.
+(the ``forward`` extra): importing this package does not import it.
 
 Layout: ``config`` reads config.json through validate's checks and resolves it (no
 torch); ``limits`` bounds what one run may compute (no torch); ``blocks`` holds the shared modules

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spec_format.base import extras
 from spec_format.base.errors import UsageError
 from spec_format.inspect import economics
 from spec_format.inspect.run import InspectReport
@@ -21,7 +22,7 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'specfmt[plot]'") from None
+        raise UsageError(extras.missing("--plot", "plot")) from None
 
 
 def plotted_gammas(report: InspectReport) -> list[int]:

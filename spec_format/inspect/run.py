@@ -269,7 +269,7 @@ def run_inspect(options: InspectOptions) -> InspectReport:
             "or --cost-ratio C for the speedup and the break-even acceptance"
         )
     if target is not None:
-        notes += _pairing_notes(expected.symbols, target)
+        notes += _pairing_notes(expected.symbols, target, ckpt.location, options.verifier)
     if draft.unknown:
         notes.append(
             f"{len(draft.unknown)} tensor(s) are not in the {rec.name} tensor contract (e.g. "
@@ -310,8 +310,12 @@ def run_inspect(options: InspectOptions) -> InspectReport:
     return report
 
 
-def _pairing_notes(symbols, target: TargetParams) -> list[str]:
-    """A verifier that does not fit the draft makes the ratio meaningless: say so."""
+def _pairing_notes(symbols, target: TargetParams, draft: str, verifier: str) -> list[str]:
+    """A verifier that does not fit the draft makes the ratio meaningless: say so, with the
+    command that checks the pairing (both paths filled in)."""
+    import shlex
+
+    check = f"`specfmt validate {shlex.quote(str(draft))} --verifier {shlex.quote(verifier)}`"
     out = []
     for symbol, key, what in (
         ("Ht", "hidden_size", "hidden size"),
@@ -321,8 +325,7 @@ def _pairing_notes(symbols, target: TargetParams) -> list[str]:
         if isinstance(mine, int) and isinstance(theirs, int) and mine != theirs:
             out.append(
                 f"the verifier's {key} is {theirs:,} but the draft expects a {what} of "
-                f"{mine:,}: is it the draft's verifier? `specfmt validate CKPT --verifier ...` "
-                "checks the pairing"
+                f"{mine:,}: is it the draft's verifier? {check} checks the pairing"
             )
     return out
 

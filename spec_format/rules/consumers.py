@@ -171,10 +171,15 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
                 command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
             if command:
                 advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
-            else:
+            else:  # the verifier is unknown (DIR), the config is not (unless it is remote)
+                # -i (--in-place): the command stays within 80 columns after `help:`
+                example = ctx.command("fix", "--verifier", "DIR", "-i")
                 advice = (
-                    "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
-                    "--in-place CONFIG` does)"
+                    f"{shown(example)} fills it from the verifier's config.json (DIR: the "
+                    "verifier's directory)"
+                    if example
+                    else "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
+                    "--in-place` on a local copy does)"
                 )
             yield Hit(
                 f"{head}; {advice}",
@@ -202,7 +207,7 @@ class ObsoleteKey(_ConsumerRule):
                 same = ctx.command("migrate", "--to", ctx.format_version, "--in-place")
                 yield Hit(
                     f"{key} is {noise.why}; {shown(same) or '`specfmt migrate`'} drops it "
-                    "(same format version)",
+                    f"({ctx.version_kept})",
                     pointer=f"/{key}",
                     command=same,
                 )

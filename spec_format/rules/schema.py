@@ -87,12 +87,12 @@ class ThirdPartyConfig(_SchemaRule):
     template = {
         "z-lab-dflash": (
             "this is a z-lab DFlash config (dflash_config / DFlash architecture), not the "
-            "speculators format; convert it with `specfmt convert CKPT -o OUT --verifier "
+            "speculators format; convert it with `specfmt convert {ckpt} -o OUT --verifier "
             "VERIFIER`, which also shifts target_layer_ids by +1"
         ),
         "safeailab-eagle3": (
             "this is a SafeAILab/NVIDIA-style EAGLE-3 config ({what}), not the speculators "
-            "format; convert it with `specfmt convert CKPT -o OUT --verifier VERIFIER`, which "
+            "format; convert it with `specfmt convert {ckpt} -o OUT --verifier VERIFIER`, which "
             "takes the aux layer ids from the config (eagle_config) or --aux-layer-ids"
         ),
         "pre-0.1": (

@@ -4,6 +4,7 @@ missing (W001), one it rules out is present (W002), the layer count disagrees (W
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 
 from spec_format.facts import catalog
@@ -120,9 +121,15 @@ def _unexpected_message(ctx: Context, name: str) -> str:
             "wrapper's state dict; strip it when exporting"
         )
     if name.startswith("midlayer."):
+        convert = ctx.command("convert", "-o", "OUT", "--verifier", "VERIFIER")
+        quoted = (
+            f"`specfmt convert {shlex.quote(convert[-1])} -o OUT --verifier VERIFIER`"
+            if convert
+            else "`specfmt convert CKPT -o OUT --verifier VERIFIER`"
+        )
         return (
-            f"{name} uses the original EAGLE-3 naming; convert the checkpoint with "
-            "`specfmt convert CKPT -o OUT --verifier VERIFIER` (which maps midlayer.* to layers.0.*)"
+            f"{name} uses the original EAGLE-3 naming; convert the checkpoint with {quoted} "
+            "(which maps midlayer.* to layers.0.*)"
         )
     return (
         f"{name} is not part of the {ctx.model_type} format; vLLM refuses to load unexpected "

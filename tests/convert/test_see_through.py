@@ -49,7 +49,9 @@ def test_safeailab_that_converts_says_so_and_nothing_else(made):
     assert rules(found) == [("S004", "error", None, None)]
     message = s004(found)
     assert "SafeAILab/EAGLE-3" in message
-    assert f"`specfmt convert CKPT -o OUT --verifier {made.verifier}" in message
+    # the checkpoint is named (convert takes its folder or its config.json), not CKPT
+    assert f" -o OUT --verifier {made.verifier}" in message
+    assert "`specfmt convert CKPT" not in message and f"`specfmt convert {made.root}/src" in message
     assert "` converts it; the findings marked 'as converted'" in message
     # the tiny source's 2048 positions are raised to the verifier's range: said
     assert "max_position_embeddings: the source's 2048" in message

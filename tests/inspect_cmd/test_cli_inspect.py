@@ -149,7 +149,8 @@ def test_plot_without_matplotlib_is_a_clear_usage_error(cli, tiny, monkeypatch, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     result = cli("inspect", tiny(), "--cost-ratio", "0.1", "--plot", tmp_path / "x.svg")
     assert result.exit_code == 2
-    assert "--plot needs matplotlib: pip install 'specfmt[plot]'" in result.output
+    assert "--plot needs matplotlib (the plot extra), which is not installed: `" in result.output
+    assert "-m pip install 'matplotlib>=3.7'` adds it" in " ".join(result.output.split())
 
 
 def test_header_only_and_no_heavy_imports(qwen3_8b_draft, qwen3_8b_config):

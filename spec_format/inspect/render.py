@@ -46,9 +46,14 @@ def render_text(report: InspectReport) -> str:
 def _draft_lines(report: InspectReport) -> list[str]:
     d = report.draft
     files = ", ".join(d.files)
-    lines = [
+    head = (
         f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)}, "
-        f"{d.file_bytes:,} bytes)",
+        f"{d.file_bytes:,} bytes)"
+        if d.source == "headers"
+        else "Draft weights (none in the checkpoint: the tensors its config implies)"
+    )
+    lines = [
+        head,
         f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'bytes':>12}",
     ]
     for g in d.groups.values():

@@ -241,7 +241,10 @@ def test_piped_text_is_not_wrapped_and_keeps_backticks():
     out = piped("validate", "examples/qwen3-8b-dflash").stdout
     (head,) = [line for line in out.splitlines() if " C006 " in line]
     assert head.endswith("warning C006 verifier.architectures is empty")
-    assert "  help: fill it from the verifier's config.json (`specfmt fix --verifier DIR " in out
+    assert (
+        "  help: `specfmt fix --verifier DIR -i examples/qwen3-8b-dflash/config.json` fills it "
+        "from the verifier's config.json" in out
+    )
     assert "\x1b[" not in out
 
 

@@ -167,7 +167,7 @@ _TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 def literal_help(text: str) -> str:
     """Help text with every ``[...]`` rich would read as markup escaped, so ``[@REV]`` and
-    ``'specfmt[forward]'`` reach the screen as written."""
+    ``'.[forward]'`` reach the screen as written."""
     return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
 
 

@@ -98,8 +98,8 @@ def validate_command(
 
     Exit codes: 0 no errors, 1 errors found, 2 usage error, 3 an input could not be read.
 
-    --deep and --scan-weights need numpy (the deep extra; without it they exit 2 with
-    the command that adds it to this installation).
+    --deep and --scan-weights need numpy, the deep extra (else exit 2, with the command
+    that adds it to this installation).
 
     An input without weights for them exits 3 (I013).
     """
@@ -121,6 +121,7 @@ def validate_command(
         scan_weights=scan_weights,
         engines=tuple(engine or ()),
         jobs=jobs,
+        interface="cli",
     )
     # the library's job: configuration files, merging, every usage error before any input
     job = Job(

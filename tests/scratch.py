@@ -110,3 +110,25 @@ def unlisted(paths: set[str], patterns: list[str]) -> list[str]:
     """The paths no pattern of the recipe covers."""
     compiled = [_regex(p) for p in patterns]
     return sorted(p for p in paths if not any(r.fullmatch(p) for r in compiled))
+
+
+def committed_copy(dest: Path) -> tuple[Path, str]:
+    """:func:`copy_repo` as a git repository with one commit: what a reader's ``git+URL`` or
+    pre-commit ``repo:`` fetches. Returns the copy and the commit's full sha (the ``SHA``
+    the docs tell a reader to pin)."""
+    copy_repo(dest)
+    if (dest / "node_modules").is_symlink():
+        (dest / "node_modules").unlink()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "specfmt tests",
+        "GIT_AUTHOR_EMAIL": "tests@specfmt.invalid",
+        "GIT_COMMITTER_NAME": "specfmt tests",
+        "GIT_COMMITTER_EMAIL": "tests@specfmt.invalid",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "scratch copy"]):
+        subprocess.run(["git", *args], cwd=dest, check=True, env=env, capture_output=True)
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=dest, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    return dest, sha

@@ -237,3 +237,39 @@ def test_file_rewrites_are_the_commands_pipeline(tmp_path, cli):
     (through,) = spec_format.fix_files(inputs[0], output=os.devnull)  # written through
     assert through.ok and str(through.outcome.written_to) == os.devnull
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("layout", ["nested", "loose"])
+def test_messages_name_the_python_options_to_a_python_caller(tmp_path, layout):
+    """validate() on a folder answered I011 with "use --recursive", an option a Python caller
+    does not have: the hint names ``recursive=True`` there (and the command line's flag on
+    the command line, tests/test_hints.py), and following it finds the drafts."""
+    text = (EXAMPLES[0] / "config.json").read_text(encoding="utf-8")
+    folder = tmp_path / "checkpoints"
+    names = {"nested": ["a/config.json", "b/config.json"], "loose": ["a.json", "b.json"]}
+    for name in names[layout]:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    report = spec_format.validate([str(folder)])
+    (finding,) = [f for fr in report.files for f in fr.findings if f.rule == "I011"]
+    assert "--" not in finding.message and "specfmt validate" not in finding.message
+    if layout == "nested":
+        assert "recursive=True" in finding.message, finding.message
+        found = spec_format.validate(folder, spec_format.ValidateOptions(recursive=True))
+    else:
+        call = re.search(r"`(validate\(.*\))`", finding.message)
+        assert call, finding.message
+        found = eval(call.group(1), {"validate": spec_format.validate})  # the hint, as written
+    assert len(found.files) == 2
+    assert not [f for fr in found.files for f in fr.findings if f.rule.startswith("I")]
+
+
+def test_a_missing_extra_is_named_as_a_python_caller_spells_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "numpy", None)  # as if the deep extra were missing
+    from spec_format.base.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        spec_format.validate(EXAMPLES[0], spec_format.ValidateOptions(deep=True))
+    assert "deep=True" in str(caught.value) and "--deep" not in str(caught.value)

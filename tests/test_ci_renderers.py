@@ -148,6 +148,25 @@ def test_sarif_document_matches_the_sarif_schema():
     assert "region" not in run["results"][1]["locations"][0]["physicalLocation"]
 
 
+def test_sarif_links_every_rule_to_its_page_where_the_docs_are_served(monkeypatch):
+    """The CI guide promises a link from each alert to its rule page: with the site's
+    address in SPECFMT_DOCS_URL every rule carries helpUri (and the run informationUri)."""
+    monkeypatch.setenv("SPECFMT_DOCS_URL", "https://docs.example.org/specfmt")
+    log = json.loads(_render(render_sarif, _report()))
+    Draft4Validator(SARIF_SCHEMA).validate(log)
+    (run,) = log["runs"]
+    assert run["tool"]["driver"]["informationUri"] == "https://docs.example.org/specfmt/"
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["helpUri"] == f"https://docs.example.org/specfmt/rules/{rule['id']}/"
+        assert rule["helpUri"] in rule["help"]["markdown"]
+    # the page each link names is one the site builds (docs/rules/<ID>.md -> rules/<ID>/)
+    for rule in run["tool"]["driver"]["rules"]:
+        assert (ROOT / "docs" / "rules" / f"{rule['id']}.md").is_file()
+    monkeypatch.delenv("SPECFMT_DOCS_URL")
+    bare = json.loads(_render(render_sarif, _report()))["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in bare and all("helpUri" not in r for r in bare["rules"])
+
+
 def test_sarif_of_a_clean_run_is_valid_and_empty():
     log = sarif_log(Report(files=[FileReport(path="x")]))
     Draft4Validator(SARIF_SCHEMA).validate(log)

@@ -37,7 +37,7 @@ def test_validate_defaults(cli, job):
     assert cli("validate", "a", "b").exit_code == 0
     ((paths, options, keywords),) = job
     assert paths == ["a", "b"]
-    assert options == validation.ValidateOptions()
+    assert options == validation.ValidateOptions(interface="cli")  # messages name flags
     assert keywords == {"settings": True, "config": None, "given": []}
 
 

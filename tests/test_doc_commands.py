@@ -190,6 +190,8 @@ def scene(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("docs-scene")
     shutil.copytree(ROOT / "examples", root / "examples")
+    # the real verifier configs the README and the docs home pair the examples with
+    shutil.copytree(ROOT / "tests" / "data" / "verifiers" / "v4", root / "tests/data/verifiers/v4")
     tiny = builder.tiny_config("eagle3")
     dflash_verifier = sources.tiny_dflash_verifier_config()
     for name in ("ckpt", "ckpt-a", "ckpt-b", "models/a", "drafts/a", "path/to/draft"):

@@ -151,3 +151,51 @@ def test_migrate_check_hook_passes_a_file_that_differs_only_in_formatting(migrat
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "formatting differs only" in out and "would change" not in out
+
+
+#: the repository URL the docs give, which a reader replaces with where they get specfmt
+DOCUMENTED_REPO = "https://github.com/OWNER/specfmt"
+
+
+def _documented_block(language: str, containing: str) -> str:
+    import re
+
+    text = (ROOT / "docs" / "guide" / "ci.md").read_text(encoding="utf-8")
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", text, re.S | re.M)
+    (block,) = [b for b in blocks if containing in b]
+    return block
+
+
+def test_the_documented_config_works(sample_repo, tmp_path_factory):
+    """docs/guide/ci.md's `.pre-commit-config.yaml` and its autoupdate line, as a reader
+    pastes them (OWNER's URL replaced by a scratch clone of this repository, which has no
+    tags, as the real one has none yet): autoupdate writes a commit into `rev`, and the hooks
+    then install and run. The block named `rev: v0.1.0`, a tag nobody could fetch."""
+    from tests.scratch import committed_copy
+
+    upstream, sha = committed_copy(tmp_path_factory.mktemp("upstream") / "specfmt")
+    config = _documented_block("yaml", "rev:").replace(DOCUMENTED_REPO, str(upstream))
+    assert str(upstream) in config, "the block no longer names the documented repository"
+    (sample_repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    for old, new in (("drafts/good", "checkpoints/good"), ("drafts/bad", "checkpoints/bad")):
+        (sample_repo / new).parent.mkdir(exist_ok=True)
+        (sample_repo / old).rename(sample_repo / new)
+    subprocess.run(["git", "add", "-A"], cwd=sample_repo, check=True, env=_git_env())
+    (line,) = [
+        line.removeprefix("$ ")
+        for line in _documented_block("console", "autoupdate").splitlines()
+        if "autoupdate" in line
+    ]
+    argv = line.replace(DOCUMENTED_REPO, str(upstream)).split()
+    assert argv[0] == "pre-commit"
+    run = dict(cwd=sample_repo, capture_output=True, text=True, env=_git_env(), timeout=600)
+    updated = subprocess.run([sys.executable, "-m", "pre_commit", *argv[1:]], **run)
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    written = (sample_repo / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert f"rev: {sha}" in written, written
+    hooks = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], **run)
+    out = hooks.stdout + hooks.stderr
+    assert hooks.returncode == 1, out  # the broken draft fails; nothing about the set-up
+    assert "specfmt validate" in out or "S101" in out, out
+    assert "fail checkpoints/bad/config.json" in out and "S101" in out, out
+    assert "tokenizer_config.json" not in out  # the documented `files` narrows the hooks

@@ -22,6 +22,7 @@ GUIDE_ORDER = (
     "schemas",
     "publishing",
     "python-api",
+    "readers",
 )
 
 

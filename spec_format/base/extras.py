@@ -1,30 +1,30 @@
-"""How to add an optional extra (``deep``, ``forward``, ``remote``, ``plot``) to the
-installation that is running, as a command that works as written there.
+"""What a feature whose extra is missing tells the user: one sentence, made here for every
+such message (``--deep``, ``--scan-weights``, ``--token-freq``, ``--dtype``, ``--plot``,
+``hf://`` inputs, ``specfmt forward``).
 
-``pip install 'specfmt[deep]'`` only works where specfmt is on the package index pip asks
-and pip belongs to the environment that runs specfmt. The command is worked out from
-where this interpreter is (called on the error paths that need it, never at start-up):
+``pip install 'specfmt[deep]'`` works only where pip can find specfmt, which is on no index:
+inside the clone's environment it fails the same way as anywhere else. What always works is
+to add the extra's packages to the environment that runs specfmt, with the tool that made
+it: ``pipx inject`` for a pipx installation, ``uv pip install --python`` for a ``uv tool``
+one (its environment has no pip), and that environment's own ``python -m pip`` otherwise (a
+clone's ``.venv``, a wheel installed into any environment). The command is worked out from
+the running interpreter, so it can be pasted as printed; docs/guide/install.md ("Add an
+extra") says the same for each kind of installation, and every message points there.
 
-* a source checkout (``pyproject.toml`` beside the package): ``pip install -e 'ROOT[EXTRA]'``
-  with this interpreter;
-* a pipx venv: ``pipx inject specfmt REQUIREMENTS``;
-* a uv tool venv (no pip inside): ``uv pip install --python PYTHON REQUIREMENTS``;
-* anything else (a wheel in a virtual environment): this interpreter's
-  ``-m pip install REQUIREMENTS``.
-
-REQUIREMENTS are the extra's own, as the installed metadata (or the checkout's
-``pyproject.toml``) lists them, so no index needs to know specfmt.
+The packages of each extra are the installed distribution's metadata (pyproject.toml's
+``[project.optional-dependencies]``), read when a message is made.
 """
 
 from __future__ import annotations
 
-import re
+import os
 import shlex
 import sys
-from pathlib import Path
 
-#: the extras' requirements when no metadata can be read (pyproject.toml holds the truth;
-#: tests/test_extras.py keeps the two equal)
+#: where every message sends the user for the other ways (one place)
+GUIDE = "docs/guide/install.md, 'Add an extra'"
+#: the packages of each extra when no metadata can be read (a checkout on PYTHONPATH);
+#: tests/test_extras.py holds this equal to pyproject.toml
 FALLBACK = {
     "deep": ("numpy>=1.24",),
     "forward": ("torch>=2.2", "numpy>=1.24"),
@@ -34,47 +34,47 @@ FALLBACK = {
 
 
 def requirements(extra: str) -> tuple[str, ...]:
-    """The requirements the extra adds (``("numpy>=1.24",)`` for ``deep``)."""
+    """The requirements the extra adds, as pyproject.toml writes them."""
     try:
-        from importlib import metadata
+        from importlib.metadata import PackageNotFoundError, requires
 
-        listed = metadata.requires("specfmt") or []
-    except Exception:  # not installed (a bare PYTHONPATH checkout), or unreadable metadata
+        listed = requires("specfmt") or []
+    except PackageNotFoundError:
         listed = []
-    marker = re.compile(r"""extra\s*==\s*["']""" + re.escape(extra) + r"""["']""")
-    found = tuple(r.split(";", 1)[0].strip() for r in listed if marker.search(r))
+    marker = f'extra == "{extra}"'
+    found = tuple(r.split(";")[0].strip() for r in listed if marker in r)
     return found or FALLBACK.get(extra, ())
 
 
-def checkout_root() -> Path | None:
-    """The source checkout this package is imported from (None for an installed wheel)."""
-    root = Path(__file__).resolve().parents[2]
-    pyproject = root / "pyproject.toml"
-    try:
-        return root if 'name = "specfmt"' in pyproject.read_text(encoding="utf-8") else None
-    except OSError:
-        return None
+def installation(prefix: str | None = None) -> str:
+    """``pipx``, ``uv-tool`` or ``venv``: what made the environment that runs specfmt."""
+    parts = os.path.normpath(prefix or sys.prefix).split(os.sep)
+    if "pipx" in parts and "venvs" in parts:
+        return "pipx"
+    if "uv" in parts and "tools" in parts:
+        return "uv-tool"
+    return "venv"
 
 
-def install_command(extra: str) -> str:
-    """The command that adds ``extra`` to the installation running now."""
-    python = shlex.quote(sys.executable or "python")
-    needs = " ".join(shlex.quote(r) for r in requirements(extra))
-    root = checkout_root()
-    if root is not None:
-        return f"{python} -m pip install -e {shlex.quote(f'{root}[{extra}]')}"
-    prefix = Path(sys.prefix).as_posix()
-    if "/pipx/venvs/" in prefix:
-        return f"pipx inject specfmt {needs}"
-    if "/uv/tools/" in prefix:
-        return f"uv pip install --python {python} {needs}"
-    return f"{python} -m pip install {needs}"
+def add_command(extra: str, prefix: str | None = None, executable: str | None = None) -> str:
+    """The command that adds ``extra``'s packages to the environment running specfmt."""
+    reqs = " ".join(shlex.quote(r) for r in requirements(extra))
+    python = shlex.quote(executable or sys.executable)
+    kind = installation(prefix)
+    if kind == "pipx":
+        return f"pipx inject specfmt {reqs}"
+    if kind == "uv-tool":
+        return f"uv pip install --python {python} {reqs}"
+    return f"{python} -m pip install {reqs}"
 
 
-def needs(what: str, extra: str) -> str:
-    """``"--deep needs numpy: add it with `CMD`"``-style wording: ``what`` needs the extra."""
-    names = ", ".join(re.split(r"[<>=!~ ]", r, maxsplit=1)[0] for r in requirements(extra))
-    return f"{what} needs {names} (the {extra} extra): add it with `{install_command(extra)}`"
-
-
-__all__ = ["install_command", "needs", "requirements"]
+def missing(feature: str, extra: str, *, alternative: str = "") -> str:
+    """``"--deep needs numpy>=1.24 (the deep extra), which is not installed: `CMD` adds it
+    to this installation (the other ways: GUIDE)"``; ``alternative`` (", or drop --dtype
+    ...") is said after the command."""
+    packages = ", ".join(r.split(">")[0].split("=")[0].split("<")[0] for r in requirements(extra))
+    return (
+        f"{feature} needs {packages} (the {extra} extra), which is not installed: "
+        f"`{add_command(extra)}` adds it to this installation{alternative} (the other ways: "
+        f"{GUIDE})"
+    )

@@ -109,7 +109,11 @@ def _needs(verifier: VerifierInfo | None, where: str) -> str:
 
     ckpt = "CKPT" if where in ("-", "<stdin>") or where.startswith("hf://") else where
     ckpt = shlex.quote(str(Path(ckpt).parent) if ckpt.endswith("config.json") else ckpt)
-    given = f" --verifier {verifier.path}" if verifier is not None else " --verifier VERIFIER"
+    given = (
+        f" --verifier {shlex.quote(str(verifier.path))}"
+        if verifier is not None
+        else " --verifier VERIFIER"
+    )
     return f"`specfmt convert {ckpt} -o OUT{given}`"
 
 

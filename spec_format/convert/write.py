@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from spec_format.base import extras
 from spec_format.base.errors import InputError, UsageError
 from spec_format.convert.plan import ConvertRefused, Plan
 from spec_format.parsers.checkpoint import TensorRecord
@@ -412,10 +413,10 @@ def _numpy():
     try:
         import numpy
     except ImportError:  # pragma: no cover - numpy is in the deep and forward extras
-        from spec_format.base.extras import needs
-
         raise UsageError(
-            needs("--dtype", "deep") + " (or drop --dtype to copy the tensors unchanged)"
+            extras.missing(
+                "--dtype", "deep", alternative=", or drop --dtype to copy the tensors unchanged"
+            )
         ) from None
     return numpy
 

@@ -153,6 +153,12 @@ def _context(
     return ctx
 
 
+#: the top-level keys only a speculators config has (any one makes the format version a claim)
+_SPECULATORS_KEYS = frozenset(
+    {"speculators_model_type", "speculators_version", "speculators_config"}
+)
+
+
 def _outcome(
     config: dict[str, Any], path: Path, options: ValidateOptions, verifier: VerifierInfo | None
 ) -> Outcome:
@@ -163,6 +169,10 @@ def _outcome(
     if isinstance(dispatched, Finding):
         declared = config.get("speculators_model_type")
         shown = bounded(declared, 80) if isinstance(declared, str) else None
+        if source == "inferred" and not _SPECULATORS_KEYS & config.keys():
+            # no key of the format at all (a third-party draft, a model's own config): no
+            # format version was inferred from anything, so the report names none
+            version, source = None, None
         return Outcome(version, source, detection, shown, False, (dispatched,))
     model_type = dispatched
     findings: list[Finding] = []

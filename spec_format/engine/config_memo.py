@@ -59,8 +59,8 @@ _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
 class Outcome:
     """What the config checks found of one document, under the path they were given."""
 
-    version: str
-    source: str
+    version: str | None  # None: no key of the format to infer one from (a third-party config)
+    source: str | None
     #: facts.versions.Detection; None when the version was requested, and in a stored
     #: outcome (the version rules that read it have run; a later reader detects again)
     detection: Any

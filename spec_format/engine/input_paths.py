@@ -190,25 +190,32 @@ def _no_config(shown: str, options: ValidateOptions, *, recursive: bool) -> File
             profile=options.profile,
             variant="recursive" if recursive else "directory",
             path=shown,
-            hint=_no_config_hint(Path(shown), recursive),
+            hint=_no_config_hint(Path(shown), recursive, options),
         )
     )
     return report
 
 
-def _no_config_hint(path: Path, recursive: bool) -> str:
-    """What to do instead, from what the directory holds: --recursive only when a draft
-    config.json is below it, the files by name when it holds loose .json files."""
+def _no_config_hint(path: Path, recursive: bool, options: ValidateOptions) -> str:
+    """What to do instead, from what the directory holds: recursion only when a draft
+    config.json is below it, the files by name when it holds loose .json files; each named
+    as the caller's interface spells it (the command line or the Python API)."""
     loose = sorted(p.name for p in path.glob("*.json") if p.is_file())
     if loose:
-        files = (
-            f"`specfmt validate {path / '*.json'}`"
-            if len(loose) > 1
-            else (f"`specfmt validate {path / loose[0]}`")
-        )
+        if options.interface == "cli":
+            files = (
+                f"`specfmt validate {path / '*.json'}`"
+                if len(loose) > 1
+                else (f"`specfmt validate {path / loose[0]}`")
+            )
+        else:
+            files = f"`validate({[str(path / name) for name in loose[:3]]!r})`"
+            if len(loose) > 3:
+                files = f"`validate(sorted(Path({str(path)!r}).glob('*.json')))`"
         return f"{'; ' if recursive else ''}pass its .json files by name: {files}"
     if recursive:
         return ""
     if _walk_configs(path)[0]:
-        return "use --recursive to check the draft checkpoints below it"
+        where = "" if options.interface == "cli" else " (ValidateOptions)"
+        return f"use {options.spell('recursive')}{where} to check the draft checkpoints below it"
     return "pass the checkpoint directory itself"

@@ -46,6 +46,9 @@ class ValidateOptions:
     #: hf:// drafts fetched at once (listing, config and headers; the checks run in order,
     #: and the report is the one a run of ``jobs=1`` gives). 1 to :data:`MAX_JOBS`.
     jobs: int = DEFAULT_JOBS
+    #: who asked: "python" (the API, the default) or "cli" (``specfmt validate``, which sets
+    #: it): a message names an option as that caller spells it (:meth:`spell`)
+    interface: str = "python"
 
     def __post_init__(self) -> None:
         # what a Python caller writes: a list, a tuple, one id, "C001,C002", "strict"
@@ -63,10 +66,19 @@ class ValidateOptions:
                 f"jobs {self.jobs!r}: expected a whole number from 1 to {MAX_JOBS} (remote "
                 f"drafts fetched at once; default {DEFAULT_JOBS})"
             )
+        if self.interface not in ("python", "cli"):
+            raise UsageError(f"interface {self.interface!r}: expected python or cli")
         if isinstance(self.engines, str):
             set_(self, "engines", (self.engines,))
         elif not isinstance(self.engines, tuple):
             set_(self, "engines", tuple(self.engines))
+
+    def spell(self, option: str, value: str = "True") -> str:
+        """``recursive`` as this caller writes it: ``--recursive`` on the command line,
+        ``recursive=True`` in Python (``value`` is the Python value to show)."""
+        if self.interface == "cli":
+            return f"--{option.replace('_', '-')}"
+        return f"{option}={value}"
 
 
 @cache

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from spec_format.base import notes, progress
+from spec_format.base import extras, notes, progress
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
 from spec_format.engine.config_checks import (
@@ -264,15 +264,17 @@ def _require_numpy(options: ValidateOptions) -> None:
         import numpy  # noqa: F401
     except ImportError:
         flags = " and ".join(
-            f
-            for f, on in (("--deep", options.deep), ("--scan-weights", options.scan_weights))
+            options.spell(f)
+            for f, on in (("deep", options.deep), ("scan_weights", options.scan_weights))
             if on
         )
-        from spec_format.base.extras import needs
-
         raise UsageError(
-            needs(flags, "deep") + " (or drop the option to check configs, headers and the "
-            "tensor contract alone)"
+            extras.missing(
+                flags,
+                "deep",
+                alternative=", or drop the option to check configs, headers and the tensor "
+                "contract alone",
+            )
         ) from None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-from spec_format.facts import package_data, readers
+from spec_format.facts import catalog, package_data, readers
 
 #: the markers around the generated counts in ``schema/readers/README.md``
 BEGIN, END = "<!-- read counts (python -m tests.readers.reads) -->", "<!-- end of read counts -->"
@@ -88,10 +88,10 @@ def readme_text(current: str) -> str:
     return f"{head}{BEGIN}\n{body}\n{END}{tail}"
 
 
-#: the types whose drafter takes the verifier's aux hidden states: vLLM's model runner turns
-#: its aux hidden-state outputs on for the methods they are served as (eagle3, dflash,
-#: dspark) and refuses a verifier class without ``SupportsEagle3``
-AUX_TYPES = ("eagle3", "peagle", "dflash", "dflash2", "dspark")
+#: the types whose drafter takes the verifier's aux hidden states (the catalog's aux_key):
+#: vLLM's model runner turns its aux hidden-state outputs on for the methods they are served
+#: as and refuses a verifier class without ``SupportsEagle3``
+AUX_TYPES = catalog.types_where(lambda record: record.aux_key is not None)
 
 
 class Serving(NamedTuple):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spec_format.base.errors import UsageError
+from spec_format.base.extras import missing as missing_extra
 from spec_format.facts import catalog
 from spec_format.forward import limits
 from spec_format.forward.config import FORWARD_CLASSES, DraftSpec, read_config, resolve
@@ -35,11 +36,13 @@ def _import_torch() -> Any:
     try:
         return importlib.import_module("torch")
     except ImportError as exc:
-        from spec_format.base.extras import needs
-
         raise UsageError(
-            needs("specfmt forward", "forward") + " (on a CPU-only machine install torch "
-            "from the CPU wheel index first)"
+            missing_extra(
+                "specfmt forward",
+                "forward",
+                alternative=" (on a CPU-only machine, install torch from the CPU wheel index "
+                "first: docs/guide/install.md)",
+            )
         ) from exc
 
 

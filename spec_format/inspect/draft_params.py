@@ -42,6 +42,9 @@ class DraftParams:
     unknown: list[str] = field(default_factory=list)  # tensors in OTHER
     #: (tensor, parameters) of a head the engine shares from the verifier
     shared_head: tuple[str, int] | None = None
+    #: where the tensors were counted: "headers" (the safetensors headers) or "config" (a
+    #: draft without weights: the tensors its config implies, inspect.run.ConfigOnly)
+    source: str = "headers"
 
     @property
     def total(self) -> int:
@@ -80,6 +83,7 @@ class DraftParams:
             "dtypes": dict(self.dtypes),
             "file_bytes": self.file_bytes,
             "files": list(self.files),
+            "counted_from": self.source,
         }
 
 
@@ -111,6 +115,7 @@ def draft_params(ckpt: Checkpoint, expected: ExpectedSet) -> DraftParams:
         files=files,
         unknown=sorted(unknown),
         shared_head=_shared_head(ckpt, expected),
+        source="config" if getattr(ckpt, "from_config", False) else "headers",
     )
 
 

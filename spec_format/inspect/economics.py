@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The acceptances the report tabulates (and the plot marks) when none are given.
+DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: Break-even acceptance is bracketed until the interval is this narrow.
 TOLERANCE = 1e-12
 #: The largest gamma the search for the best one tries.

@@ -11,6 +11,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from spec_format.base import extras
 from spec_format.base.errors import UsageError
 from spec_format.inspect import economics
 from spec_format.parsers.outfile import write_output
@@ -22,11 +23,9 @@ STEPS = 400
 def points_label(g) -> str:
     """The legend of the marked points: the --acceptance values when they were given, else
     the default acceptances the text report tabulates."""
-    from spec_format.inspect.run import DEFAULT_ACCEPTANCE
-
     given = sorted({p.acceptance for p in g.points if not p.ceiling and p.speedup is not None})
-    if given == sorted(DEFAULT_ACCEPTANCE):
-        return f"default acceptances ({', '.join(f'{a:g}' for a in DEFAULT_ACCEPTANCE)})"
+    if given == sorted(economics.DEFAULT_ACCEPTANCE):
+        return f"default acceptances ({', '.join(f'{a:g}' for a in economics.DEFAULT_ACCEPTANCE)})"
     return "--acceptance values"
 
 
@@ -34,9 +33,7 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        from spec_format.base.extras import needs
-
-        raise UsageError(needs("--plot", "plot")) from None
+        raise UsageError(extras.missing("--plot", "plot")) from None
 
 
 def plotted_gammas(report: Any) -> list[int]:

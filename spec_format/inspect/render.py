@@ -44,8 +44,13 @@ def render_text(report: InspectReport, *, quiet: bool = False) -> str:
 def _draft_lines(report: InspectReport) -> list[str]:
     d = report.draft
     files = ", ".join(d.files)
+    head = (
+        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)})"
+        if d.source == "headers"
+        else "Draft weights (none in the checkpoint: the tensors its config implies)"
+    )
     lines = [
-        f"Draft weights (safetensors headers of {files}: {human_bytes(d.file_bytes)})",
+        head,
         f"  {'group':<28}{'tensors':>8}{'parameters':>16}{'size':>12}",
     ]
     for g in d.groups.values():

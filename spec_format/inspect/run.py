@@ -16,15 +16,20 @@ from typing import Any
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.jsonload import json_whole, spelled
 from spec_format.facts import catalog
-from spec_format.facts.contract import expected_tensors, has_contract
+from spec_format.facts.contract import expected_tensors, has_contract, torch_dtype_name
+from spec_format.facts.safetensors_dtypes import DTYPE_BITS
 from spec_format.inspect import economics
 from spec_format.inspect.draft_params import DraftParams, draft_params
 from spec_format.inspect.target_params import HARMLESS_ISSUES, TargetParams, target_params
 from spec_format.inspect.vocab_ceiling import Coverage, coverage, weigh
 from spec_format.parsers import documents
-from spec_format.parsers.checkpoint import CONFIG_NAME, Checkpoint, load_checkpoint
+from spec_format.parsers.checkpoint import (
+    CONFIG_NAME,
+    Checkpoint,
+    TensorRecord,
+    load_checkpoint,
+)
 
-DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 #: The largest --gamma accepted (no drafter proposes more per step).
 MAX_GAMMA_OPTION = 1024
 PLOT_SUFFIXES = (".svg", ".png")
@@ -190,12 +195,8 @@ def _open_draft(location: str) -> tuple[Checkpoint, dict[str, Any]]:
         where = f":{problem.line}:{problem.column}" if problem and problem.line else ""
         message = problem.message.removeprefix(f"{CONFIG_NAME}: ") if problem else "unreadable"
         raise InputError(f"{shown}{where}: {message}; run `specfmt validate {location}`")
-    if not ckpt.has_weights:
-        ckpt.close()
-        raise InputError(
-            f"{location}: no model.safetensors (or shard index); inspect counts the draft's "
-            "parameters from its safetensors headers"
-        )
+    if not ckpt.has_weights:  # a config alone: counted from it (ConfigOnly), said so
+        return ConfigOnly(ckpt, loaded.data), loaded.data
     problems = [i for i in ckpt.issues if i.rule not in HARMLESS_ISSUES]
     if problems or not ckpt.complete:
         ckpt.close()
@@ -203,6 +204,56 @@ def _open_draft(location: str) -> tuple[Checkpoint, dict[str, Any]]:
         detail = f"{first.file}: {first.message}" if first else "some weights cannot be read"
         raise InputError(f"{detail} (run `specfmt validate {location}` for every problem)")
     return ckpt, loaded.data
+
+
+class ConfigOnly:
+    """A draft without weights, seen as the checkpoint its config describes: every tensor
+    the type's tensor contract requires, at the shape the config gives it and in the
+    config's ``torch_dtype`` (BF16 when it names none; the vocabulary maps in their own
+    dtypes). The parameter counts, the cost ratio and the vocabulary ceiling follow from the
+    shapes alone; a report made from it says so (``from_config``)."""
+
+    from_config = True
+
+    def __init__(self, ckpt: Checkpoint, config: dict[str, Any]) -> None:
+        self._ckpt = ckpt
+        self.location = ckpt.location
+        self.files: list = []
+        self.tensors: dict[str, TensorRecord] = {}
+        layer = config.get("transformer_layer_config")
+        named = (layer or {}).get("torch_dtype") if isinstance(layer, dict) else None
+        named = named or config.get("torch_dtype")
+        floats = torch_dtype_name(named) if isinstance(named, str) else "BF16"
+        if floats not in DTYPE_BITS or floats[0] not in "FB":
+            floats = "BF16"
+        for name, t in expected_tensors(config).tensors.items():
+            if not t.required or not all(isinstance(d, int) and d > 0 for d in t.shape):
+                continue
+            dtype = {"float": floats, "int64": "I64", "bool": "BOOL"}.get(t.dtype, floats)
+            size = math.prod(t.shape) * DTYPE_BITS.get(dtype, 8) // 8
+            self.tensors[name] = TensorRecord(name, dtype, tuple(t.shape), CONFIG_NAME, 0, size)
+
+    @property
+    def bytes_read(self) -> int:
+        return self._ckpt.bytes_read
+
+    def display(self, file: str) -> str:
+        return self._ckpt.display(file)
+
+    def close(self) -> None:
+        self._ckpt.close()
+
+    def read_tensor(self, name: str, max_bytes: int) -> bytes:
+        raise InputError(
+            f"{self.location}: no model.safetensors (or shard index), so no values of {name} "
+            "to read; inspect without --token-freq counts the draft from its config"
+        )
+
+    def __enter__(self) -> ConfigOnly:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _draft_type(config: dict[str, Any], shown: str) -> catalog.TypeRecord:
@@ -284,7 +335,13 @@ def _report(options: InspectOptions) -> InspectReport:
             "or --cost-ratio C for the speedup and the break-even acceptance"
         )
     if target is not None:
-        notes += _pairing_notes(expected.symbols, target)
+        notes += _pairing_notes(expected.symbols, target, ckpt.location, options.verifier)
+    if draft.source == "config":
+        notes.append(
+            "no weights: the parameters are those of the tensors the config's type requires, "
+            "at the shapes the config gives them, in its torch_dtype; the speedup and "
+            "break-even follow from them, the weights' own values are not read"
+        )
     if draft.unknown:
         notes.append(
             f"{len(draft.unknown)} tensor(s) are not in the {rec.name} tensor contract (e.g. "
@@ -301,7 +358,7 @@ def _report(options: InspectOptions) -> InspectReport:
         if all(g != existing for existing, _ in gammas):
             gammas.append((g, "--gamma"))
 
-    acceptances = sorted(set(options.acceptance or DEFAULT_ACCEPTANCE))
+    acceptances = sorted(set(options.acceptance or economics.DEFAULT_ACCEPTANCE))
     ceiling = cover.ceiling if cover.out_of_draft_mass is not None else None
     report = InspectReport(
         checkpoint=ckpt.location,
@@ -325,8 +382,12 @@ def _report(options: InspectOptions) -> InspectReport:
     return report
 
 
-def _pairing_notes(symbols, target: TargetParams) -> list[str]:
-    """A verifier that does not fit the draft makes the ratio meaningless: say so."""
+def _pairing_notes(symbols, target: TargetParams, draft: str, verifier: str) -> list[str]:
+    """A verifier that does not fit the draft makes the ratio meaningless: say so, with the
+    command that checks the pairing (both paths filled in)."""
+    import shlex
+
+    check = f"`specfmt validate {shlex.quote(str(draft))} --verifier {shlex.quote(verifier)}`"
     out = []
     for symbol, key, what in (
         ("Ht", "hidden_size", "hidden size"),
@@ -336,8 +397,7 @@ def _pairing_notes(symbols, target: TargetParams) -> list[str]:
         if isinstance(mine, int) and isinstance(theirs, int) and mine != theirs:
             out.append(
                 f"the verifier's {key} is {theirs:,} but the draft expects a {what} of "
-                f"{mine:,}: is it the draft's verifier? `specfmt validate CKPT --verifier ...` "
-                "checks the pairing"
+                f"{mine:,}: is it the draft's verifier? {check} checks the pairing"
             )
     return out
 

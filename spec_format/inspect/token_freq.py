@@ -20,6 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from spec_format.base import extras
 from spec_format.base.errors import InputError, UsageError
 
 #: A token-count file larger than this is not one: a {token_id: count} JSON map of a
@@ -31,9 +32,7 @@ def _numpy():
     try:
         import numpy as np
     except ImportError:  # pragma: no cover - numpy ships with the dev and deep extras
-        from spec_format.base.extras import needs
-
-        raise UsageError(needs("--token-freq", "deep")) from None
+        raise UsageError(extras.missing("--token-freq", "deep")) from None
     return np
 
 

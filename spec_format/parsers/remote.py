@@ -31,6 +31,7 @@ import time
 from typing import Any
 from urllib.parse import quote
 
+from spec_format.base import extras
 from spec_format.base.errors import InputError, UsageError
 from spec_format.parsers.safetensors import ByteSource, HeaderError, HeaderErrorKind
 from spec_format.parsers.storage import Storage, parse_hf_url
@@ -62,9 +63,7 @@ def _hub():
         from huggingface_hub import HfApi, constants, get_session, hf_hub_url
         from huggingface_hub.utils import build_hf_headers
     except ImportError:  # pragma: no cover - depends on the environment
-        from spec_format.base.extras import needs
-
-        raise UsageError(needs("reading hf:// checkpoints", "remote")) from None
+        raise UsageError(extras.missing("reading hf:// checkpoints", "remote")) from None
     return SimpleNamespace(
         HfApi=HfApi,
         constants=constants,

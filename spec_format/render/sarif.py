@@ -2,7 +2,8 @@
 
 One run; ``tool.driver.rules`` describes every rule that produced a result, built from the
 rule registry (summary, "What it checks", the whole explanation as help, and the rule's doc
-page as ``helpUri`` once the docs are published: see spec_format.base.links), sorted by id so the
+page as ``helpUri`` where the docs site is served: ``SPECFMT_DOCS_URL``, see
+spec_format.base.links), sorted by id so the
 output is stable. Each finding is a result with the
 rule's effective level (profiles change severities), the message, and the file position when
 known. Columns count Unicode code points, which the run declares in ``columnKind``.
@@ -14,7 +15,7 @@ from typing import Any, TextIO
 
 from spec_format import __version__
 from spec_format.base.jsonout import dump
-from spec_format.base.links import DOCS_URL, rule_doc_url
+from spec_format.base.links import docs_url, rule_doc_url
 from spec_format.base.report import Finding, Report, Severity
 from spec_format.base.wording import severity_word
 from spec_format.render.paths import display_path
@@ -102,8 +103,8 @@ def sarif_log(report: Report, verbosity: int = 1) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.rule]) for f in findings],
     }
-    if DOCS_URL:
-        run["tool"]["driver"]["informationUri"] = DOCS_URL
+    if docs_url():
+        run["tool"]["driver"]["informationUri"] = docs_url()
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 

@@ -148,6 +148,16 @@ class Context:
         return str(self.config_path)
 
     @property
+    def version_kept(self) -> str:
+        """How a hint says that ``migrate --to <the checked version>`` keeps the format
+        version: "the same format version" only when the config declares that version; a
+        version inferred from its keys, or requested with --format-version, is named."""
+        det = self.detection
+        if det is not None and det.source == "declared" and det.line == self.format_version:
+            return "the same format version"
+        return f"format {self.format_version}, as it was checked"
+
+    @property
     def verifier_given(self) -> str | None:
         """The verifier as the user named it (a path or hf://...), for commands to repeat."""
         given = self.options.get("verifier_given")

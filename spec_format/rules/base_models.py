@@ -110,9 +110,13 @@ def dispatch_finding(config: Mapping[str, Any], file: str, profile) -> Finding |
                 f"layer, this model declares {count}"
             )
         elif layout == "mtp" and family in families:
+            import shlex
+
+            ckpt = "CKPT" if file in ("-", "<stdin>") else shlex.quote(file)
             convert = (
-                "`specfmt convert CKPT -o OUT --verifier CKPT` extracts its mtp.* layer into "
-                "a speculators mtp draft (the checkpoint's weights must hold the mtp.* tensors)"
+                f"`specfmt convert {ckpt} -o OUT --verifier {ckpt}` extracts its mtp.* layer "
+                "into a speculators mtp draft (the checkpoint's weights must hold the mtp.* "
+                "tensors)"
             )
         else:
             convert = (

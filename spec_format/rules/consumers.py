@@ -171,10 +171,15 @@ class VerifierArchitecturesEmpty(_ConsumerRule):
                 command = ctx.command("fix", "--verifier", ctx.verifier_given, "--in-place")
             if command:
                 advice = f"{shown(command)} writes the verifier's {json.dumps(given)}"
-            else:
+            else:  # the verifier is unknown (DIR), the config is not (unless it is remote)
+                # -i (--in-place): the command stays within 80 columns after `help:`
+                example = ctx.command("fix", "--verifier", "DIR", "-i")
                 advice = (
-                    "pass --verifier DIR (the verifier's folder) and this finding names the "
-                    "command that fills it from the verifier's config.json"
+                    f"{shown(example)} fills it from the verifier's config.json (DIR: the "
+                    "verifier's directory)"
+                    if example
+                    else "fill it from the verifier's config.json (`specfmt fix --verifier DIR "
+                    "--in-place` on a local copy does)"
                 )
             yield Hit(
                 f"{head}; {advice}",

@@ -150,9 +150,10 @@ def _aux_hit(ctx: Context, aux: str, meant: disputes.View) -> Hit:
     if ids is None or ctx.verifier_path is None:
         how = ""
         if ctx.model_type in catalog.family("chain"):
+            validate = shown(ctx.command("validate", "--verifier", "DIR"))
             how = (
-                " (`specfmt validate --verifier DIR` shows the layers they use and the "
-                "command that writes them)"
+                f" ({validate or '`specfmt validate --verifier DIR`'} shows the layers they "
+                "use and the command that writes them; DIR: the verifier's directory)"
                 if ctx.verifier is None
                 else " (the verifier's config does not say how many layers it has)"
             )

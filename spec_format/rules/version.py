@@ -251,7 +251,8 @@ class DFlashTokensOffByOne(_VersionRule):
                 f"speculative_tokens is {written} = block_size, written by "
                 f"{ctx.config.get('speculators_version')} (DFlash builds 0.5.0.dev46-dev71 "
                 f"were off by one): block_size {written} without anchor sampling drafts "
-                f"{right} tokens per step; set it to {right} ({run} does)",
+                f"{right} tokens per step; set it to {right} "
+                f"({run} does, in {ctx.version_kept})",
                 pointer=f"/speculators_config/proposal_methods/{i}/speculative_tokens",
                 command=command,
                 edit=(

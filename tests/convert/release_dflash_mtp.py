@@ -52,10 +52,14 @@ def convert(job: dict) -> None:
         )
 
 
-def library(path: str):
+def library(path: str, verifier: str | None = None):
     """The release's model of a checkpoint: its config class, strict about unknown tensors,
-    the verifier-owned weights loaded as the release loads them (eager attention, float32)."""
+    the verifier-owned weights loaded as the release loads them (eager attention, float32).
+    ``verifier``: the local copy of the hub id the config names (specfmt writes the id the
+    verifier's config records; this machine has no network to resolve it)."""
     config = json.loads(Path(path, "config.json").read_text())
+    if verifier is not None:
+        config["speculators_config"]["verifier"]["name_or_path"] = verifier
     module, name = CLASSES[config["speculators_model_type"]].rsplit(".", 1)
     cls = getattr(__import__(module, fromlist=[name]), name)
     cfg = SpeculatorModelConfig.from_dict(copy.deepcopy(config))
@@ -148,7 +152,7 @@ def run(job: dict) -> dict:
         ids, hidden = inputs(job["kind"], config)
         want = library_forward(theirs, job["kind"], ids, hidden)
         out["library_diff"] = diff(
-            library_forward(library(job["ours"]), job["kind"], ids, hidden), want
+            library_forward(library(job["ours"], job["verifier"]), job["kind"], ids, hidden), want
         )
         if job.get("reference"):
             ref = reference(job["ours"], job["verifier"])

@@ -75,18 +75,48 @@ def test_bad_options_are_usage_errors(cli, tiny, args, code, message):
     assert message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("model_type", ["eagle3", "dflash", "peagle", "mtp"])
+def test_a_config_without_weights_is_counted_from_its_config(cli, tiny, tmp_path, model_type):
+    """inspect refused a config-only draft (the bundled examples) with exit 3; it now counts
+    the tensors the config implies, and the counts are those of the checkpoint that config
+    describes (built by the tiny builder from the same tensor contract)."""
+    built = tiny(model_type)
+    config_only = tmp_path / "config-only"
+    config_only.mkdir()
+    (config_only / "config.json").write_text((built / "config.json").read_text())
+    result = cli("inspect", config_only, "--cost-ratio", "0.1")
+    assert result.exit_code == 0, result.output
+    assert "none in the checkpoint: the tensors its config implies" in result.output
+    assert "note: no weights:" in " ".join(result.output.split())
+    counted = json.loads(cli("inspect", config_only, "--cost-ratio", "0.1", "-f", "json").output)
+    weighed = json.loads(cli("inspect", built, "--cost-ratio", "0.1", "-f", "json").output)
+    assert counted["draft"]["counted_from"] == "config"
+    assert weighed["draft"]["counted_from"] == "headers"
+    required = {g["group"]: g["parameters"] for g in counted["draft"]["groups"]}
+    actual = {g["group"]: g["parameters"] for g in weighed["draft"]["groups"]}
+    assert required and all(actual.get(group) == n for group, n in required.items()), (
+        required,
+        actual,
+    )
+
+
+def test_token_freq_on_a_config_without_weights_is_one_clear_line(cli, tmp_path):
+    config_only = tmp_path / "config-only"
+    config_only.mkdir()
+    (config_only / "config.json").write_text(json.dumps(tiny_config("eagle3")))
+    freq = tmp_path / "freq.json"
+    freq.write_text(json.dumps([1] * 256))
+    result = cli("inspect", config_only, "--token-freq", freq)
+    assert result.exit_code in (2, 3) and "Traceback" not in result.output, result.output
+    assert "no model.safetensors" in result.output or "needs numpy" in result.output
+
+
 def test_unreadable_checkpoints_exit_3(cli, tiny, tmp_path):
     assert "no such checkpoint directory" in cli("inspect", tmp_path / "missing").output
     empty = tmp_path / "empty"
     empty.mkdir()
     result = cli("inspect", empty)
     assert result.exit_code == 3 and "no config.json" in result.output
-
-    config_only = tmp_path / "config-only"
-    config_only.mkdir()
-    (config_only / "config.json").write_text(json.dumps(tiny_config("eagle3")))
-    result = cli("inspect", config_only)
-    assert result.exit_code == 3 and "no model.safetensors" in result.output
 
     broken = tiny()
     weights = broken / "model.safetensors"
@@ -149,7 +179,8 @@ def test_plot_without_matplotlib_is_a_clear_usage_error(cli, tiny, monkeypatch, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     result = cli("inspect", tiny(), "--cost-ratio", "0.1", "--plot", tmp_path / "x.svg")
     assert result.exit_code == 2
-    assert "--plot needs matplotlib (the plot extra): add it with `" in result.output
+    assert "--plot needs matplotlib (the plot extra), which is not installed: `" in result.output
+    assert "-m pip install 'matplotlib>=3.7'` adds it" in " ".join(result.output.split())
 
 
 def test_header_only_and_no_heavy_imports(qwen3_8b_draft, qwen3_8b_config):

@@ -57,6 +57,9 @@ def env_ready(rel: readers.Release) -> bool:
 def probe_env(path: str) -> dict[str, str]:
     """The environment of a probe process with ``path`` as its python path."""
     env = {**os.environ, **_OFFLINE, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    # one hash seed: a release's message that lists a set (the parameters a model has) reads
+    # the same in every probe process, so two processes' answers compare equal
+    env["PYTHONHASHSEED"] = "0"
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 

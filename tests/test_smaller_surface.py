@@ -34,8 +34,8 @@ def _economics(acceptances, ceiling=None):
 
 
 def test_plot_legend_names_the_acceptances_that_were_plotted():
-    from spec_format.inspect.plot import points_label
     from spec_format.inspect.economics import DEFAULT_ACCEPTANCE
+    from spec_format.inspect.plot import points_label
 
     default = points_label(_economics(DEFAULT_ACCEPTANCE, ceiling=0.93))
     assert default == "default acceptances (0.5, 0.6, 0.7, 0.8, 0.9)"

@@ -10,7 +10,8 @@ Creates, from the latest version:
 * an identity migration step ``spec_format/rewrites/migration/steps/vA_B_to_vX_Y.py``, registered in
   ``spec_format/rewrites/migration/steps/__init__.py``;
 
-then regenerates models, exported schemas, TypeScript and docs (``scripts/generate.py``)
+then regenerates models, exported schemas, TypeScript and docs (``scripts/generate.py``),
+writes the migration goldens at the new release (``tests/migrate/golden/``)
 and records the new version's digests in ``schema/frozen.json`` (re-run
 ``python scripts/generate.py --refreeze X.Y`` after each edit until the release is cut).
 What is left to do by hand is what actually changed in the release: edit the new schemas,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -167,6 +169,22 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return done.returncode
+    # the migration goldens at the new release (tests/migrate/test_golden.py writes what the
+    # code does today; the identity step makes them the latest line's, restamped)
+    release = f"{args.version}.0"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+        + ["tests/migrate/test_golden.py", "-k", release],
+        cwd=ROOT,
+        env={**os.environ, "SPECFMT_UPDATE_GOLDEN": "1"},
+    )
+    if done.returncode:
+        print(
+            f"new_version: writing the migration goldens at {release} failed (above); run "
+            f"`SPECFMT_UPDATE_GOLDEN=1 pytest tests/migrate/test_golden.py -k {release}`",
+            file=sys.stderr,
+        )
+        return done.returncode
     return 0
 
 

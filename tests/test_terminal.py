@@ -170,8 +170,8 @@ def test_piped_output_is_never_padded_and_terminal_output_fits(args):
         _, raw = in_terminal(*args, columns=columns)
         for line in visible(raw):
             # a command is never broken (render.text.wrap): one wider than the line stays
-            # after its help: label
-            command = line.lstrip().startswith("help: specfmt ")
+            # after its help: label, or stands alone on the next line
+            command = re.match(r"(help: )?`?specfmt ", line.lstrip()) is not None
             assert len(line) <= columns or len(line.split()) == 1 or command, (columns, line)
 
 

@@ -24,12 +24,15 @@ def test_file_matches_schema(rid):
 
 
 def test_releases_cover_vllm_and_every_speculators_line():
-    """Every format line's speculators release and at least two vLLM releases."""
+    """Every format line's speculators release and at least two vLLM releases. Only the
+    latest line may precede its release: scripts/new_version.py adds it before the wheel
+    exists, and it reads as the line before it until the release joins the table."""
     covered = readers.releases()
     assert len([r for r in covered if r.startswith("vllm")]) >= 2
     lines = set(catalog.versions())  # "0.9"
     released = {r.split("==")[1] for r in covered if r.startswith("speculators==")}
-    assert lines <= {".".join(v.split(".")[:2]) for v in released}
+    missing = lines - {".".join(v.split(".")[:2]) for v in released}
+    assert missing <= {catalog.latest_version()}, sorted(missing)
 
 
 def test_unknown_release_names_covered_versions():

@@ -62,14 +62,24 @@ def test_rule_case(case, tmp_path, builds, monkeypatch):
         assert any(text in m for m in outcome.messages[case.rule]), (text, outcome.messages)
 
 
+#: findings that depend on which format line is the latest (M004: the config is at an older
+#: one): exact in their own rule's cases only, since adding a format version
+#: (scripts/new_version.py) gives every case at the former latest line an M004
+LATEST_RELATIVE = frozenset({"M004"})
+
+
 def check_findings(case, outcome) -> None:
     """The case's ``findings`` (exactly these rules, each with its severity), ``severity``
     (the rule's own) and ``without`` (neighbours it must not raise)."""
     got = {rule: "/".join(sev) for rule, sev in outcome.findings.items()}
     if "findings" in case.data:
-        assert got == case.data["findings"], (
-            f"{case.description}: findings {got}, the case states {case.data['findings']}",
-            {r: outcome.messages[r] for r in got.keys() ^ case.data["findings"].keys()},
+        stated = dict(case.data["findings"])
+        for rule in LATEST_RELATIVE - {case.rule}:
+            got.pop(rule, None)
+            stated.pop(rule, None)
+        assert got == stated, (
+            f"{case.description}: findings {got}, the case states {stated}",
+            {r: outcome.messages[r] for r in got.keys() ^ stated.keys()},
         )
     if "severity" in case.data:
         assert got.get(case.rule) == case.data["severity"], (case.description, got)

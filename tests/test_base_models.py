@@ -79,3 +79,62 @@ def test_a_config_file_alone_gets_the_config_half_only(tmp_path):
     path = _checkpoint(tmp_path, GLM, [])
     (path / "model.safetensors").unlink()
     assert len(_messages(path / "config.json")) == 1
+
+
+# -- a quantized base model whose MTP layer is stored unquantized (vllm-project/vllm#37667) --
+MTP_LINEAR = {"model.layers.4.eh_proj.weight": TensorData("BF16", (64, 128))}
+BACKBONE = {
+    "model.layers.3.mlp.down_proj.weight": TensorData("U8", (64, 32)),
+    "model.layers.3.mlp.down_proj.weight_scale": TensorData("U8", (64, 2)),
+    "model.layers.4.enorm.weight": TensorData("BF16", (64,)),
+}
+
+
+def _quantized(tmp_path, quant, tensors):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    config = {**GLM, "quantization_config": quant}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    write_safetensors(tmp_path / "model.safetensors", {**BACKBONE, **tensors})
+    return _messages(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("quant", "says"),
+    [
+        ({"quant_method": "quark", "exclude": ["lm_head"]}, "its exclude (lm_head) does not name"),
+        ({"quant_method": "fp8"}, "it excludes nothing (exclude absent)"),
+        (
+            {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*gate$"]},
+            'quantization_config.ignore ("model.layers.4.*")',
+        ),
+    ],
+    ids=["quark-exclude", "nothing-excluded", "compressed-tensors-ignore"],
+)
+def test_an_unquantized_mtp_layer_the_quantization_does_not_exclude(tmp_path, quant, says):
+    messages = _quantized(tmp_path, quant, MTP_LINEAR)
+    assert len(messages) == 2 and "model.layers.4.*" in messages[1], messages
+    assert says in messages[1] and "1 BF16 linear weight(s)" in messages[1]
+
+
+@pytest.mark.parametrize(
+    ("quant", "tensors"),
+    [
+        ({"quant_method": "quark", "exclude": ["lm_head", "model.layers.4.*"]}, MTP_LINEAR),
+        (
+            {"quant_method": "compressed-tensors", "ignore": ["re:model\\.layers\\.4\\."]},
+            MTP_LINEAR,
+        ),
+        ({"quant_method": "quark", "exclude": ["model.layers.4"]}, MTP_LINEAR),
+        (
+            {"quant_method": "quark", "exclude": ["lm_head"]},
+            {"model.layers.4.eh_proj.weight": TensorData("U8", (64, 64))},
+        ),
+        (
+            {"quant_method": "quark", "exclude": ["lm_head"]},
+            {**MTP_LINEAR, "model.layers.4.eh_proj.weight_scale": TensorData("BF16", (64,))},
+        ),
+    ],
+    ids=["excluded-glob", "excluded-regex", "excluded-module", "quantized-dtype", "with-scale"],
+)
+def test_a_quantized_or_excluded_mtp_layer_is_quiet(tmp_path, quant, tensors):
+    assert len(_quantized(tmp_path, quant, tensors)) == 1

@@ -5,8 +5,10 @@ config": a model with native MTP layers (Qwen3-Next and Qwen3.5 keep them as ``m
 DeepSeek and GLM as extra ``model.layers.N``, MiniMax as MTP modules), and whether
 ``specfmt convert`` can extract them (a base model without MTP layers stays S001). With the weights at hand (the config's dispatch found no draft type),
 the MTP layers the config declares are looked for among the tensors: a checkpoint that
-declares them but holds none (a quantized export that dropped them) is reported, and so is
-one with more MTP layers than the format carries, which convert refuses.
+declares them but holds none (a quantized export that dropped them) is reported, and so are
+an MTP layer kept in BF16 that the model's ``quantization_config`` does not exclude (an
+engine builds it quantized and loads none of its weights) and more MTP layers than the
+format carries, which convert refuses.
 
 The engine emits both (the config half at type dispatch, the weights half once the
 checkpoint's headers are read); the wording is here, the facts come from the catalog's
@@ -16,7 +18,7 @@ checkpoint's headers are read); the wording is here, the facts come from the cat
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from spec_format.base.report import Finding, Severity
@@ -46,7 +48,7 @@ class BaseModelCheckpoint(Rule):
     since = "0.1.0"
     status = Stability.PREVIEW
     engine_emitted = True
-    references = ("vllm-project/vllm#35548", "MiniMax-AI/MiniMax-M2.5#8")
+    references = ("vllm-project/vllm#35548", "MiniMax-AI/MiniMax-M2.5#8", "vllm-project/vllm#37667")
     template = {
         "native-mtp": (
             "this is the config of a base model ({arch}) with {count} native MTP layer(s) "
@@ -57,6 +59,13 @@ class BaseModelCheckpoint(Rule):
             "holds none of their tensors (no {expected}): served with MTP, an engine builds "
             "those layers from uninitialised memory (acceptance 0), and `specfmt convert` has "
             "nothing to extract; use an export that keeps the MTP layers"
+        ),
+        "mtp-layer-unquantized": (
+            "the MTP layer's weights are unquantized ({held}) while quantization_config "
+            "({method}) quantizes every layer it does not exclude, and {excluded}: an engine "
+            "that builds the MTP layer with the model's quantization config loads none of "
+            'them (acceptance 0); add the MTP layer to {field} ("{pattern}") or serve it '
+            "with a release that builds an unquantized MTP layer without quantization"
         ),
         "mtp-layers-extra": (
             "the checkpoint holds {count} MTP layers (mtp.layers.0 to mtp.layers.{last}); "
@@ -138,10 +147,11 @@ def dispatch_finding(config: Mapping[str, Any], file: str, profile) -> Finding |
 
 
 def weight_findings(
-    config: Mapping[str, Any], tensor_names: Iterable[str], file: str, profile
+    config: Mapping[str, Any], tensor_names: Mapping[str, Any], file: str, profile
 ) -> list[Finding]:
-    """What the tensors of a base model's checkpoint say about the MTP layers its config
-    declares: none of them present, or more than the format carries."""
+    """What the tensors (name -> header entry) of a base model's checkpoint say about the
+    MTP layers its config declares: none of them present, stored unquantized beside a
+    quantization that does not exclude them, or more than the format carries."""
     declared = mtp_declaration(config)
     if declared is None:
         return []
@@ -171,6 +181,9 @@ def weight_findings(
                 expected=expected,
             )
         ]
+    unquantized = _unquantized(config, tensor_names, held, file, profile)
+    if unquantized is not None:
+        return [unquantized]
     layers = sorted({int(m.group(1)) for n in held if (m := _MTP_LAYER.match(n))})
     if layout == "mtp" and count == 1 and len(layers) > 1:  # more than the config says
         return [
@@ -183,3 +196,69 @@ def weight_findings(
             )
         ]
     return []
+
+
+#: the keys of a quantization_config that list modules left unquantized, by method
+_EXCLUDE_KEYS = ("exclude", "ignore", "ignored_layers", "modules_to_not_convert", "skip_modules")
+#: float dtypes of an unquantized weight (a quantized one is an integer, FP8 or FP4 type, or
+#: comes with a scale)
+_FLOAT = {"BF16", "F16", "F32"}
+
+
+def _excludes(patterns: list[str], name: str) -> bool:
+    """Whether an entry of an exclusion list names the tensor ``name``: a module prefix, a
+    glob, or ``re:REGEX`` (compressed-tensors, quark)."""
+    import fnmatch
+
+    module = name.removesuffix(".weight")
+    for entry in patterns:
+        if entry.startswith("re:"):
+            try:
+                if re.search(entry[3:], module):
+                    return True
+            except re.error:
+                continue
+        elif module == entry or module.startswith(entry + ".") or fnmatch.fnmatch(module, entry):
+            return True
+    return False
+
+
+def _unquantized(
+    config: Mapping[str, Any], tensors: Mapping[str, Any], held: list[str], file: str, profile
+) -> Finding | None:
+    """S006 for a quantized base model whose MTP layer is stored unquantized (float linear
+    weights, no scales) but is not in the quantization config's exclusion list."""
+    quant = _text(config).get("quantization_config") or config.get("quantization_config")
+    if not isinstance(quant, Mapping) or not isinstance(quant.get("quant_method"), str):
+        return None
+    linear = [
+        n
+        for n in held
+        if n.endswith(".weight") and len(getattr(tensors[n], "shape", ()) or ()) == 2
+    ]
+    if not linear or any("scale" in n or "qweight" in n for n in held):
+        return None
+    if any(getattr(tensors[n], "dtype", None) not in _FLOAT for n in linear):
+        return None
+    field = next((k for k in _EXCLUDE_KEYS if isinstance(quant.get(k), list)), "exclude")
+    listed = [e for e in quant.get(field) or [] if isinstance(e, str)]
+    if all(_excludes(listed, n) for n in linear):
+        return None
+    prefix = linear[0].split(".")
+    layer = ".".join(prefix[:3]) if prefix[:2] == ["model", "layers"] else prefix[0]
+    shown = ", ".join(sorted({str(getattr(tensors[n], "dtype", "")) for n in linear}))
+    return BaseModelCheckpoint.emit(
+        file,
+        profile=profile,
+        pointer="/quantization_config",
+        variant="mtp-layer-unquantized",
+        held=f"{len(linear)} {shown} linear weight(s) under {layer}.*",
+        method=quant["quant_method"],
+        excluded=(
+            f"its {field} ({', '.join(listed)}) does not name {layer}"
+            if listed
+            else f"it excludes nothing ({field} absent)"
+        ),
+        field=f"quantization_config.{field}",
+        pattern=f"{layer}.*",
+    )

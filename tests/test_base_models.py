@@ -133,8 +133,17 @@ def test_an_unquantized_mtp_layer_the_quantization_does_not_exclude(tmp_path, qu
             {"quant_method": "quark", "exclude": ["lm_head"]},
             {**MTP_LINEAR, "model.layers.4.eh_proj.weight_scale": TensorData("BF16", (64,))},
         ),
+        # a pattern whose backtracking explodes is not run: taken to exclude, at once
+        ({"quant_method": "compressed-tensors", "ignore": ["re:(a|aa)*(x+)+$"]}, MTP_LINEAR),
     ],
-    ids=["excluded-glob", "excluded-regex", "excluded-module", "quantized-dtype", "with-scale"],
+    ids=[
+        "excluded-glob",
+        "excluded-regex",
+        "excluded-module",
+        "quantized-dtype",
+        "with-scale",
+        "hostile-regex",
+    ],
 )
 def test_a_quantized_or_excluded_mtp_layer_is_quiet(tmp_path, quant, tensors):
     assert len(_quantized(tmp_path, quant, tensors)) == 1

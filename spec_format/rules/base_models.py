@@ -203,6 +203,9 @@ _EXCLUDE_KEYS = ("exclude", "ignore", "ignored_layers", "modules_to_not_convert"
 #: float dtypes of an unquantized weight (a quantized one is an integer, FP8 or FP4 type, or
 #: comes with a scale)
 _FLOAT = {"BF16", "F16", "F32"}
+#: a group holding a quantifier or an alternation, itself repeated ((a+)+, (a|aa)*): the
+#: shape whose backtracking grows exponentially, in a pattern the config's author wrote
+_NESTED = re.compile(r"\([^)]*[*+}|][^)]*\)\s*[*+{]")
 
 
 def _excludes(patterns: list[str], name: str) -> bool:
@@ -213,8 +216,11 @@ def _excludes(patterns: list[str], name: str) -> bool:
     module = name.removesuffix(".weight")
     for entry in patterns:
         if entry.startswith("re:"):
+            pattern = entry[3:]
+            if len(pattern) > 500 or _NESTED.search(pattern):
+                return True  # never run (its backtracking may not end): taken to exclude it
             try:
-                if re.search(entry[3:], module):
+                if re.search(pattern, module):
                     return True
             except re.error:
                 continue

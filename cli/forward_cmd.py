@@ -80,7 +80,7 @@ def forward_command(
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
     The config is read and checked as `specfmt validate` does; a config with errors is
-    refused with its findings. Needs torch, the forward extra (its absence names the command
+    refused with its findings (not for C022: the forward runs a draft no vLLM loads). Needs torch, the forward extra (its absence names the command
     that adds it). Exit codes: 0
     ok, 1 the config has errors or the checkpoint cannot run (missing/unexpected/misshapen
     tensor, NaN) or --compare mismatch, 2 usage error, unsupported feature or a run beyond

@@ -172,27 +172,18 @@ def test_install_line_works(page, line, clone):
             check=True,
         )
     editable = ["-e"] if "-e" in opts or "--editable" in opts else []
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--no-index",
-            "--no-build-isolation",
-            "--no-deps",
-            "--disable-pip-version-check",
-            *editable,
-            *local,
-        ],
-        cwd=clone,
-        capture_output=True,
-        text=True,
-    )
+    proc = _pip_dry_run([*editable, *local], cwd=clone)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{page}: `{line}` fails:\n{out[-2000:]}"
     assert "does not provide the extra" not in out, f"{page}: `{line}`:\n{out[-2000:]}"
+
+
+def _pip_dry_run(args: list[str], cwd=None) -> subprocess.CompletedProcess:
+    """``pip install --dry-run ARGS`` offline (no index, no dependencies, no build isolation):
+    whether pip resolves and builds what a documented install line names."""
+    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index"]
+    command += ["--no-build-isolation", "--no-deps", "--disable-pip-version-check", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
 
 
 #: what the docs put after ``@`` of the repository URL and in pre-commit's ``rev:``: the
@@ -235,22 +226,7 @@ def test_the_git_install_lines_install(tmp_path):
             for a in args[args.index("install") + 1 :]
             if not a.startswith("-")
         ]
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--dry-run",
-                "--no-index",
-                "--no-build-isolation",
-                "--no-deps",
-                "--disable-pip-version-check",
-                *reqs,
-            ],
-            capture_output=True,
-            text=True,
-        )
+        proc = _pip_dry_run(reqs)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"{page}: `{line}` fails:\n{out[-2000:]}"
         assert "Would install specfmt" in out, out[-2000:]

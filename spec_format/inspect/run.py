@@ -229,7 +229,7 @@ class ConfigOnly:
         for name, t in expected_tensors(config).tensors.items():
             if not t.required or not all(isinstance(d, int) and d > 0 for d in t.shape):
                 continue
-            dtype = {"float": floats, "int64": "I64", "bool": "BOOL"}.get(t.dtype, floats)
+            dtype = floats if t.dtype == "float" else torch_dtype_name(t.dtype)
             size = math.prod(t.shape) * DTYPE_BITS.get(dtype, 8) // 8
             self.tensors[name] = TensorRecord(name, dtype, tuple(t.shape), CONFIG_NAME, 0, size)
 

@@ -51,8 +51,8 @@ def rchar() -> int | None:
 
 
 def child(mode: str, paths: dict[str, str], repeat: int) -> None:
-    from spec_format.engine.validation import ValidateOptions, validate
     from spec_format.inspect.run import InspectOptions, run_inspect
+    from spec_format.runner.validation import ValidateOptions, validate
 
     def call(draft: str, tiny: bool):
         if mode == "validate":

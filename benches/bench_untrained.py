@@ -34,7 +34,7 @@ ROOT = HERE.parent.parent
 
 
 def d011(path: Path) -> list[str]:
-    from spec_format.engine.validation import ValidateOptions, validate
+    from spec_format.runner.validation import ValidateOptions, validate
 
     report = validate([str(path)], ValidateOptions(scan_weights=True, select=frozenset({"D011"})))
     return [f.message for fr in report.files for f in fr.findings if f.rule == "D011"]
@@ -93,7 +93,7 @@ def converted_checkpoints(work: Path):
 
 
 def scan_seconds(path: Path, rules: frozenset, repeat: int) -> float:
-    from spec_format.engine.validation import ValidateOptions, validate
+    from spec_format.runner.validation import ValidateOptions, validate
 
     options = ValidateOptions(scan_weights=True, select=rules)
     validate([str(path)], options)  # warm the page cache and the contracts

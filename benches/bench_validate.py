@@ -16,7 +16,7 @@ EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*/config.json"))
 def _variants(n: int, seed: int = 0, *, distinct: bool = False):
     """n configs derived from the examples: renamed, resized, flags flipped, some broken.
     About 600 of 10,000 are distinct documents (a run checks each distinct one once:
-    spec_format/engine/config_memo.py); ``distinct`` makes them differ (each names a verifier
+    spec_format/runner/config_memo.py); ``distinct`` makes them differ (each names a verifier
     repository of its own, but where the break drops that name), so that little is shared."""
     rng = random.Random(seed)
     bases = [json.loads(p.read_text()) for p in EXAMPLES]

@@ -96,7 +96,7 @@ def evict(path: Path) -> None:
 def child(mode: str, path: Path, tiny: Path, repeat: int, cold: bool) -> dict:
     """One measurement, run in its own process; prints a JSON object."""
     t_import = time.perf_counter()
-    from spec_format.engine.validation import ValidateOptions, validate
+    from spec_format.runner.validation import ValidateOptions, validate
 
     import_s = time.perf_counter() - t_import
     out: dict = {"mode": mode, "cold": cold, "import_s": import_s}
@@ -357,7 +357,7 @@ def report(results: dict) -> str:
             f"{h['first_call_tiny_s'] * 1e3:.0f} ms | | | |"
         )
         out.append(
-            f"| importing `spec_format.engine.validation` | {h['import_s'] * 1e3:.0f} ms | | | |"
+            f"| importing `spec_format.runner.validation` | {h['import_s'] * 1e3:.0f} ms | | | |"
         )
         out.append(
             f"| `specfmt validate DIR -q` (CLI wall time: interpreter, imports, run) | "

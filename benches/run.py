@@ -251,7 +251,7 @@ def _many_files(args, tmp: Path, distinct: bool, specfmt: str, cjs: str, exporte
         "interleaved in turns of 500 files)",
         "",
         f"{what}; one `validate()` run over the {args.files:,} files, which checks each "
-        "distinct document of the run once (spec_format/engine/config_memo.py), each report "
+        "distinct document of the run once (spec_format/runner/config_memo.py), each report "
         "taken as it comes, 500 files at a time in turn with jsonschema-rs on the same 500 "
         f"files. The median of {IN_PROCESS_RUNS} such runs (separate processes); the ratios "
         f"of all of them: {', '.join(f'{r:.3f}x' for r in rate['ratios'])}.",
@@ -294,7 +294,7 @@ def _module_version(name: str) -> str:
 _IN_PROCESS = r"""
 import itertools, json, sys, time
 paths = open(sys.argv[1]).read().split()
-from spec_format.engine.validation import Validation, validate
+from spec_format.runner.validation import Validation, validate
 import jsonschema_rs
 validator = jsonschema_rs.validator_for(json.load(open(sys.argv[2])))
 def rs(chunk):

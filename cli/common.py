@@ -109,7 +109,7 @@ def verifier_option(help: str):
     return typer.Option(None, "--verifier", help=help, metavar="PATH|hf://ORG/NAME")
 
 
-#: --config / --isolated, shared by validate, fix and migrate (see spec_format.engine.settings)
+#: --config / --isolated, shared by validate, fix and migrate (see spec_format.runner.settings)
 def config_option():
     return typer.Option(
         None,

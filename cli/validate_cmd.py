@@ -18,17 +18,17 @@ from spec_format.cli.common import (
     stdout,
     verifier_option,
 )
-from spec_format.engine.validate_options import DEFAULT_JOBS, MAX_JOBS
-from spec_format.engine.validation import ValidateOptions
 from spec_format.render import RENDERERS
 from spec_format.rules.base import Profile
+from spec_format.runner.validate_options import DEFAULT_JOBS, MAX_JOBS
+from spec_format.runner.validation import ValidateOptions
 
 OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
 
 
 def _ids(values: list[str] | None, option: str) -> frozenset[str] | None:
     """None when the flag was not given (the configuration's value applies)."""
-    from spec_format.engine.validation import rule_ids
+    from spec_format.runner.validation import rule_ids
 
     return None if values is None else rule_ids(values, option)
 
@@ -103,9 +103,9 @@ def validate_command(
 
     An input without weights for them exits 3 (I013).
     """
-    from spec_format.engine import source_readers
-    from spec_format.engine.validation import Job
     from spec_format.render.job import render_job
+    from spec_format.runner import source_readers
+    from spec_format.runner.validation import Job
 
     source_readers.provide(_convert_readers)  # third-party drafts seen through convert
 
@@ -133,8 +133,8 @@ def validate_command(
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
     if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
-        from spec_format.engine import settings
         from spec_format.render.text import configuration_lines
+        from spec_format.runner import settings
 
         runs = settings.for_inputs(paths, config, isolated)
         print_text(configuration_lines([conf.path for conf, _ in runs], isolated), stdout())

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from spec_format.base.errors import SpecfmtError  # noqa: E402
-from spec_format.engine.validation import ValidateOptions, validate  # noqa: E402
+from spec_format.runner.validation import ValidateOptions, validate  # noqa: E402
 from tests.hostile.config_gen import config_text, verifier_text  # noqa: E402
 from tests.hostile.test_properties import (  # noqa: E402
     assert_no_internal_error,

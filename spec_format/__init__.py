@@ -20,8 +20,8 @@ if not _os.path.isdir(_os.path.join(__path__[0], "cli")):  # a source checkout, 
 # spec_format.api documents each name with examples.
 _API = {
     "validate": "spec_format.api",
-    "validate_config": "spec_format.engine.validation",
-    "ValidateOptions": "spec_format.engine.validation",
+    "validate_config": "spec_format.runner.validation",
+    "ValidateOptions": "spec_format.runner.validation",
     "migrate": "spec_format.rewrites.migration",
     "MigrateOptions": "spec_format.rewrites.migration",
     "MigrationResult": "spec_format.rewrites.migration",

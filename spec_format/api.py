@@ -23,13 +23,6 @@ from pydantic import BaseModel, ValidationError
 
 from spec_format.base.errors import ExitCode, InputError, InternalError, SpecfmtError
 from spec_format.base.report import FileReport, Finding, Report, Severity
-from spec_format.engine import source_readers
-from spec_format.engine.validation import (
-    ValidateOptions,
-    check_config_file,
-    validate,
-    validate_config,
-)
 from spec_format.facts import schemas
 from spec_format.facts.export import ExportedFile
 from spec_format.parsers import documents
@@ -38,6 +31,13 @@ from spec_format.rewrites.fixing import FixOptions
 from spec_format.rewrites.migration.runner import MigrateOptions
 from spec_format.rules.base import Layer, Profile
 from spec_format.rules.registry import RULES
+from spec_format.runner import source_readers
+from spec_format.runner.validation import (
+    ValidateOptions,
+    check_config_file,
+    validate,
+    validate_config,
+)
 
 __all__ = [
     "ConfigInvalid",
@@ -63,7 +63,7 @@ def _convert_readers() -> None:
     from spec_format.convert import see_through  # noqa: F401  (registers its reader)
 
 
-# validate sees third-party drafts through convert (spec_format/engine/source_readers.py)
+# validate sees third-party drafts through convert (spec_format/runner/source_readers.py)
 source_readers.provide(_convert_readers)
 
 #: the layers ``load_config`` enforces: the file can be read, and it matches its schema

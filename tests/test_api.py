@@ -51,8 +51,8 @@ def test_public_names():
 
 
 def test_api_functions_are_the_library_functions():
-    from spec_format.engine.validation import ValidateOptions, validate
     from spec_format.rewrites.migration import MigrationResult, migrate
+    from spec_format.runner.validation import ValidateOptions, validate
 
     assert spec_format.validate is validate and spec_format.migrate is migrate
     assert ValidateOptions is spec_format.ValidateOptions

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from spec_format.engine import validation
 from spec_format.rewrites import rewrite
 from spec_format.rules.base import Profile
+from spec_format.runner import validation
 
 
 class _Job:

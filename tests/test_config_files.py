@@ -183,7 +183,7 @@ _SPELLINGS = [
 def test_pyproject_table_found_exactly_when_toml_holds_it(tmp_path, text):
     import tomllib
 
-    from spec_format.engine import settings
+    from spec_format.runner import settings
 
     path = tmp_path / "pyproject.toml"
     path.write_text(text)
@@ -193,7 +193,7 @@ def test_pyproject_table_found_exactly_when_toml_holds_it(tmp_path, text):
 
 def test_pyproject_naming_specfmt_only_as_a_package_is_not_parsed(tmp_path):
     from spec_format.base.errors import UsageError
-    from spec_format.engine import settings
+    from spec_format.runner import settings
 
     path = tmp_path / "pyproject.toml"
     nested = "x = " + "[" * 500 + "]" * 500 + "\n"  # parsing it would be an error

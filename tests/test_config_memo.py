@@ -1,4 +1,4 @@
-"""A run checks each distinct document once (spec_format.engine.config_memo): every file of a
+"""A run checks each distinct document once (spec_format.runner.config_memo): every file of a
 batch must get exactly the findings it gets when checked alone, under its own path."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spec_format.engine import config_memo
-from spec_format.engine.input_paths import written_as_a_path
-from spec_format.engine.validation import ValidateOptions, Validation, _isolated
+from spec_format.runner import config_memo
+from spec_format.runner.input_paths import written_as_a_path
+from spec_format.runner.validation import ValidateOptions, Validation, _isolated
 from tests.common import EXAMPLES, INVALID, VALID, load_case
 
 #: names a batch gives each document: plain, one a shell must quote, one in a folder

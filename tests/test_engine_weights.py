@@ -7,9 +7,9 @@ import json
 import pytest
 from conftest import ROOT
 
-from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import disputes, readers
 from spec_format.facts.engine_load import holds, predict
+from spec_format.runner.validation import ValidateOptions, validate, validate_config
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
 EAGLE3 = json.loads((ROOT / "examples" / "qwen3-8b-eagle3" / "config.json").read_text())

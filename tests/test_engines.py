@@ -208,7 +208,7 @@ def test_trained_flag_notes_name_only_the_readers_the_draft_will_meet():
     """A current config is not told about releases that never read its format: without
     --engine only the assumed engines count (C016, a warning); a named engine counts,
     however old (C015, an error naming it and no other release)."""
-    from spec_format.engine.validation import ValidateOptions, validate, validate_config
+    from spec_format.runner.validation import ValidateOptions, validate, validate_config
 
     examples = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
     found = [

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, schemas
 from spec_format.facts.schema_check import generate, module_source
+from spec_format.runner.validation import ValidateOptions, validate_config
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 from tests.mutations import mutated_config
 from tests.rules.cases import all_cases

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from spec_format.base.report import Severity
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.rules.base import Profile
+from spec_format.runner.validation import ValidateOptions, validate
 from tests.common import EXAMPLES, VALID
 
 

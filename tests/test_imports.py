@@ -33,7 +33,7 @@ OTHER_COMMANDS = tuple(
     )
 )
 VALIDATION = (
-    "spec_format.engine.validation",
+    "spec_format.runner.validation",
     "spec_format.rules.registry",
     "jsonschema",
     "pydantic",

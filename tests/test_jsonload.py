@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format.engine.validation import validate
+from spec_format.runner.validation import validate
 
 GOOD = b'{"speculators_model_type": "eagle3"}'
 

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec_format.base.report import Severity
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.facts import pairing
 from spec_format.parsers.verifier import verifier_view
 from spec_format.rules import registry
+from spec_format.runner.validation import ValidateOptions, validate
 
 DATA = ROOT / "tests" / "data" / "verifiers"
 EXAMPLES = ROOT / "examples"

@@ -149,8 +149,8 @@ def _placed(item, folder, builds):
 
 @pytest.mark.parametrize("item", [i for _, i in INPUTS], ids=[n for n, _ in INPUTS])
 def test_every_edit_a_finding_advises_removes_it_and_brings_no_new_error(item, tmp_path, builds):
-    from spec_format.engine import recheck
-    from spec_format.engine.validate_options import ValidateOptions
+    from spec_format.runner import recheck
+    from spec_format.runner.validate_options import ValidateOptions
 
     placed = _placed(item, tmp_path, builds)
     if placed is None:
@@ -168,8 +168,8 @@ def test_every_edit_a_finding_advises_removes_it_and_brings_no_new_error(item, t
 def test_the_inputs_give_every_kind_of_edit(tmp_path, builds):
     """The proof above is not empty: the rules that word a "set X to Y" get an input that
     raises them with their edit."""
-    from spec_format.engine import recheck
-    from spec_format.engine.validate_options import ValidateOptions
+    from spec_format.runner import recheck
+    from spec_format.runner.validate_options import ValidateOptions
 
     edited: set[str] = set()
     for i, (_, item) in enumerate(INPUTS):

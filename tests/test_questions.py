@@ -11,10 +11,10 @@ import pytest
 from conftest import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 from spec_format.base.errors import SpecfmtError
-from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, questions
 from spec_format.rewrites.fixing import FixOptions, fix
 from spec_format.rewrites.migration import MigrateOptions, migrate
+from spec_format.runner.validation import ValidateOptions, validate_config
 
 CASES = [p / "config.json" for p in EXAMPLES] + VALID + INVALID + RELEASES
 ASKED: list[str] = []  # cases that asked a question (a guard that the loop is not vacuous)

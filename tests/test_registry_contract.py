@@ -13,11 +13,11 @@ from docgen.checks import example_verdicts
 from typer.testing import CliRunner
 
 from spec_format.cli.app import app
-from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import catalog, versions
 from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rules import registry
 from spec_format.rules.base import Layer, Rule, Stability
+from spec_format.runner.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, ROOT
 
 

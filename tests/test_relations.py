@@ -18,8 +18,8 @@ from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.parsers.special_ids import ids_of, special_ids
+from spec_format.runner.validation import ValidateOptions, validate
 from spec_format.testing.builder import build_checkpoint
 
 RELATIONS = {"W014", "D005", "V015", "V016"}

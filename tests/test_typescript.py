@@ -28,8 +28,8 @@ import sys
 
 from nodetools import NODE_MODULES, require_node
 
-from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import catalog, export, schemas
+from spec_format.runner.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 TYPES = ROOT / "generated" / "typescript"

@@ -19,8 +19,8 @@ import jsonschema_rs
 import pytest
 from nodetools import require_node, run_node
 
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.facts import catalog
+from spec_format.runner.validation import ValidateOptions, validate
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 SCRIPTS = {

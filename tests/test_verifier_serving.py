@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.facts import reads
+from spec_format.runner.validation import ValidateOptions, validate
 from spec_format.testing.builder import tiny_config, tiny_verifier
 
 

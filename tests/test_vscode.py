@@ -26,8 +26,8 @@ import pytest
 from nodetools import require_node, run_node
 
 from spec_format.api import write_schemas
-from spec_format.engine.validation import ValidateOptions, validate, validate_config
 from spec_format.facts import catalog, export
+from spec_format.runner.validation import ValidateOptions, validate, validate_config
 from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
 
 SCRIPT = "tests/vscode/languageservice.mjs"

@@ -305,7 +305,7 @@ def example_verdicts(root: Path, rule) -> list[tuple[str, bool, bool]]:
     documents as written, fragments completed with an example config of the type (the
     n-th Example is paired with the n-th Use instead: keys only the latter has are taken
     out of the completed Example)."""
-    from spec_format.engine.validation import ValidateOptions, validate_config
+    from spec_format.runner.validation import ValidateOptions, validate_config
 
     out: list[tuple[str, bool, bool]] = []
     if rule.layer not in _JUDGED_LAYERS:

@@ -1,5 +1,5 @@
 """The wording of every input problem (the I rules), by rule name: what the readers
-(:mod:`spec_format.base.jsonload`, the engine) say when a file cannot be read or is no JSON
+(:mod:`spec_format.base.jsonload`, the runner) say when a file cannot be read or is no JSON
 object. Each entry is the template of one I rule (``spec_format/rules/input.py``), which takes
 it from here: the readers word their messages without importing the rule registry, and each
 rule has one text. A dict holds one template per variant."""

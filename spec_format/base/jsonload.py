@@ -100,7 +100,7 @@ class Loaded:
         self.problems: list[Problem] = [] if problems is None else problems
         self._locator: Locator | None = None
         #: ``data`` as ``orjson.dumps`` writes it, when the fast path wrote it (the key under
-        #: which a run shares the checks of identical documents: engine/config_memo.py)
+        #: which a run shares the checks of identical documents: runner/config_memo.py)
         self.compact: bytes | None = None
 
     def __repr__(self) -> str:

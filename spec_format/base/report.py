@@ -101,7 +101,7 @@ class Finding:
     #: change is known and one command makes it; the message quotes it
     command: tuple[str, ...] | None = None
     #: the edits to the config that the advice of the message makes ("set X to Y"), as
-    #: data: :func:`spec_format.engine.recheck.prove` applies them and checks again
+    #: data: :func:`spec_format.runner.recheck.prove` applies them and checks again
     edit: tuple[Edit, ...] | None = None
 
     def location(self) -> str:

@@ -218,7 +218,7 @@ def convert(
 def _validate(tmp: Path, dest: Path, request: Request):
     """Validate the temporary directory as ``validate --deep --verifier`` would DEST."""
     from spec_format.base.report import Status
-    from spec_format.engine.validation import Target, ValidateOptions, validate_target
+    from spec_format.runner.validation import Target, ValidateOptions, validate_target
 
     try:
         import numpy  # noqa: F401

@@ -1,9 +1,9 @@
 """The reader ``validate`` sees third-party drafts through: the conversion plan of
 ``specfmt convert``, built in memory (nothing is written), as a
-:class:`~spec_format.engine.source_readers.SeenThrough`.
+:class:`~spec_format.runner.source_readers.SeenThrough`.
 
-It registers itself with the engine's registry when imported (the package root imports it
-on the engine's first look; see :mod:`spec_format.engine.source_readers` for why the
+It registers itself with the runner's registry when imported (the package root imports it
+on the runner's first look; see :mod:`spec_format.runner.source_readers` for why the
 engine cannot import it). For each checkpoint a convert source kind detects, it plans the
 conversion as ``specfmt convert --verifier V`` would (the latest format version, no
 ``--aux-layer-ids``) and hands over the converted config, the converted tensor table (each
@@ -29,12 +29,12 @@ from spec_format.base.errors import SpecfmtError
 from spec_format.convert.plan import Plan, Request, Source
 from spec_format.convert.run import make_plan, verifier_name
 from spec_format.convert.sources import kinds
-from spec_format.engine import source_readers
-from spec_format.engine.source_readers import SeenThrough
 from spec_format.facts import catalog
 from spec_format.facts.effective import reader_default_aux_ids
 from spec_format.parsers.checkpoint import TensorRecord
 from spec_format.parsers.verifier import VerifierInfo
+from spec_format.runner import source_readers
+from spec_format.runner.source_readers import SeenThrough
 
 #: kinds S006 speaks for (a base model, not a draft)
 NOT_SEEN = frozenset({"native-mtp"})

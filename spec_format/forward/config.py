@@ -2,7 +2,7 @@
 reference forward needs.
 
 No torch here. :func:`read_config` runs validate's own reader and config checks
-(:func:`spec_format.engine.validation.check_config_file`: the bounded strict JSON loader, format
+(:func:`spec_format.runner.validation.check_config_file`: the bounded strict JSON loader, format
 version detection, the JSON Schema and the config rules): a config with errors is refused
 with validate's findings, so the forward never interprets a config validate rejects.
 
@@ -178,8 +178,8 @@ def read_config(checkpoint: Path) -> CheckedConfig:
     :class:`CheckpointError` (exit 1) carrying validate's findings when the config has
     errors, :class:`UnsupportedError` for a type without a reference forward.
     """
-    from spec_format.engine.validate_options import ValidateOptions
-    from spec_format.engine.validation import check_config_file
+    from spec_format.runner.validate_options import ValidateOptions
+    from spec_format.runner.validation import check_config_file
 
     try:
         path = checkpoint / "config.json" if checkpoint.is_dir() else checkpoint

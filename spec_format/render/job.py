@@ -1,5 +1,5 @@
 """Render a validation as it runs: ``specfmt validate``'s print loop over the library's
-:class:`~spec_format.engine.validation.Job` (any iterable of file reports with
+:class:`~spec_format.runner.validation.Job` (any iterable of file reports with
 ``notes()``), with the progress bar on a terminal."""
 
 from __future__ import annotations

@@ -298,9 +298,9 @@ def recheck(
     covered release of each), so a value a served class cannot load is refused."""
     if not result.changes or same_json(original, result.document):
         return
-    from spec_format.engine import recheck as checks
-    from spec_format.engine.validate_options import ValidateOptions
     from spec_format.facts import disputes
+    from spec_format.runner import recheck as checks
+    from spec_format.runner.validate_options import ValidateOptions
 
     engines: tuple[str, ...] = ()
     version = None  # each document at its own version (a migration's is its target)
@@ -412,8 +412,8 @@ def rewrite_job(
     raised here, before any input is read."""
     from dataclasses import replace
 
-    from spec_format.engine import settings as project
     from spec_format.facts.disputes import parse_engines
+    from spec_format.runner import settings as project
 
     rewrite_one, options_class = JOBS[kind]
     options = options or options_class()

@@ -1,6 +1,6 @@
 """validate sees a third-party draft through convert (issue 35 part 5): S004 says what
 convert needs or why it refuses, and every rule layer runs on the converted view, its
-findings marked "as converted" and said of the source files (spec_format/engine/converted.py)."""
+findings marked "as converted" and said of the source files (spec_format/runner/converted.py)."""
 
 from __future__ import annotations
 
@@ -98,8 +98,8 @@ def test_a_wrong_size_is_found_by_its_cause_on_the_converted_view(made):
 
 def test_a_renamed_tensor_keeps_its_source_name():
     from spec_format.base.report import Finding, Severity
-    from spec_format.engine.converted import _on_source
-    from spec_format.engine.source_readers import SeenThrough
+    from spec_format.runner.converted import _on_source
+    from spec_format.runner.source_readers import SeenThrough
 
     seen = SeenThrough(
         kind="safeailab-eagle3",

@@ -215,8 +215,8 @@ def test_ten_thousand_unexpected_tensors_take_seconds_not_minutes(tmp_path):
 def test_an_internal_error_in_one_input_is_its_finding_and_the_rest_is_reported(
     ckpt, tmp_path, monkeypatch
 ):
-    from spec_format.engine.validation import validate
     from spec_format.rules import crossfield
+    from spec_format.runner.validation import validate
 
     other = shutil.copytree(ckpt, tmp_path / "other")
     target = next(

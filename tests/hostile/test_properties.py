@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spec_format.base.errors import SpecfmtError
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.parsers import documents
 from spec_format.rewrites.fixing import FixOptions, fix
 from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rewrites.migration.output import dumps
+from spec_format.runner.validation import ValidateOptions, validate
 from tests.hostile.config_gen import config_text, verifier_text
 from tests.safetensors.header_gen import generated, mutated
 

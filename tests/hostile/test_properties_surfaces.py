@@ -186,7 +186,7 @@ def toml_text(seed: int, pyproject: bool) -> str:
 @many(300)
 @given(SEEDS)
 def test_hostile_configuration_files_are_usage_errors(tmp_path_factory, base):
-    from spec_format.engine import settings
+    from spec_format.runner import settings
 
     root = tmp_path_factory.mktemp("toml")
     for seed in seeds(base):

@@ -90,8 +90,8 @@ def test_byte_budget_stops_a_large_fetch(draft):
 def test_thousands_of_shards_are_bounded(tmp_path, monkeypatch):
     """An index naming many shards: at most MAX_SAFETENSORS_FILES are fetched, the rest
     are reported, and the report stays short (issues capped per kind)."""
-    from spec_format.engine.validation import validate
     from spec_format.parsers import remote
+    from spec_format.runner.validation import validate
 
     monkeypatch.setattr(remote, "MAX_SAFETENSORS_FILES", 40)
     built = build_checkpoint(tmp_path / "c", tiny_config("eagle3"), data="zeros", shards=2)

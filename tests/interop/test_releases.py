@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 
 from spec_format.base.errors import MigrationRefused
-from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import catalog, disputes, readers, versions
 from spec_format.rewrites.migration import MigrateOptions, migrate
 from spec_format.rules.base import Profile
+from spec_format.runner.validation import ValidateOptions, validate_config
 from tests.migrate.conftest import fixture_id, load, release_fixtures
 
 pytestmark = pytest.mark.interop

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from spec_format.base.report import Severity
-from spec_format.engine.validation import ValidateOptions, validate_config
 from spec_format.facts import disputes, readers
 from spec_format.rewrites.fixing import FixOptions, fix
+from spec_format.runner.validation import ValidateOptions, validate_config
 from tests.readers import oracle, probes
 
 pytestmark = pytest.mark.readers

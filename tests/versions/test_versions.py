@@ -140,7 +140,7 @@ def test_a_mistyped_type_in_a_current_file_keeps_its_version_and_gets_a_did_you_
 
     from conftest import ROOT
 
-    from spec_format.engine.validation import validate_config
+    from spec_format.runner.validation import validate_config
 
     path = ROOT / "examples" / "llama-3.1-8b-eagle3-0.9" / "config.json"
     config = {**json.loads(path.read_text()), "speculators_model_type": typo}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec_format.engine.validation import ValidateOptions, validate
+from spec_format.runner.validation import ValidateOptions, validate
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
 

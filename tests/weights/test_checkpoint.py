@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.parsers.checkpoint import load_checkpoint
+from spec_format.runner.validation import ValidateOptions, validate
 from spec_format.testing.builder import TensorData, build_checkpoint, tiny_config, write_safetensors
 from tests.weights.conftest import check, rule_ids
 
@@ -191,7 +191,7 @@ def test_the_header_audit_needs_neither_numpy_nor_torch(tmp_path):
     built = build_checkpoint(tmp_path / "c", tiny_config("dspark"), drop=["norm.weight"])
     code = (
         "import sys; sys.modules['numpy'] = None; sys.modules['torch'] = None\n"
-        "from spec_format.engine.validation import validate\n"
+        "from spec_format.runner.validation import validate\n"
         f"r = validate([{str(built.path)!r}])\n"
         "print(sorted({f.rule for fr in r.files for f in fr.findings}))"
     )

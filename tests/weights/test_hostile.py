@@ -9,8 +9,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec_format.engine.validation import ValidateOptions, validate
 from spec_format.facts import catalog
+from spec_format.runner.validation import ValidateOptions, validate
 from spec_format.testing.builder import build_checkpoint, tiny_config
 
 TYPES = list(catalog.current_types())

@@ -1,5 +1,5 @@
 """An audit of many hf:// drafts (``specfmt validate hf://ORG/A hf://ORG/B ...``) fetches
-``--jobs`` drafts at once (spec_format/engine/fetch_ahead.py) against the fake Hub on
+``--jobs`` drafts at once (spec_format/runner/fetch_ahead.py) against the fake Hub on
 127.0.0.1: the same report as one draft at a time, in the same order; connections reused;
 a draft whose Hub stalls holds no other beyond its deadline; a signal ends the run at once
 with what it finished."""
@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("huggingface_hub")
 
-from spec_format.engine.validation import ValidateOptions, validate  # noqa: E402
 from spec_format.render import render  # noqa: E402
+from spec_format.runner.validation import ValidateOptions, validate  # noqa: E402
 from spec_format.testing.builder import build_checkpoint, tiny_config  # noqa: E402
 from tests.hostile.limits import ROOT, child_env, run_limited  # noqa: E402
 from tests.weights.fake_hub import FakeHub, running  # noqa: E402

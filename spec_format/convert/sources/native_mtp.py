@@ -25,9 +25,9 @@ from spec_format.convert.sources._shared import (
     hidden_size_agrees,
     target_line,
 )
-from spec_format.engine.validation import third_party_kind
 from spec_format.facts import catalog
 from spec_format.facts.contract import expected_tensors
+from spec_format.runner.validation import third_party_kind
 
 NAME = "native-mtp"
 DESCRIPTION = "native MTP layers of a verifier checkpoint (mtp.*, e.g. Qwen3-Next, Qwen3.5) -> mtp"

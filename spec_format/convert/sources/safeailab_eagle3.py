@@ -53,7 +53,7 @@ class SafeAILabEagle3:
     def detect(self, config: Mapping[str, Any], tensor_names: frozenset[str]) -> bool:
         if "speculators_model_type" in config or "dflash_config" in config:
             return False
-        from spec_format.engine.validation import third_party_kind
+        from spec_format.runner.validation import third_party_kind
 
         return third_party_kind(config) == self.name or any(
             n.startswith(PREFIX) for n in tensor_names

@@ -25,9 +25,9 @@ from spec_format.convert.sources._shared import (
     hidden_size_agrees,
     target_line,
 )
-from spec_format.engine.validation import third_party_kind
 from spec_format.facts import catalog
 from spec_format.facts.contract import expected_tensors
+from spec_format.runner.validation import third_party_kind
 
 NAME = "zlab-dflash"
 DESCRIPTION = "z-lab DFlash drafts (dflash_config, DFlashDraftModel) -> dflash"

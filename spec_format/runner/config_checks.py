@@ -10,10 +10,6 @@ from typing import Any
 
 from spec_format.base.jsonload import Loaded
 from spec_format.base.report import FileReport, Finding
-from spec_format.engine.config_memo import ConfigMemo, Outcome
-from spec_format.engine.dispatch import dispatch, format_version
-from spec_format.engine.input_paths import CONFIG_NAME
-from spec_format.engine.validate_options import ValidateOptions, filtered
 from spec_format.facts import catalog
 from spec_format.parsers import documents
 from spec_format.parsers.verifier import VerifierInfo
@@ -21,6 +17,10 @@ from spec_format.rules import input as input_rules
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Context, Layer, Rule, Step, bounded, plan_of, run_plan, run_rule
 from spec_format.rules.registry import checks_for
+from spec_format.runner.config_memo import ConfigMemo, Outcome
+from spec_format.runner.dispatch import dispatch, format_version
+from spec_format.runner.input_paths import CONFIG_NAME
+from spec_format.runner.validate_options import ValidateOptions, filtered
 
 #: rule layers that look at the config alone, in the order they run
 CONFIG_LAYERS = (Layer.CROSS_FIELD, Layer.CONSUMER, Layer.VERSION)
@@ -102,7 +102,7 @@ def check_config(
 ) -> Context | None:
     """Dispatch, schema and config-only rule layers; returns the context for later layers.
     With a ``memo``, a document identical to one the run checked before takes its findings
-    (:mod:`spec_format.engine.config_memo`)."""
+    (:mod:`spec_format.runner.config_memo`)."""
 
     def check(file: str) -> Outcome:  # the file's own path, or the memo's placeholder
         path = loaded.path if file == str(loaded.path) else Path(file)

@@ -10,10 +10,10 @@ import re
 from typing import Any
 
 from spec_format.base.report import Finding
-from spec_format.engine.validate_options import ValidateOptions
 from spec_format.facts import catalog, versions
 from spec_format.rules import base_models
 from spec_format.rules import schema as schema_rules
+from spec_format.runner.validate_options import ValidateOptions
 
 
 def format_version(

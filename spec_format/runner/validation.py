@@ -1,14 +1,14 @@
-"""The validation engine behind ``specfmt validate`` and ``spec_format.validate``.
+"""The rule runner behind ``specfmt validate`` and ``spec_format.validate``.
 
 For each input: find the config (a ``config.json`` path, or a checkpoint directory that
 holds one), read it strictly, dispatch on ``speculators_model_type``, validate against the
 type's JSON Schema for the format version, then run the rule layers in order. One input
 that cannot be read never stops the others.
 
-The parts, each in its own module: :mod:`~spec_format.engine.validate_options` (what was asked),
-:mod:`~spec_format.engine.input_paths` (paths to targets), :mod:`~spec_format.engine.dispatch` (version
-and type), :mod:`~spec_format.engine.config_checks` (schema and config rules) and
-:mod:`~spec_format.engine.weight_checks` (headers, weights, vocabulary, verifier). This module runs
+The parts, each in its own module: :mod:`~spec_format.runner.validate_options` (what was asked),
+:mod:`~spec_format.runner.input_paths` (paths to targets), :mod:`~spec_format.runner.dispatch` (version
+and type), :mod:`~spec_format.runner.config_checks` (schema and config rules) and
+:mod:`~spec_format.runner.weight_checks` (headers, weights, vocabulary, verifier). This module runs
 them over every input and keeps the names callers import from it.
 """
 
@@ -23,38 +23,38 @@ from pathlib import Path
 from spec_format.base import extras, notes, progress
 from spec_format.base.errors import InputError, UsageError
 from spec_format.base.report import FileReport, Report
-from spec_format.engine.config_checks import (
-    CONFIG_LAYERS,
-    check_config_file,
-    check_loaded,
-    engines_of,
-    validate_config,
-)
-from spec_format.engine.config_memo import PLACEHOLDER, ConfigMemo
-from spec_format.engine.converted import check_converted
-from spec_format.engine.dispatch import third_party_kind
-from spec_format.engine.fetch_ahead import Fetch, ahead
-from spec_format.engine.input_paths import (
-    CONFIG_NAME,
-    ReadConfig,
-    Target,
-    expand,
-    written_as_a_path,
-)
-from spec_format.engine.validate_options import ValidateOptions, filtered, rule_ids, selected
-from spec_format.engine.weight_checks import (
-    WEIGHT_LAYERS,
-    audit_safetensors_file,
-    check_weights,
-    fetch_remote,
-    load_remote,
-)
 from spec_format.parsers import documents, stdin
 from spec_format.parsers.verifier import VerifierInfo, load_verifier
 from spec_format.rules import base_models
 from spec_format.rules import input as input_rules
 from spec_format.rules.base import Layer
 from spec_format.rules.registry import by_layer
+from spec_format.runner.config_checks import (
+    CONFIG_LAYERS,
+    check_config_file,
+    check_loaded,
+    engines_of,
+    validate_config,
+)
+from spec_format.runner.config_memo import PLACEHOLDER, ConfigMemo
+from spec_format.runner.converted import check_converted
+from spec_format.runner.dispatch import third_party_kind
+from spec_format.runner.fetch_ahead import Fetch, ahead
+from spec_format.runner.input_paths import (
+    CONFIG_NAME,
+    ReadConfig,
+    Target,
+    expand,
+    written_as_a_path,
+)
+from spec_format.runner.validate_options import ValidateOptions, filtered, rule_ids, selected
+from spec_format.runner.weight_checks import (
+    WEIGHT_LAYERS,
+    audit_safetensors_file,
+    check_weights,
+    fetch_remote,
+    load_remote,
+)
 
 __all__ = [
     "CONFIG_LAYERS",
@@ -75,7 +75,7 @@ __all__ = [
 
 
 #: the :class:`ValidateOptions` fields a configuration file can set -> its key there
-#: (spec_format.engine.settings.KEYS); a field the caller gives wins over the file's key
+#: (spec_format.runner.settings.KEYS); a field the caller gives wins over the file's key
 SETTABLE = {"profile": "profile", "select": "select", "ignore": "ignore", "engines": "engine"}
 
 
@@ -122,7 +122,7 @@ class Job:
         config: str | os.PathLike | None = None,
         given: Iterable[str] | None = None,
     ) -> None:
-        from spec_format.engine import settings as project
+        from spec_format.runner import settings as project
 
         options = options or ValidateOptions()
         if isinstance(paths, (str, os.PathLike)):
@@ -137,7 +137,7 @@ class Job:
         ]
 
     def __iter__(self) -> Iterator[FileReport]:
-        from spec_format.engine import settings as project
+        from spec_format.runner import settings as project
 
         for conf, run in self.runs:
             for report in run:

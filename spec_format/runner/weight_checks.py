@@ -11,8 +11,6 @@ from typing import Any, NamedTuple
 
 from spec_format.base.errors import InputError
 from spec_format.base.report import Coverage, FileReport
-from spec_format.engine.input_paths import Target
-from spec_format.engine.validate_options import ValidateOptions, filtered, selected
 from spec_format.parsers import documents
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules import header as header_rules
@@ -20,6 +18,8 @@ from spec_format.rules import input as input_rules
 from spec_format.rules import rootcause
 from spec_format.rules.base import Context, Layer, Rule, run_rule
 from spec_format.rules.registry import by_name, checks_for
+from spec_format.runner.input_paths import Target
+from spec_format.runner.validate_options import ValidateOptions, filtered, selected
 
 #: rule layers that also need the weights, the verifier or tensor data (see Rule.requires)
 WEIGHT_LAYERS = (Layer.WEIGHTS, Layer.VOCAB, Layer.VERIFIER)
@@ -189,7 +189,7 @@ class RemoteFetch(NamedTuple):
 
 def fetch_remote(remote: str) -> RemoteFetch:
     """The network part of an hf:// input, writing no report: a worker thread of
-    :mod:`spec_format.engine.fetch_ahead` runs it while earlier inputs are checked."""
+    :mod:`spec_format.runner.fetch_ahead` runs it while earlier inputs are checked."""
     from spec_format.parsers.checkpoint import load_checkpoint
 
     try:
@@ -206,7 +206,7 @@ def fetch_remote(remote: str) -> RemoteFetch:
 
 def load_remote(target: Target, report: FileReport, options: ValidateOptions, fetched: Any = None):
     """The listing, config.json and headers of an hf:// checkpoint: ``fetched`` (a
-    :class:`~spec_format.engine.fetch_ahead.Fetch` of :func:`fetch_remote`, already under
+    :class:`~spec_format.runner.fetch_ahead.Fetch` of :func:`fetch_remote`, already under
     way) or fetched now."""
     from spec_format.parsers.checkpoint import RemoteName
 

@@ -5,14 +5,14 @@ view instead of stopping at "not the speculators format" (S004).
 The layering choice. Recognising a layout and mapping it (config, tensor names) is the
 business of ``spec_format.convert.sources``; a plan is only complete once the rewrite
 pipeline has brought its config to the target format version, so that code sits above the
-engine and cannot move below it. The engine therefore owns only this registry: what a
+runner and cannot move below it. The runner therefore owns only this registry: what a
 reader returns (:class:`SeenThrough`) and the list of readers, which
 ``spec_format.convert.see_through`` registers into when it is imported. The entry points,
-on the top floor of the layers contract, hand the engine a provider that imports it on
+on the top floor of the layers contract, hand the runner a provider that imports it on
 first need (:func:`provide`): the CLI (``specfmt validate``) and the Python API
 (``spec_format.validate`` is :mod:`spec_format.api`'s). No module imports up a floor, a
 run that meets no third-party config imports no converter, and a program that calls the
-engine directly without a provider gets S004 as before. This module imports nothing of
+runner directly without a provider gets S004 as before. This module imports nothing of
 the project at run time.
 """
 

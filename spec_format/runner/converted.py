@@ -1,7 +1,7 @@
 """A third-party draft checked as ``specfmt convert`` would write it (issue 35, part 5).
 
 When the config has no speculators type and a registered source reader
-(:mod:`spec_format.engine.source_readers`; ``spec_format.convert`` provides it) knows its
+(:mod:`spec_format.runner.source_readers`; ``spec_format.convert`` provides it) knows its
 layout, S004 says what the checkpoint is and what ``convert`` needs, or why convert would
 refuse it, naming what is missing. Then every rule layer runs over the converted view:
 schema, cross-field, consumer and version rules on the converted config, the weight rules
@@ -22,13 +22,13 @@ from typing import Any
 
 from spec_format.base.jsonload import Loaded
 from spec_format.base.report import FileReport, Finding
-from spec_format.engine.config_checks import check_config
-from spec_format.engine.input_paths import Target
-from spec_format.engine.source_readers import SeenThrough, see_through
-from spec_format.engine.validate_options import ValidateOptions
-from spec_format.engine.weight_checks import run_weight_rules
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules import schema as schema_rules
+from spec_format.runner.config_checks import check_config
+from spec_format.runner.input_paths import Target
+from spec_format.runner.source_readers import SeenThrough, see_through
+from spec_format.runner.validate_options import ValidateOptions
+from spec_format.runner.weight_checks import run_weight_rules
 
 #: the dispatch findings a seen-through checkpoint's S004 replaces
 _DISPATCH = ("S001", "S004")

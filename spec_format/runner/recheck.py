@@ -23,11 +23,11 @@ from typing import Any
 
 from spec_format.base.jsonload import Loaded
 from spec_format.base.report import Edit, FileReport, Finding, Severity
-from spec_format.engine.config_checks import check_config
-from spec_format.engine.input_paths import CONFIG_NAME, Target
-from spec_format.engine.validate_options import ValidateOptions, filtered
-from spec_format.engine.weight_checks import check_weights
 from spec_format.parsers.verifier import VerifierInfo, verifier_view
+from spec_format.runner.config_checks import check_config
+from spec_format.runner.input_paths import CONFIG_NAME, Target
+from spec_format.runner.validate_options import ValidateOptions, filtered
+from spec_format.runner.weight_checks import check_weights
 
 Key = tuple[str, str | None, str | None]
 

@@ -17,7 +17,7 @@ The keys (``specfmt.toml`` at its top level, ``pyproject.toml`` under ``[tool.sp
 
 A flag given on the command line replaces the key of the same name; ``per-file-ignores``
 always apply. This module only reads and checks the file: the values go through the same
-options as the flags (:class:`spec_format.engine.validation.ValidateOptions`).
+options as the flags (:class:`spec_format.runner.validation.ValidateOptions`).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def read(path: str | os.PathLike[str]) -> Settings:
 
 
 def _parse(table: dict[str, Any], path: Path, prefix: str) -> Settings:
-    from spec_format.engine.validate_options import rule_ids
+    from spec_format.runner.validate_options import rule_ids
 
     for key in table:
         if key not in KEYS:

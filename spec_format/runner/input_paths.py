@@ -16,8 +16,8 @@ from spec_format.base.errors import UsageError
 from spec_format.base.jsonload import read_json_bytes
 from spec_format.base.pathkind import DIRECTORY, MISSING, REGULAR, kind_of
 from spec_format.base.report import FileReport
-from spec_format.engine.validate_options import ValidateOptions
 from spec_format.rules import input as input_rules
+from spec_format.runner.validate_options import ValidateOptions
 
 CONFIG_NAME = "config.json"
 

@@ -11,6 +11,9 @@ import sys
 
 import pytest
 
+from spec_format.base.notes import id_ranges
+from spec_format.rules import registry
+from spec_format.rules.base import Layer
 from tests.common import ROOT
 
 EAGLE3 = ROOT / "examples" / "qwen3-8b-eagle3"
@@ -158,6 +161,10 @@ def test_deep_with_weights_exits_0(cli, tmp_path):
 
 
 # -- 3. rule selectors ----------------------------------------------------------------------
+#: the verifier rules' ids as the messages span them (the registry holds them)
+V_RULES = id_ranges(sorted(r.id for r in registry.by_layer(Layer.VERIFIER)))
+
+
 def test_unknown_rule_selector_exits_2_with_the_closest_ids(cli):
     result = cli("validate", EAGLE3, "--select", "X999")
     assert result.exit_code == 2
@@ -165,9 +172,10 @@ def test_unknown_rule_selector_exits_2_with_the_closest_ids(cli):
     result = cli("validate", EAGLE3, "--select", "C0O1")  # a letter O for a zero
     assert result.exit_code == 2 and "(did you mean C001," in result.output
     result = cli("validate", EAGLE3, "--select", "V9")
-    assert result.exit_code == 2 and "(did you mean V009?)" in result.output
+    assert result.exit_code == 2 and "(did you mean V0" in result.output
+    assert "V009" in result.output.split("did you mean")[1]
     result = cli("validate", EAGLE3, "--select", "VZZZZ")
-    assert result.exit_code == 2 and "the V rules are V001-V018" in result.output
+    assert result.exit_code == 2 and f"the V rules are {V_RULES}" in result.output
     result = cli("validate", EAGLE3, "--ignore", "Q1")
     assert result.exit_code == 2
     assert "--ignore: unknown rule id 'Q1': a rule id is a layer letter (I, S," in result.output
@@ -193,7 +201,7 @@ def test_verifier_note_only_when_verifier_rules_were_skipped(cli):
     assert result.exit_code == 0
     assert "no --verifier given" not in result.output
     result = cli("validate", EAGLE3, "--select", "C001,V")
-    assert "skipped the checks against the target model (V001-V018" in result.output
+    assert f"skipped the checks against the target model ({V_RULES}" in result.output
 
 
 # -- 4. a missing numpy ---------------------------------------------------------------------

@@ -34,12 +34,10 @@ from spec_format.facts.effective import reader_default_aux_ids
 from spec_format.parsers.checkpoint import TensorRecord
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.runner import source_readers
-from spec_format.runner.source_readers import SeenThrough
+from spec_format.runner.source_readers import UNNAMED, SeenThrough
 
 #: kinds S006 speaks for (a base model, not a draft)
 NOT_SEEN = frozenset({"native-mtp"})
-#: the verifier name the view stands in for one convert would ask for (--verifier-name)
-UNNAMED = "verifier/unnamed"
 #: the plan's notes the verdict repeats: a source value the conversion replaces (the rest
 #: are what ``convert --dry-run`` prints)
 VERDICT_NOTES = ("max_position_embeddings",)
@@ -185,3 +183,6 @@ def _has(config: Mapping[str, Any], parts: list[str]) -> bool:
 
 
 source_readers.register(read)
+
+# EAGLE-1 layouts are seen through after convert's kinds (nothing converts them)
+from spec_format.convert import eagle1_view  # noqa: E402, F401

@@ -122,3 +122,20 @@ def first_serving(model_type: str, arch: str) -> str | None:
         if rel.serves(model_type) and found is not None and found.serves:
             return rel.id
     return None
+
+
+def eagle3_target_types(version: str) -> tuple[str, ...] | None:
+    """The strings of which group ``version``'s SpeculativeConfig wants one in an EAGLE-3
+    target's text model_type (``None``: the group has no such check, or no recording)."""
+    found = groups().get(version, {}).get("eagle3_target_model_types")
+    return None if found is None else tuple(found)
+
+
+def first_accepting_target(model_type: str) -> str | None:
+    """The first covered vLLM release (a group's representative) whose EAGLE-3 target check
+    lets a verifier of text model_type ``model_type`` through."""
+    for version in groups():
+        allowed = eagle3_target_types(version)
+        if allowed is None or any(item in model_type for item in allowed):
+            return readers.release("vllm", version).id
+    return None

@@ -51,7 +51,9 @@ class DraftPositionsShorter(_VerifierRule):
     name = "draft-positions-shorter"
     since = "0.1.0"
     severity = Severity.WARNING
-    applies_to = catalog.current_types()
+    #: retired types too: an EAGLE-1 draft (format 0.4, or a third-party layout seen as it)
+    #: has a rotary table of its own
+    applies_to = catalog.known_types()
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         info = verifier_info(ctx)

@@ -191,6 +191,7 @@ RULES: tuple[type[Rule], ...] = (
     relations.DraftRunDtypeDiffers,
     verifier_serving.VerifierCannotServeDraft,
     verifier_serving.VerifierArchitectureUnknownToEngine,
+    verifier_serving.VerifierModelTypeRefused,
     # what migrate and fix report but cannot rewrite (R)
     rewrite.VerifierArchitecturesHardcoded,
     rewrite.MlpUnbuildable,

@@ -105,6 +105,7 @@ class ThirdPartyConfig(_SchemaRule):
             "this looks like an EAGLE-1/2 config ({what}), not the speculators format; EAGLE-1 "
             "drafts (speculators type 'eagle') are only readable by speculators 0.1-0.4"
         ),
+        "eagle1-view": "this is an EAGLE-1/2 draft ({what}), not the speculators format: {verdict}",
         "convert-source": (
             "not the speculators format: `specfmt convert` knows it ({what}); {verdict}"
         ),

@@ -96,3 +96,35 @@ class VerifierArchitectureUnknownToEngine(_ServingRule):
                 "unknown, so this pairing is not checked",
                 pointer="/speculators_config/verifier/architectures",
             )
+
+
+class VerifierModelTypeRefused(_ServingRule):
+    """The named vLLM release refuses an EAGLE-3 draft for a verifier of this model_type."""
+
+    id = "V019"
+    name = "verifier-model-type-refused"
+    since = "0.9.0"
+    severity = Severity.ERROR
+    #: vLLM serves a speculators draft with the method its speculators_model_type names, and
+    #: only the method "eagle3" meets the target check
+    applies_to = frozenset({"eagle3"})
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        model_type = verifier_info(ctx).get("model_type")
+        if not isinstance(model_type, str):
+            return
+        for engine in named_engines(ctx):
+            if engine.name != "vllm" or not engine.serves(ctx.model_type):
+                continue
+            allowed = reads.eagle3_target_types(engine.representative)
+            if allowed is None or any(item in model_type for item in allowed):
+                continue
+            first = reads.first_accepting_target(model_type)
+            later = f"the first covered release that accepts it is {first}" if first else ""
+            yield Hit(
+                f"{engine.id} serves EAGLE-3 only for verifiers whose text model_type contains "
+                f"one of {', '.join(repr(a) for a in allowed)}; this verifier's is "
+                f"{model_type!r}: serving stops at start-up ('Eagle3 is only supported for "
+                f"... models'); {later or 'no covered release accepts it'}",
+                pointer="/speculators_config/verifier/architectures",
+            )

@@ -23,7 +23,9 @@ from typing import Any
 from spec_format.base.jsonload import Loaded
 from spec_format.base.report import FileReport, Finding
 from spec_format.parsers.verifier import VerifierInfo
+from spec_format.rules import registry
 from spec_format.rules import schema as schema_rules
+from spec_format.rules.base import Layer
 from spec_format.runner.config_checks import check_config
 from spec_format.runner.input_paths import Target
 from spec_format.runner.source_readers import SeenThrough, see_through
@@ -33,9 +35,12 @@ from spec_format.runner.weight_checks import run_weight_rules
 #: the dispatch findings a seen-through checkpoint's S004 replaces
 _DISPATCH = ("S001", "S004")
 PREFIX = "as converted: "
-#: the converted config's block convert writes from --verifier, not from the source: what
-#: the rules say of it is about the flags of this view, not about the draft
+#: the converted config's verifier block comes from convert's flags, not from the source:
+#: what the config rules say of it is about the flags of this view, not about the draft.
+#: The verifier rules' findings on its architectures are kept: those rules run only with
+#: --verifier, and then the architectures are the verifier's own.
 _FROM_FLAGS = "/speculators_config/verifier"
+_VERIFIERS_OWN = _FROM_FLAGS + "/architectures"
 
 
 def check_converted(
@@ -64,7 +69,7 @@ def check_converted(
         file,
         profile=options.profile,
         pointer="",
-        variant="convert-source",
+        variant=seen.variant,
         what=seen.description,
         verdict=verdict,
     )
@@ -82,8 +87,16 @@ def check_converted(
     report.findings.extend(
         _on_source(f, seen, file)
         for f in view.findings
-        if not (f.pointer or "").startswith(_FROM_FLAGS)
+        if not _from_flags(f) and f.rule not in seen.of_the_view
     )
+
+
+def _from_flags(finding: Finding) -> bool:
+    pointer = finding.pointer or ""
+    if not pointer.startswith(_FROM_FLAGS):
+        return False
+    verifier_rule = registry.get(finding.rule).layer is Layer.VERIFIER
+    return not (verifier_rule and pointer.startswith(_VERIFIERS_OWN))
 
 
 def _verdict(seen: SeenThrough) -> str:
@@ -93,7 +106,7 @@ def _verdict(seen: SeenThrough) -> str:
             f"{seen.needs} converts it; the findings marked 'as converted' are what validate "
             f"finds on the checkpoint it would write{noted}"
         )
-    text = f"{seen.needs} would refuse it: {seen.refused}"
+    text = f"{seen.needs} would refuse it: {seen.refused}" if seen.needs else seen.refused
     if seen.config is not None:
         text += (
             f"; the findings marked 'as converted' check the rest with {'; '.join(seen.assumed)}"

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from spec_format.parsers.verifier import VerifierInfo
 
 
+#: the verifier name a view stands in for one convert would ask for (--verifier-name)
+UNNAMED = "verifier/unnamed"
+
+
 class SeenThrough(NamedTuple):
     """A third-party checkpoint as the speculators checkpoint convert would write."""
 
@@ -48,6 +52,10 @@ class SeenThrough(NamedTuple):
     #: what the view assumed or left out to check the rest when convert refuses (the
     #: readers' default aux layer ids, tensors convert does not know)
     assumed: tuple[str, ...] = ()
+    #: rules whose findings on this view are about the view, not the draft (left out)
+    of_the_view: frozenset[str] = frozenset()
+    #: S004's wording: a layout convert knows, or one nothing converts (``needs`` empty)
+    variant: str = "convert-source"
 
 
 class SourceReader(Protocol):

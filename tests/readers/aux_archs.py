@@ -127,3 +127,43 @@ def architectures(src: Path) -> dict[str, list[str]]:
         key = "unresolved" if found is None else "aux_hidden_states" if found else "without"
         out[key].append(arch)
     return out
+
+
+#: the local list that SpeculativeConfig's argument check holds (0.10.1 to 0.16): an
+#: EAGLE-3 target whose text config's model_type contains none of its items is refused
+TARGET_LIST = "eagle3_target_supported"
+CONFIG_MODULES = ("config/speculative.py", "config/__init__.py", "config.py")
+
+
+def eagle3_target_check(src: Path) -> ast.If | None:
+    """The ``if`` of SpeculativeConfig that refuses an EAGLE-3 target by its model_type
+    (``None``: the release has no such check)."""
+    for rel in CONFIG_MODULES:
+        path = src / "vllm" / rel
+        if not path.is_file():
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and any(
+                isinstance(n, ast.Name) and n.id == TARGET_LIST for n in ast.walk(node.test)
+            ):
+                return node
+    return None
+
+
+def eagle3_target_types(src: Path) -> list[str] | None:
+    """The items of that list, as the release's source spells them (``None``: no check)."""
+    if eagle3_target_check(src) is None:
+        return None
+    for rel in CONFIG_MODULES:
+        path = src / "vllm" / rel
+        if not path.is_file():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == TARGET_LIST for t in node.targets)
+                and isinstance(node.value, ast.List)
+            ):
+                return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    raise LookupError(f"{src}: the EAGLE-3 target check names {TARGET_LIST}, not found")

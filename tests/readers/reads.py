@@ -110,6 +110,7 @@ def record(rid: str, root: Path) -> dict:
         "classes": collect(answers),
         "verifier_architectures": aux_archs.architectures(oracle.env_path(rel) / "src"),
         "executed_interface": executed_interface(answers),
+        "eagle3_target_model_types": aux_archs.eagle3_target_types(oracle.env_path(rel) / "src"),
     }
 
 

@@ -245,12 +245,17 @@ class TypeNotServed(_ReaderRule):
 def _last_serving(engine, model_type: str) -> str | None:
     """The newest covered release of ``engine``'s reader older than it that serves the type
     (vLLM 0.34 refuses peagle, which 0.22 to 0.33 serve), or None."""
+    return _last_serving_before(engine.name, engine.representative, model_type)
+
+
+@readers.per_table
+def _last_serving_before(name: str, representative: str, model_type: str) -> str | None:
     last = None
     for rid in readers.representatives():  # sorted by version
         rel = readers.release(*rid.split("=="))
-        if rel.name != engine.name:
+        if rel.name != name:
             continue
-        if rel.representative == engine.representative:
+        if rel.representative == representative:
             break
         if rel.serves(model_type):
             last = f"{rel.name}=={rel.members[-1]}"

@@ -112,3 +112,46 @@ def test_misspellings_are_found_in_odd_shapes_of_the_objects():
     config["speculators_config"] = None
     config["fc_nrom"] = True
     assert [m.pointer for m in misspell.find(config, "eagle3", "0.9")] == ["/fc_nrom"]
+
+
+def test_per_table_answers_are_the_uncached_ones():
+    """The facts rules ask per config that depend only on the table and a type or a release
+    (readers.per_table) are what working them out afresh gives, for every type and engine."""
+    from spec_format.facts import catalog
+    from spec_format.rules import engines
+
+    types = [*catalog.known_types(), "no-such-type"]
+    assert disputes.assumed_engines() == disputes.assumed_engines.uncached()
+    assert disputes.assumed_engines() is disputes.assumed_engines()  # one tuple per table
+    for model_type in types:
+        assert unread._layer_field_names(model_type) == unread._layer_field_names.uncached(
+            model_type
+        )
+        for name in ("vllm", "sglang", "speculators"):
+            assert readers.serving(name, model_type) == readers.serving.uncached(name, model_type)
+        for engine in disputes.assumed_engines():
+            args = (engine.name, engine.representative, model_type)
+            assert engines._last_serving_before(*args) == engines._last_serving_before.uncached(
+                *args
+            )
+    for name in ("vllm", "speculators", "none"):
+        assert readers.covered_range(name) == readers.covered_range.uncached(name)
+
+
+def test_per_table_starts_afresh_with_a_reloaded_table(monkeypatch):
+    calls = []
+
+    @readers.per_table
+    def asked(x):
+        calls.append(x)
+        return [x]
+
+    assert asked("a") == ["a"] and asked("a") == ["a"] and calls == ["a"]
+    assert asked(["unhashable"]) == [["unhashable"]] and asked(["unhashable"])
+    assert calls == ["a", ["unhashable"], ["unhashable"]]  # asked each time, not kept
+    ids = readers.releases()
+    reloaded = dict(readers._load())  # a reloaded table: its own answers and its own order
+    monkeypatch.setattr(readers, "_load", lambda: reloaded)
+    assert asked("a") == ["a"] and calls[-1] == "a" and len(calls) == 4
+    assert readers.releases() == ids
+    assert readers.releases() is not readers.releases()  # a caller's list to change

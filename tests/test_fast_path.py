@@ -209,3 +209,42 @@ def test_the_check_compiles_only_what_it_can_check_soundly():
     assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
     integer = compiled({"type": "integer", "minimum": 1})
     assert integer(3) and not integer(1.0) and not integer(True) and not integer(0)
+
+
+def _bench_variants():
+    """benches/bench_validate.py's generated configs (the benchmark's documents)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_validate", ROOT / "benches" / "bench_validate.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._variants
+
+
+def test_a_batch_of_distinct_documents_reports_what_each_alone_does(tmp_path):
+    """validate() over distinct generated documents (each names a verifier of its own, one in
+    ten broken: the benchmark's batch), where what depends only on the reader table, the
+    type or the plan is worked out once and shared, reports for each file what the
+    explaining path finds in that document alone."""
+    from spec_format.runner.validation import Validation
+
+    configs = list(_bench_variants()(150, seed=7, distinct=True))
+    paths = []
+    for i, config in enumerate(configs):
+        path = tmp_path / f"c{i:03d}.json"
+        path.write_text(json.dumps(config, indent=2))
+        paths.append(str(path))
+
+    def plain(findings):
+        return [
+            {k: v for k, v in f.to_dict().items() if k not in ("line", "column")} for f in findings
+        ]
+
+    reports = list(Validation(paths))
+    assert [r.path for r in reports] == paths
+    assert sum(r.status.value == "fail" for r in reports) >= 10  # the broken ones fail
+    for path, config, report in zip(paths, configs, reports, strict=True):
+        alone = validate_config(config, ValidateOptions(fast_path=False), name=path)
+        assert plain(report.findings) == plain(alone.findings), path

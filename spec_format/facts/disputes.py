@@ -72,6 +72,7 @@ def covered() -> tuple[readers.Release, ...]:
 
 
 @cache
+@readers.per_table
 def assumed_engines() -> tuple[readers.Release, ...]:
     """The newest release of each engine the table covers (every reader but the writer)."""
     newest: dict[str, str] = {}

@@ -8,7 +8,7 @@ One JSON file per reader release in ``schema/readers/`` (format: ``schema/reader
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
+from functools import cache, lru_cache, wraps
 from typing import Any, NamedTuple
 
 from spec_format.facts import package_data
@@ -19,6 +19,32 @@ HOWS = ("given", "absent", "null", "empty", "ignored", "rejected")
 _HUB_NAME = r"(?!.*(--|\.\.))[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
 _HUB_ID = re.compile(rf"^(?:{_HUB_NAME}/)?{_HUB_NAME}$")
 _MISSING = object()
+
+
+def per_table(fn):
+    """``fn``'s answers kept for the loaded table, by its arguments: for a fact that depends
+    only on the table and on a type or a release name, which rules ask per config. A
+    reloaded table (``_load.cache_clear()``) starts afresh; unhashable arguments are not
+    kept; at most 1,024 answers (a batch names few types; a hostile one, many)."""
+    kept: dict = {}
+    table: list = [None]
+
+    @wraps(fn)
+    def answer(*args):
+        loaded = _load()
+        if table[0] is not loaded or len(kept) >= 1024:
+            kept.clear()
+            table[0] = loaded
+        try:
+            return kept[args]
+        except KeyError:
+            found = kept[args] = fn(*args)
+            return found
+        except TypeError:  # unhashable: asked every time
+            return fn(*args)
+
+    answer.uncached = fn
+    return answer
 
 
 class Reading(NamedTuple):
@@ -204,6 +230,7 @@ def type_refusal(data: dict, model_type: Any) -> str:
     )
 
 
+@per_table
 def serving(name: str, model_type: str) -> str:
     """The covered releases of reader ``name`` that serve ``model_type``, as :func:`spans`
     (``""``: none)."""
@@ -327,12 +354,27 @@ def _key(rid: str) -> tuple:
 
 def releases() -> list[str]:
     """Every covered reader release, as ``name==version``, sorted by name then version."""
-    return sorted(_load(), key=_key)
+    return list(_orders()[1])
 
 
 def representatives() -> list[str]:
     """One release per table file (the executed one of its group), sorted like releases()."""
-    return [r for r in releases() if _load()[r].version == _load()[r].representative]
+    return list(_orders()[2])
+
+
+#: the table :func:`_load` returned last, its release ids sorted, its representatives:
+#: rules ask them per config, so they are sorted once per table (a reloaded table,
+#: ``_load.cache_clear()``, is sorted anew)
+_ORDERS: list = [None, (), ()]
+
+
+def _orders() -> list:
+    table = _load()
+    if _ORDERS[0] is not table:
+        ids = tuple(sorted(table, key=_key))
+        reps = tuple(r for r in ids if table[r].version == table[r].representative)
+        _ORDERS[:] = [table, ids, reps]
+    return _ORDERS
 
 
 def newest(name: str) -> Release:
@@ -363,6 +405,7 @@ def coverage(name: str) -> Coverage:
     return Coverage(name, found[0], found[-1], len(found), len(groups))
 
 
+@per_table
 def covered_range(name: str) -> str:
     """``"vllm==0.10.1 to vllm==X.Y.Z (N releases: ...)"``: what an unknown version is told."""
     found = [r.split("==")[1] for r in releases() if r.startswith(f"{name}==")]

@@ -146,9 +146,15 @@ def refusals(
 
 
 def _reader_refusals(
-    config: dict[str, Any], model_type: str, release: readers.Release
+    config: dict[str, Any],
+    model_type: str,
+    release: readers.Release,
+    rejected: list[disputes.Refusal] | None = None,
 ) -> list[Reason]:
-    """What the release's config reader refuses, in its own words."""
+    """What the release's config reader refuses, in its own words (``rejected``: its
+    :func:`disputes.rejections`, when the caller has them)."""
+    if rejected is None:
+        rejected = disputes.rejections(config, [release])
     return [
         Reason(
             r.pointer,
@@ -156,18 +162,22 @@ def _reader_refusals(
             f"does not serve {model_type}" if r.kind == "type" else "refuses it",
             r.message,
         )
-        for r in disputes.rejections(config, [release])
+        for r in rejected
     ]
 
 
 def config_refusals(
-    config: dict[str, Any], model_type: str, release: readers.Release
+    config: dict[str, Any],
+    model_type: str,
+    release: readers.Release,
+    rejected: list[disputes.Refusal] | None = None,
 ) -> list[Reason]:
     """The refusals of :func:`refusals` that need no tensor contract: the config reader's,
     ``fc`` sized for another number of aux hidden states than the config lists (every type
     with a weights block has an ``fc``), and an optional module the config turns on with a
-    ``true`` flag that the release never builds or builds under a flag it does not pass on."""
-    out = _reader_refusals(config, model_type, release)
+    ``true`` flag that the release never builds or builds under a flag it does not pass on.
+    ``rejected``: the release's :func:`disputes.rejections` of ``config``, when known."""
+    out = _reader_refusals(config, model_type, release, rejected)
     if out:
         return out
     weights = release.data.get("models", {}).get(model_type, {}).get("weights")

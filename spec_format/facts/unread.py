@@ -191,6 +191,7 @@ def layer_fields_unread(
     return out
 
 
+@readers.per_table
 def _layer_field_names(model_type: str) -> tuple[str, ...]:
     """The layer config keys some release's table row names for the type."""
     names: dict[str, None] = {}
@@ -200,6 +201,7 @@ def _layer_field_names(model_type: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+@readers.per_table
 def _acting(model_type: str, name: str) -> tuple[str, ...]:
     """The representatives whose row for the layer key is not ``ignored``."""
     out = []

@@ -41,12 +41,31 @@ def _assumed_refusals(ctx: Context, kind: str) -> list[disputes.Refusal]:
     """Refusals of one kind by the assumed engines (none when engines are named: C012)."""
     if ctx.options.get("engines"):
         return []
-    by_kind = ctx.options.get("_assumed_refusals")  # four rules share one look per config
-    if by_kind is None:
-        by_kind = ctx.options["_assumed_refusals"] = {}
-        for r in disputes.rejections(ctx.config, disputes.assumed_engines()):
-            by_kind.setdefault(r.kind, []).append(r)
-    return by_kind.get(kind, [])
+    return _assumed(ctx)[0].get(kind, [])
+
+
+def _assumed(ctx: Context) -> tuple[dict[str, list], dict[int, tuple[dict, list]]]:
+    """The assumed engines' refusals of the config by kind, and by engine table (the id
+    of its data -> (the data, its refusals)): one look per config, which four rules and
+    C022 (the newest vLLM group's table is the assumed vLLM's) share."""
+    known = ctx.options.get("_assumed_refusals")
+    if known is None:
+        by_kind: dict[str, list] = {}
+        by_table: dict[int, tuple[dict, list]] = {}
+        for engine in disputes.assumed_engines():
+            found = disputes.rejections(ctx.config, (engine,))
+            by_table[id(engine.data)] = (engine.data, found)
+            for r in found:
+                by_kind.setdefault(r.kind, []).append(r)
+        known = ctx.options["_assumed_refusals"] = (by_kind, by_table)
+    return known
+
+
+def _assumed_rejections(ctx: Context, release) -> list | None:
+    """The refusals of ``release`` already worked out for an assumed engine with its table
+    (None: none has it)."""
+    found = _assumed(ctx)[1].get(id(release.data))
+    return found[1] if found is not None and found[0] is release.data else None
 
 
 def _refusal_hits(
@@ -245,12 +264,17 @@ class TypeNotServed(_ReaderRule):
 def _last_serving(engine, model_type: str) -> str | None:
     """The newest covered release of ``engine``'s reader older than it that serves the type
     (vLLM 0.34 refuses peagle, which 0.22 to 0.33 serve), or None."""
+    return _last_serving_before(engine.name, engine.representative, model_type)
+
+
+@readers.per_table
+def _last_serving_before(name: str, representative: str, model_type: str) -> str | None:
     last = None
     for rid in readers.representatives():  # sorted by version
         rel = readers.release(*rid.split("=="))
-        if rel.name != engine.name:
+        if rel.name != name:
             continue
-        if rel.representative == engine.representative:
+        if rel.representative == representative:
             break
         if rel.serves(model_type):
             last = f"{rel.name}=={rel.members[-1]}"
@@ -359,11 +383,11 @@ def no_release_loads(ctx: Context) -> list[tuple[str, list]] | None:
     if named_engines(ctx):
         return None
     groups = _vllm_groups()
-    if not any(g.serves(ctx.model_type) for g in groups):
+    if not _some_group_serves(ctx.model_type):
         return None
     found = []
     for g in reversed(groups):
-        why = serving.config_refusals(ctx.config, ctx.model_type, g)
+        why = serving.config_refusals(ctx.config, ctx.model_type, g, _assumed_rejections(ctx, g))
         if not why:
             return None
         found.append((g.id, why))
@@ -373,6 +397,11 @@ def no_release_loads(ctx: Context) -> list[tuple[str, list]] | None:
 @cache
 def _vllm_groups() -> tuple:
     return serving.covered_groups("vllm")
+
+
+@readers.per_table
+def _some_group_serves(model_type: str) -> bool:
+    return any(g.serves(model_type) for g in _vllm_groups())
 
 
 class NoReleaseLoadsDraft(_ReaderRule):

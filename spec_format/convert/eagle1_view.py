@@ -131,7 +131,17 @@ def _layout_problems(
             "fc has no bias (fc.bias absent): converters written for EAGLE heads that have one "
             "(TensorRT-LLM's EAGLE convert_checkpoint) fail on it"
         )
-    if not any(n.endswith("lm_head.weight") for n in tensors):
+    own_head = any(n.endswith("lm_head.weight") for n in tensors)
+    inner = config.get("model")
+    layer = inner if isinstance(inner, Mapping) else config
+    if not own_head and layer.get("tie_word_embeddings") is True:
+        out.append(
+            "tie_word_embeddings is true, but the draft has no head of its own (it takes the "
+            "verifier's embedding and lm_head): SGLang's EAGLE draft class then makes lm_head "
+            "the embedding module itself, and set_embed_and_head, which replaces both weights "
+            "with the verifier's, fails (AttributeError: no attribute 'weight'); set it to false"
+        )
+    if not own_head:
         out.append(
             "no lm_head.weight: the head was trained against the verifier's frozen head, so a "
             "loader that expects the draft's own head fails or leaves it untrained; give it "

@@ -40,7 +40,12 @@ from spec_format.runner.source_readers import UNNAMED, SeenThrough
 NOT_SEEN = frozenset({"native-mtp"})
 #: the plan's notes the verdict repeats: a source value the conversion replaces (the rest
 #: are what ``convert --dry-run`` prints)
-VERDICT_NOTES = ("max_position_embeddings",)
+VERDICT_NOTES = (
+    "max_position_embeddings",
+    "vocab_size",
+    "tie_word_embeddings",
+    "architectures",
+)
 #: a provenance detail that is a key path of the source config (``eagle_config.head_dim``)
 _KEY_PATH = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 

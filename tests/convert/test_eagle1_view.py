@@ -94,6 +94,20 @@ def test_what_the_layout_lacks_is_said(tmp_path):
     assert "no lm_head.weight" in message and "give it the verifier's lm_head.weight" in message
 
 
+def test_a_tied_flag_without_a_head_of_its_own_is_said(tmp_path):
+    """sgl-project/sglang#33964: SGLang aliases lm_head to the embedding, then replacing
+    both with the verifier's fails; an untied config, or a head of its own, says nothing."""
+    tied = LM | {"tie_word_embeddings": True}
+    message = found(build(tmp_path / "tied", tied, head()))["S004"]
+    assert "tie_word_embeddings is true, but the draft has no head of its own" in message
+    for name, config, shapes in (
+        ("untied", LM | {"tie_word_embeddings": False}, head()),
+        ("own-head", tied, head() | {"lm_head.weight": (V, H)}),
+    ):
+        message = found(build(tmp_path / name, config, shapes))["S004"]
+        assert "tie_word_embeddings is true" not in message
+
+
 def test_the_verifier_rules_run_on_the_view(tmp_path):
     """A 4096-wide float16 head with 2048 positions beside the 70B FP8 target."""
     config = LM | {"max_position_embeddings": 2048, "torch_dtype": "float16"}

@@ -57,6 +57,25 @@ def test_safeailab_that_converts_says_so_and_nothing_else(made):
     assert "max_position_embeddings: the source's 2048" in message
 
 
+def test_source_values_a_reader_takes_as_they_are_are_said(made):
+    """The verdict says what convert replaces but SGLang or the training library would act
+    on: another vocab_size than the verifier's (SpecForge#537), a tied flag with a head of
+    draft_vocab_size rows, a base-model class in architectures (sglang#33966)."""
+    odd = {**IDS, "vocab_size": 1001, "tie_word_embeddings": True}
+    base = {"architectures": ["LlamaForCausalLM"]}
+    src = made.source("src", odd | base, drop=("t2d", "d2t"))  # maps sized for 1000
+    message = s004(findings(src, made.verifier))
+    assert "vocab_size: the source's 1001 (vocab_size) is not the verifier vocabulary" in message
+    assert "tie_word_embeddings: the source's true (tie_word_embeddings) is written false" in (
+        message
+    )
+    assert "architectures: the source names LlamaForCausalLM (architectures)" in message
+    plain = {**IDS, "vocab_size": 1000, "tie_word_embeddings": False}
+    message = s004(findings(made.source("ok", plain), made.verifier))
+    for said in ("vocab_size:", "tie_word_embeddings:", "architectures:"):
+        assert said not in message
+
+
 def test_zlab_dflash_that_converts_says_so_and_nothing_else(tmp_path, zlab_verifier):
     path = build_zlab_dflash(tmp_path / "z", zlab_dflash_config()).path
     found = findings(path, zlab_verifier)

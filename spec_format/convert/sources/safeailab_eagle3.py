@@ -202,6 +202,7 @@ class _Planner:
         self.set(tlc, f"{P}/model_type", "llama", "default", "Eagle3Converter writes a LlamaConfig")
         vocab = self.target_vocab(verifier)
         self.set(tlc, f"{P}/vocab_size", vocab, *self._last)
+        self.note_source_disagrees(vocab)
         for key in ("hidden_size", "intermediate_size", "num_attention_heads"):
             value, at = self.required_int(key)
             self.set(tlc, f"{P}/{key}", value, "source", at)
@@ -261,6 +262,44 @@ class _Planner:
         if dtype is not None:
             self.set(tlc, f"{P}/dtype", dtype, *self._last)
         return tlc
+
+    def note_source_disagrees(self, vocab: int) -> None:
+        """Notes on source values the output replaces but an engine reading the checkpoint as
+        it is (SGLang, vLLM's ``LlamaForCausalLMEagle3``) or the training library that wrote
+        it (SpecForge, AngelSlim: transformers' ``from_pretrained``) would act on."""
+        own, at = self.source_value("vocab_size")
+        if isinstance(own, int) and not isinstance(own, bool) and own != vocab:
+            whose = "the t2d tensor's length" if self._last[0] == "source" else "the verifier's"
+            self.notes.append(
+                f"vocab_size: the source's {own} ({at}) is not the verifier vocabulary "
+                f"({vocab}, {whose}); convert writes {vocab}, but a reader that builds the draft "
+                f"from this config (SGLang, SpecForge, transformers' from_pretrained) sizes its "
+                f"embedding and t2d for {own} tokens, which the verifier's embedding and "
+                f"vocabulary maps do not fit: set vocab_size to {vocab}"
+            )
+        tied, at = self.source_value("tie_word_embeddings")
+        head = self.src.tensors.get("lm_head.weight")
+        if tied is True and head is not None and head.shape and head.shape[0] != vocab:
+            self.notes.append(
+                f"tie_word_embeddings: the source's true ({at}) is written false: lm_head.weight "
+                f"has {head.shape[0]} rows and the embedding {vocab}, so one tensor cannot be "
+                "both; a reader that honours the flag (SGLang's EAGLE-3 draft class, "
+                "transformers' from_pretrained, SpecForge when resuming) makes embed_tokens the "
+                "head and drops the trained lm_head or fails on its shape: set it to false"
+            )
+        archs, at = self.source_value("architectures")
+        if (
+            isinstance(archs, list)
+            and archs
+            and all(isinstance(a, str) and "eagle" not in a.lower() for a in archs)
+        ):
+            self.notes.append(
+                f"architectures: the source names {', '.join(archs)} ({at}), a base model class, "
+                "not an EAGLE-3 draft class (LlamaForCausalLMEagle3): vLLM's eagle3 method "
+                "renames it, but SGLang builds the class the config names, a plain model whose "
+                "loader does not map this layout's unprefixed tensors, so the draft cannot be "
+                "served there as it is: name LlamaForCausalLMEagle3"
+            )
 
     def dtype(self) -> str | None:
         floats = {r.dtype for r in self.src.tensors.values() if r.dtype in DTYPE_NAMES}

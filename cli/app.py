@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import enum
 import importlib
-import inspect
 import os
-import re
 import sys
-import typing
 from collections.abc import Iterator, MutableMapping
 from functools import cache
 
@@ -16,7 +12,14 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from spec_format import __version__
-from spec_format.cli.plainhelp import PlainWhenPiped
+from spec_format.render.help import (
+    PlainWhenPiped,
+    click,
+    command_path,
+    literal_help,
+    reflow,
+    usage_line,
+)
 
 #: command name -> (module of spec_format.cli, attribute): a command function, or a Typer
 #: app for a group. Listed in help order; a module is imported only when its command is
@@ -79,6 +82,7 @@ class _Group(PlainWhenPiped, TyperGroup):
 class _LazyGroup(PlainWhenPiped, TyperGroup):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.help = literal_help(self.help or "")
         self.commands = _LazyCommands()
 
 
@@ -93,17 +97,20 @@ def _click_command(name: str):
         "rich_markup_mode": app.rich_markup_mode,
     }
     if isinstance(target, typer.Typer):
-        _literal_help_everywhere(target)
+        for command in target.registered_commands:
+            command.cls = _Command if command.cls in (None, TyperCommand) else command.cls
         info = typer.models.TyperInfo(target, name=name, cls=_Group)
         group = typer.main.get_group_from_info(
             info, suggest_commands=app.suggest_commands, **kwargs
         )
+        group.help = literal_help(group.help or "")
         for command in group.commands.values():
-            _one_metavar_style(command)
+            _plain_help(command)
         return group
     info = typer.models.CommandInfo(name=name, callback=target, cls=_Command)
-    _literal_help_command(info)
-    return _one_metavar_style(typer.main.get_command_from_info(info, **kwargs))
+    command = typer.main.get_command_from_info(info, **kwargs)
+    _plain_help(command)
+    return command
 
 
 class _NoTypeColumn:
@@ -161,63 +168,30 @@ def _root(
     """specfmt: the reference tool for speculative-decoding draft checkpoints."""
 
 
-#: what rich takes for a markup tag: ``[`` then a lowercase letter, ``#``, ``/`` or ``@``
-_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
-
-
-def literal_help(text: str) -> str:
-    """Help text with every ``[...]`` rich would read as markup escaped, so ``[@REV]`` and
-    ``'.[forward]'`` reach the screen as written."""
-    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
-
-
-def reflow(text: str) -> str:
-    """A docstring's paragraphs, each on one line: the help screen wraps them to the
-    terminal, so the source's hard line breaks must not reach it."""
-    paragraphs = re.split(r"\n\s*\n", text.strip())
-    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
-
-
-def _literal_help_command(command: typer.models.CommandInfo) -> None:
-    doc = command.help or inspect.getdoc(command.callback)
-    if doc:
-        command.help = literal_help(reflow(doc))
-    hints = typing.get_type_hints(command.callback)
-    for name, param in inspect.signature(command.callback).parameters.items():
-        info = param.default
-        kind = hints.get(name)
+def _plain_help(command) -> None:
+    """Help text is plain text: escape it (literal_help) and reflow it in the command and each
+    of its parameters, once, here, instead of at each ``help=``; a value is named in
+    capitals, an argument by its name (``PATHS...``, not ``{paths}...``), an option's enum by
+    the option (``<a|b|c>`` would be split inside a word in a narrow column) with its values
+    in the help."""
+    if command.help:
+        command.help = literal_help(reflow(command.help))
+    for param in command.params:
         if (
-            isinstance(info, typer.models.OptionInfo)
-            and not info.metavar
-            and isinstance(kind, type)
-            and issubclass(kind, enum.Enum)
-        ):  # <a|b|c> would be split inside a word in a narrow column: name it, list them
-            long = [d for d in (info.param_decls or ()) if d.startswith("--")]
-            info.metavar = (long[0][2:] if long else name).upper().replace("-", "_")
-            values = [str(c.value) for c in kind]
-            if not all(v in (info.help or "") for v in values):
-                info.help = f"{(info.help or '').rstrip('.')}: {', '.join(values)}."
-        if isinstance(info, typer.models.ArgumentInfo) and not info.metavar:
-            many = str(param.annotation).startswith(("list", "List"))
-            info.metavar = name.upper() + ("..." if many else "")  # not {paths}...
-        if isinstance(info, typer.models.ParameterInfo) and info.help:
-            info.help = literal_help(reflow(info.help))
-
-
-def _literal_help_everywhere(typer_app: typer.Typer) -> None:
-    """Help text is plain text: escape it in every command, option and group (once, here,
-    instead of at each ``help=``)."""
-    if typer_app.info.help:
-        typer_app.info.help = literal_help(typer_app.info.help)
-    for command in typer_app.registered_commands:
-        _literal_help_command(command)
-        command.cls = _Command if command.cls in (None, TyperCommand) else command.cls
-    for group in typer_app.registered_groups:
-        if group.typer_instance is not None:
-            _literal_help_everywhere(group.typer_instance)
-
-
-_literal_help_everywhere(app)
+            param.param_type_name == "option"
+            and not param.metavar
+            and hasattr(param.type, "choices")
+        ):
+            long = [d for d in param.opts if d.startswith("--")]
+            param.metavar = (long[0][2:] if long else param.name).upper().replace("-", "_")
+            values = [str(getattr(c, "value", c)) for c in param.type.choices]
+            if not all(v in (param.help or "") for v in values):
+                param.help = f"{(param.help or '').rstrip('.')}: {', '.join(values)}."
+        if param.param_type_name == "argument" and not param.metavar:
+            param.metavar = param.name.upper() + ("..." if param.nargs == -1 else "")
+        if getattr(param, "help", None):
+            param.help = literal_help(reflow(param.help))
+    _one_metavar_style(command)
 
 
 def _plain_usage_metavar() -> None:
@@ -237,6 +211,26 @@ def _plain_usage_metavar() -> None:
 _plain_usage_metavar()
 
 
+def run() -> int:
+    """Run the application and return its exit code; a usage error is one ``specfmt:``
+    line (exit 2) instead of typer's panel."""
+    from spec_format.cli.common import ExitCode, print_error
+
+    try:
+        code = app(standalone_mode=False, prog_name="specfmt")
+    except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        return ExitCode.USAGE
+    except click.exceptions.ClickException as exc:
+        root = typer.main.get_command(app)
+        print_error(usage_line(exc, command_path(root, sys.argv[1:])))
+        return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("specfmt: aborted\n")
+        return ExitCode.FINDINGS
+    return code if isinstance(code, int) else ExitCode.OK
+
+
 def main() -> None:
     # specfmt never multiplies matrices with numpy (the weight scan is elementwise), but
     # importing numpy starts OpenBLAS's thread pool, one thread per core: ~25% of the import
@@ -254,11 +248,10 @@ def main() -> None:
     sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
     from spec_format.base.oserror import StreamFailure
     from spec_format.cli.common import flush_stdout
-    from spec_format.cli.plainhelp import run
 
     try:  # --help and --version write outside any command's error handling
         try:
-            code = run(app)
+            code = run()
         finally:
             flush_stdout()
         failure = getattr(sys.stdout, "failure", None)

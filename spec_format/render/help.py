@@ -1,4 +1,5 @@
-"""Help screens and usage errors as plain text, like every other specfmt line.
+"""Help screens and usage errors as plain text, like every other specfmt line (the command
+line's help layout; click's classes, which typer carries).
 
 On a terminal typer draws ``--help`` in rich panels. Piped (``specfmt schema vscode --help |
 less``, a file, CI logs) those panels are padded to the width with spaces and framed with box
@@ -19,18 +20,30 @@ import re
 import sys
 from typing import Any
 
-import typer
-
 try:  # typer 0.28 carries its own copy of click; earlier releases use click itself
     from typer import _click as click
 except ImportError:  # pragma: no cover - typer before 0.28
     import click  # type: ignore[no-redef]
 
-from spec_format.cli.common import ExitCode, print_error
 from spec_format.render.text import terminal_width, wrap
 
-#: rich's escape of a ``[...]`` that would read as markup (see ``app.literal_help``)
+#: what rich takes for a markup tag: ``[`` then a lowercase letter, ``#``, ``/`` or ``@``
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+#: rich's escape of such a tag (see :func:`literal_help`)
 _ESCAPED_TAG = re.compile(r"\\(\[[a-z#/@][^[]*?])")
+
+
+def literal_help(text: str) -> str:
+    """Help text with every ``[...]`` rich would read as markup escaped, so ``[@REV]`` and
+    ``'.[forward]'`` reach the screen as written."""
+    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
+
+
+def reflow(text: str) -> str:
+    """A docstring's paragraphs, each on one line: the help screen wraps them to the
+    terminal, so the source's hard line breaks must not reach it."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
 def _plain(text: str) -> str:
@@ -124,23 +137,6 @@ class PlainWhenPiped:
 # -- usage errors --------------------------------------------------------------------------
 
 
-def run(app: typer.Typer) -> int:
-    """Run the application and return its exit code; a usage error is one ``specfmt:``
-    line (exit 2) instead of typer's panel."""
-    try:
-        code = app(standalone_mode=False, prog_name="specfmt")
-    except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
-        sys.stdout.write(exc.ctx.get_help() + "\n")
-        return ExitCode.USAGE
-    except click.exceptions.ClickException as exc:
-        print_error(usage_line(exc, _command_path(app)))
-        return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
-    except typer.Abort:
-        sys.stderr.write("specfmt: aborted\n")
-        return ExitCode.FINDINGS
-    return code if isinstance(code, int) else ExitCode.OK
-
-
 def _options(command: click.Command) -> list[str]:
     return [o for p in command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
 
@@ -158,11 +154,11 @@ def _param_name(param: click.Parameter | None) -> str:
     return "/".join(param.opts)
 
 
-def _command_path(app: typer.Typer) -> str:
-    """``specfmt schema show``: the commands named on the command line (for an error
-    click raises without its context, such as an option missing its value)."""
-    command, path = typer.main.get_command(app), ["specfmt"]
-    for word in sys.argv[1:]:
+def command_path(root: click.Command, words: list[str]) -> str:
+    """``specfmt schema show``: the commands named among ``words`` (for an error click
+    raises without its context, such as an option missing its value)."""
+    command, path = root, ["specfmt"]
+    for word in words:
         sub = command.commands.get(word) if hasattr(command, "commands") else None
         if sub is None:
             break

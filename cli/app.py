@@ -29,8 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate_cmd", "validate_command"),
     "rules": ("rules_cmd", "rules_command"),
     "explain": ("rules_cmd", "explain_command"),
-    "migrate": ("migrate_cmd", "migrate_command"),
-    "fix": ("fix_cmd", "fix_command"),
+    "migrate": ("rewrite_cmd", "migrate_command"),
+    "fix": ("rewrite_cmd", "fix_command"),
     "history": ("history_cmd", "history_command"),
     "forward": ("forward_cmd", "forward_command"),
     "inspect": ("inspect_cmd", "inspect_command"),
@@ -214,7 +214,8 @@ _plain_usage_metavar()
 def run() -> int:
     """Run the application and return its exit code; a usage error is one ``specfmt:``
     line (exit 2) instead of typer's panel."""
-    from spec_format.cli.common import ExitCode, print_error
+    from spec_format.base.errors import ExitCode
+    from spec_format.render.terminal import print_error
 
     try:
         code = app(standalone_mode=False, prog_name="specfmt")
@@ -236,7 +237,7 @@ def main() -> None:
     # importing numpy starts OpenBLAS's thread pool, one thread per core: ~25% of the import
     # on 2 cores, more on a large machine. A user's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from spec_format.cli.common import ClosedStderr, ClosedStdout, PipeSafeStdout
+    from spec_format.base.streams import ClosedStderr, ClosedStdout, PipeSafeStdout
 
     if sys.stdout is None:  # started with standard output closed (`>&-`)
         sys.stdout = ClosedStdout()
@@ -247,7 +248,7 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
     sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
     from spec_format.base.oserror import StreamFailure
-    from spec_format.cli.common import flush_stdout
+    from spec_format.base.streams import flush_stdout
 
     try:  # --help and --version write outside any command's error handling
         try:

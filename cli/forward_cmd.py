@@ -7,18 +7,12 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from spec_format.base.jsonout import dumps
-from spec_format.cli.common import (
-    ReportFormat,
-    handle_errors,
-    print_text,
-    progress_display,
-    stdout,
-    verifier_option,
-)
+from spec_format.cli.common import emit, handle_errors
+from spec_format.cli.options import ReportFormat, TextOrJson, verifier_option
 
 
 class Device(str, enum.Enum):
@@ -37,10 +31,13 @@ class Dtype(str, enum.Enum):
 @handle_errors
 def forward_command(
     checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
-    verifier: str = verifier_option(
-        "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
-        "when the draft leaves them out (a local copy: the weights are needed)."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option(
+            "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
+            "when the draft leaves them out (a local copy: the weights are needed)."
+        ),
+    ] = None,
     inputs: Path = typer.Option(
         None,
         "--inputs",
@@ -73,9 +70,7 @@ def forward_command(
         None, "--compare", help="Compare with a --dump file; exit 1 on mismatch."
     ),
     atol: float = typer.Option(1e-3, "--atol", help="Absolute tolerance of --compare."),
-    output_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Output format."
-    ),
+    output_format: TextOrJson = ReportFormat.text,
 ) -> None:
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
@@ -88,6 +83,7 @@ def forward_command(
     """
     from spec_format.base import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
+    from spec_format.render.terminal import progress_display
 
     with progress.showing(progress_display(output_format is ReportFormat.text)):
         result = run_forward(
@@ -107,9 +103,5 @@ def forward_command(
                 atol=atol,
             )
         )
-    out = stdout()
-    if output_format is ReportFormat.json:
-        out.write(dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        print_text(render_text(result), out)  # wrapped between words on a terminal
+    emit(output_format, result.to_dict, lambda: render_text(result))
     raise typer.Exit(result.exit_code)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.base.streams import stdout
+from spec_format.cli.common import handle_errors
 from spec_format.facts import catalog, export, versions
 
 schema_app = typer.Typer(

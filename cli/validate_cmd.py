@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import enum
-from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from spec_format.cli.common import (
-    Color,
-    config_option,
-    engine_option,
-    format_option,
-    handle_errors,
-    isolated_option,
-    print_text,
-    stdout,
-    verifier_option,
-)
+from spec_format.base.streams import stdout
+from spec_format.cli.common import handle_errors
+from spec_format.cli.options import Color, Config, Engine, Isolated, format_option, verifier_option
 from spec_format.render import RENDERERS
 from spec_format.rules.base import Profile
 from spec_format.runner.validate_options import DEFAULT_JOBS, MAX_JOBS
@@ -42,7 +34,9 @@ def validate_command(
         "config on standard input.",
         show_default=False,
     ),
-    output_format: str = format_option(OutputFormat, "text", "--format-version", "Output format."),
+    output_format: Annotated[
+        str, format_option(OutputFormat, "--format-version", "Output format.")
+    ] = "text",
     profile: Profile = typer.Option(
         None,
         "--profile",
@@ -63,10 +57,13 @@ def validate_command(
     ignore: list[str] = typer.Option(
         None, "--ignore", help="Skip these rules: ids, prefixes (C, C00) or ALL (comma list)."
     ),
-    verifier: str = verifier_option(
-        "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
-        "config.json is fetched): check the draft against it."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option(
+            "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
+            "config.json is fetched): check the draft against it."
+        ),
+    ] = None,
     deep: bool = typer.Option(
         False, "--deep", help="Also read the vocabulary maps (t2d/d2t, a few MB) and check them."
     ),
@@ -80,12 +77,12 @@ def validate_command(
         False, "--quiet", "-q", help="Only the errors and one summary line (no closing notes)."
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
-    engine: list[str] = engine_option(),
+    engine: Engine = None,
     statistics: bool = typer.Option(
         False, "--statistics", help="Count the findings per rule instead of listing them."
     ),
-    config: Path = config_option(),
-    isolated: bool = isolated_option(),
+    config: Config = None,
+    isolated: Isolated = False,
     jobs: int = typer.Option(
         DEFAULT_JOBS,
         "--jobs",
@@ -133,6 +130,7 @@ def validate_command(
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
     if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
+        from spec_format.render.terminal import print_text
         from spec_format.render.text import configuration_lines
         from spec_format.runner import settings
 

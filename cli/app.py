@@ -17,7 +17,7 @@ from spec_format.render.help import (
     click,
     command_path,
     literal_help,
-    reflow,
+    plain_help,
     usage_line,
 )
 
@@ -105,35 +105,11 @@ def _click_command(name: str):
         )
         group.help = literal_help(group.help or "")
         for command in group.commands.values():
-            _plain_help(command)
+            plain_help(command)
         return group
     info = typer.models.CommandInfo(name=name, callback=target, cls=_Command)
     command = typer.main.get_command_from_info(info, **kwargs)
-    _plain_help(command)
-    return command
-
-
-class _NoTypeColumn:
-    """Mixed into an argument's click type: rich help shows the argument's name (``SRC``),
-    not its type beside it (``<path>``)."""
-
-    def get_metavar(self, param, ctx=None):
-        return ""
-
-
-def _one_metavar_style(command):
-    """Every value in help written one way, in capitals: an option without a metavar of its
-    own is named by its type (``PATH``, ``TEXT``, ``INTEGER``, ``FLOAT``; typer's rich help
-    wrote ``<path>``, ``<str>``), and an argument shows only its name."""
-    import copy
-
-    for param in command.params:
-        if isinstance(param, typer.core.TyperArgument):
-            kind = type(param.type)
-            param.type = copy.copy(param.type)
-            param.type.__class__ = type(f"Named{kind.__name__}", (_NoTypeColumn, kind), {})
-        elif not param.is_flag and param.metavar is None and not param.count:
-            param.metavar = param.type.name.upper()
+    plain_help(command)
     return command
 
 
@@ -168,49 +144,6 @@ def _root(
     """specfmt: the reference tool for speculative-decoding draft checkpoints."""
 
 
-def _plain_help(command) -> None:
-    """Help text is plain text: escape it (literal_help) and reflow it in the command and each
-    of its parameters, once, here, instead of at each ``help=``; a value is named in
-    capitals, an argument by its name (``PATHS...``, not ``{paths}...``), an option's enum by
-    the option (``<a|b|c>`` would be split inside a word in a narrow column) with its values
-    in the help."""
-    if command.help:
-        command.help = literal_help(reflow(command.help))
-    for param in command.params:
-        if (
-            param.param_type_name == "option"
-            and not param.metavar
-            and hasattr(param.type, "choices")
-        ):
-            long = [d for d in param.opts if d.startswith("--")]
-            param.metavar = (long[0][2:] if long else param.name).upper().replace("-", "_")
-            values = [str(getattr(c, "value", c)) for c in param.type.choices]
-            if not all(v in (param.help or "") for v in values):
-                param.help = f"{(param.help or '').rstrip('.')}: {', '.join(values)}."
-        if param.param_type_name == "argument" and not param.metavar:
-            param.metavar = param.name.upper() + ("..." if param.nargs == -1 else "")
-        if getattr(param, "help", None):
-            param.help = literal_help(reflow(param.help))
-    _one_metavar_style(command)
-
-
-def _plain_usage_metavar() -> None:
-    """typer writes a required argument as ``{PATHS}`` in the usage line; the usage of every
-    other tool (and specfmt's docs) reads ``PATHS``."""
-    from typer.core import TyperArgument
-
-    make = TyperArgument.make_metavar
-
-    def make_metavar(self, ctx, *, usage: bool = False) -> str:
-        var = make(self, ctx, usage=usage)
-        return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
-
-    TyperArgument.make_metavar = make_metavar
-
-
-_plain_usage_metavar()
-
-
 def run() -> int:
     """Run the application and return its exit code; a usage error is one ``specfmt:``
     line (exit 2) instead of typer's panel."""
@@ -237,18 +170,10 @@ def main() -> None:
     # importing numpy starts OpenBLAS's thread pool, one thread per core: ~25% of the import
     # on 2 cores, more on a large machine. A user's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from spec_format.base.streams import ClosedStderr, ClosedStdout, PipeSafeStdout
-
-    if sys.stdout is None:  # started with standard output closed (`>&-`)
-        sys.stdout = ClosedStdout()
-    if sys.stderr is None:  # standard error closed (`2>&-`): messages are dropped
-        sys.stderr = ClosedStderr()
-    for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-    sys.stdout = PipeSafeStdout(sys.stdout)  # `specfmt ... | head`: not an error
     from spec_format.base.oserror import StreamFailure
-    from spec_format.base.streams import flush_stdout
+    from spec_format.base.streams import flush_stdout, guard_standard_streams
+
+    guard_standard_streams()
 
     try:  # --help and --version write outside any command's error handling
         try:

@@ -129,13 +129,6 @@ def validate_command(
         given=[name for name, flag in flags.items() if flag is not None],
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
-    if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
-        from spec_format.render.terminal import print_text
-        from spec_format.render.text import configuration_lines
-        from spec_format.runner import settings
-
-        runs = settings.for_inputs(paths, config, isolated)
-        print_text(configuration_lines([conf.path for conf, _ in runs], isolated), stdout())
     code = render_job(
         job, output_format, stdout(), color=color.flag(), verbosity=verbosity, statistics=statistics
     )

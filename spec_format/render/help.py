@@ -15,7 +15,9 @@ is close and the command that shows the options, and exit code 2; never a panel.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import re
 import sys
 from typing import Any
@@ -132,6 +134,54 @@ class PlainWhenPiped:
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+# -- help text of a command ----------------------------------------------------------------
+
+
+class _NoTypeColumn:
+    """Mixed into an argument's click type: rich help shows the argument's name (``SRC``),
+    not its type beside it (``<path>``)."""
+
+    def get_metavar(self, param, ctx=None):
+        return ""
+
+
+def _unbraced(make: Any, ctx: click.Context, *, usage: bool = False) -> str:
+    """typer writes a required argument as ``{PATHS}`` in the usage line; the usage of every
+    other tool (and specfmt's docs) reads ``PATHS``."""
+    var = make(ctx, usage=usage)
+    return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
+
+
+def plain_help(command: click.Command) -> None:
+    """Help text is plain text: escape it (:func:`literal_help`) and reflow it in a command
+    and each of its parameters, once, as the command line builds the command, instead of
+    at each ``help=``. Every value is written one way, in capitals: an option's enum by the
+    option's name, its values in the help (``<a|b|c>`` would be split inside a word in a
+    narrow column); any other option's value by its type (``PATH``, ``INTEGER``; typer's
+    rich help wrote ``<path>``, ``<str>``); an argument by its name alone (``PATHS...``,
+    not ``{paths}...`` or ``SRC <path>``)."""
+    if command.help:
+        command.help = literal_help(reflow(command.help))
+    for param in command.params:
+        if param.param_type_name == "argument":
+            if not param.metavar:
+                param.metavar = param.name.upper() + ("..." if param.nargs == -1 else "")
+            param.make_metavar = functools.partial(_unbraced, param.make_metavar)
+            kind = type(param.type)
+            param.type = copy.copy(param.type)
+            param.type.__class__ = type(f"Named{kind.__name__}", (_NoTypeColumn, kind), {})
+        elif not param.metavar and hasattr(param.type, "choices"):
+            long = [d for d in param.opts if d.startswith("--")]
+            param.metavar = (long[0][2:] if long else param.name).upper().replace("-", "_")
+            values = [str(getattr(c, "value", c)) for c in param.type.choices]
+            if not all(v in (param.help or "") for v in values):
+                param.help = f"{(param.help or '').rstrip('.')}: {', '.join(values)}."
+        elif not param.is_flag and param.metavar is None and not param.count:
+            param.metavar = param.type.name.upper()
+        if getattr(param, "help", None):
+            param.help = literal_help(reflow(param.help))
 
 
 # -- usage errors --------------------------------------------------------------------------

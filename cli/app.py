@@ -5,21 +5,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections import UserDict
+from collections.abc import Iterator
 from functools import cache
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from spec_format import __version__
-from spec_format.render.help import (
-    PlainWhenPiped,
-    click,
-    command_path,
-    literal_help,
-    plain_help,
-    usage_line,
-)
+from spec_format.render.help import PlainWhenPiped, literal_help, plain_help, run_program
 
 #: command name -> (module of spec_format.cli, attribute): a command function, or a Typer
 #: app for a group. Listed in help order; a module is imported only when its command is
@@ -40,35 +34,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class _LazyCommands(MutableMapping):
+class _LazyCommands(UserDict):
     """The click group's ``commands``: names known up front, each command built on first
     access (``name in commands`` and iterating the names import nothing)."""
 
-    def __init__(self) -> None:
-        self._extra: dict = {}
-
-    def __getitem__(self, name: str):
-        if name in self._extra:
-            return self._extra[name]
+    def __missing__(self, name: str):
         if name not in COMMANDS:
             raise KeyError(name)
         return _click_command(name)
 
-    def __setitem__(self, name: str, command) -> None:
-        self._extra[name] = command
-
-    def __delitem__(self, name: str) -> None:
-        del self._extra[name]
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self.data
 
     def __iter__(self) -> Iterator[str]:
-        yield from COMMANDS
-        yield from (n for n in self._extra if n not in COMMANDS)
+        return iter({**dict.fromkeys(COMMANDS), **self.data})
 
     def __len__(self) -> int:
-        return len(COMMANDS) + sum(1 for n in self._extra if n not in COMMANDS)
-
-    def __contains__(self, name: object) -> bool:
-        return name in COMMANDS or name in self._extra
+        return len({**dict.fromkeys(COMMANDS), **self.data})
 
 
 class _Command(PlainWhenPiped, TyperCommand):
@@ -144,27 +126,6 @@ def _root(
     """specfmt: the reference tool for speculative-decoding draft checkpoints."""
 
 
-def run() -> int:
-    """Run the application and return its exit code; a usage error is one ``specfmt:``
-    line (exit 2) instead of typer's panel."""
-    from spec_format.base.errors import ExitCode
-    from spec_format.render.terminal import print_error
-
-    try:
-        code = app(standalone_mode=False, prog_name="specfmt")
-    except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
-        sys.stdout.write(exc.ctx.get_help() + "\n")
-        return ExitCode.USAGE
-    except click.exceptions.ClickException as exc:
-        root = typer.main.get_command(app)
-        print_error(usage_line(exc, command_path(root, sys.argv[1:])))
-        return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
-    except typer.Abort:
-        sys.stderr.write("specfmt: aborted\n")
-        return ExitCode.FINDINGS
-    return code if isinstance(code, int) else ExitCode.OK
-
-
 def main() -> None:
     # specfmt never multiplies matrices with numpy (the weight scan is elementwise), but
     # importing numpy starts OpenBLAS's thread pool, one thread per core: ~25% of the import
@@ -177,7 +138,10 @@ def main() -> None:
 
     try:  # --help and --version write outside any command's error handling
         try:
-            code = run()
+            code = run_program(
+                lambda: app(standalone_mode=False, prog_name="specfmt"),
+                lambda: typer.main.get_command(app),
+            )
         finally:
             flush_stdout()
         failure = getattr(sys.stdout, "failure", None)

@@ -10,7 +10,7 @@ import typer
 
 from spec_format.base.errors import UsageError
 from spec_format.cli.common import emit, handle_errors
-from spec_format.cli.options import ReportFormat, TextOrJson, quiet_option, verifier_option
+from spec_format.cli.options import TextOrJson, quiet_option, verifier_option
 
 
 def _floats(values: list[str] | None) -> tuple[float, ...]:
@@ -60,7 +60,7 @@ def inspect_command(
         "--cost-ratio",
         help="Use this draft/target cost ratio instead of the parameter proxy (e.g. measured).",
     ),
-    output_format: TextOrJson = ReportFormat.text,
+    output_format: TextOrJson = "text",
     plot: Path = typer.Option(
         None, "--plot", help="Draw speedup vs acceptance to FILE.svg or FILE.png (plot extra)."
     ),
@@ -94,6 +94,6 @@ def inspect_command(
         lambda: {**report.to_dict(), "plot": plotted},
         lambda: render_text(report, quiet=quiet),
     )
-    if plotted and output_format is ReportFormat.text:
+    if plotted and output_format == "text":
         sys.stdout.write(f"\nplot written to {plot}\n")
     raise typer.Exit(0)

@@ -1,45 +1,30 @@
 """The options several commands take, declared once, in typer's ``Annotated`` form (the
 default is the command's): aliases for the ones spelled the same everywhere
 (``engine: Engine = None``), factories for the ones whose help says what the command does
-with them (``quiet: Annotated[bool, quiet_option("...")] = False``), and the value types of
-``--format`` and ``--color``."""
+with them (``quiet: Annotated[bool, quiet_option("...")] = False``), and the values of
+``--format``."""
 
 from __future__ import annotations
 
-import enum
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from spec_format.base.errors import UsageError
 
-
-class ReportFormat(str, enum.Enum):
-    """``--format`` of the commands that print text or JSON."""
-
-    text = "text"
-    json = "json"
-
-
-class Color(str, enum.Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-    def flag(self) -> bool | None:
-        return {"auto": None, "always": True, "never": False}[self.value]
-
-
+#: ``--format`` of the commands that print text or JSON
+REPORT_FORMATS = ("text", "json")
 _VERSIONISH = re.compile(r"[vV]?[0-9]+(\.[0-9]+)+")
 
 
-def format_option(choices: type[enum.Enum], version_option: str, help: str) -> Any:
+def format_option(names: Iterable[str], version_option: str, help: str) -> Any:
     """``--format/-f``, the output format (case-insensitive; the default is the command's),
     whose error for a value that looks like a version (``--format 0.5``) names the option
     that was meant. The command receives the name, lower-cased."""
-    names = [c.value for c in choices]
+    names = list(names)
 
     def parse(value: Any) -> str:
         text = str(getattr(value, "value", value)).strip()
@@ -91,22 +76,22 @@ def parse_aux_ids(values: list[str] | None) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-#: --engine, shared by validate, fix and migrate
-ENGINE_HELP = (
-    "An engine release the draft is served or trained with, as pip writes it (repeatable): "
-    "NAME==VERSION (vllm==0.30 is 0.30.0), a range (vllm>=0.28,<0.33: every covered release "
-    "in it) or NAME (its newest covered release); the releases covered are those of the "
-    "reader table (schema/readers/), and a newer one is judged as the newest with a "
-    "warning (C021). Default: the newest covered release of each engine, and an error "
-    "when no covered vLLM release can load the draft (C022)."
-)
-
-
-def engine_option(help: str = ENGINE_HELP) -> Any:
+def engine_option(help: str) -> Any:
     return typer.Option("--engine", "-e", help=help, metavar="NAME==VERSION")
 
 
-Engine = Annotated[list[str] | None, engine_option()]
+#: --engine of validate, fix and migrate (serving judges releases: its own help)
+Engine = Annotated[
+    list[str] | None,
+    engine_option(
+        "An engine release the draft is served or trained with, as pip writes it (repeatable): "
+        "NAME==VERSION (vllm==0.30 is 0.30.0), a range (vllm>=0.28,<0.33: every covered "
+        "release in it) or NAME (its newest covered release); the releases covered are those "
+        "of the reader table (schema/readers/), and a newer one is judged as the newest with a "
+        "warning (C021). Default: the newest covered release of each engine, and an error "
+        "when no covered vLLM release can load the draft (C022)."
+    ),
+]
 #: --config / --isolated, shared by validate, fix and migrate (see spec_format.runner.settings)
 Config = Annotated[
     Path | None,
@@ -127,9 +112,11 @@ Isolated = Annotated[
     ),
 ]
 #: --format of the commands that print a report as text or JSON and name no version
-TextOrJson = Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")]
+TextOrJson = Annotated[
+    Literal["text", "json"], typer.Option("--format", "-f", help="Output format.")
+]
 #: --format of rules and explain, and the old spelling of -f json
-ListFormat = Annotated[str, format_option(ReportFormat, "", "Output format.")]
+ListFormat = Annotated[str, format_option(REPORT_FORMATS, "", "Output format.")]
 OldJson = Annotated[bool, typer.Option("--json", hidden=True)]
 #: --format of the commands whose version option is --format-version
-Report = Annotated[str, format_option(ReportFormat, "--format-version", "Report format.")]
+Report = Annotated[str, format_option(REPORT_FORMATS, "--format-version", "Report format.")]

@@ -12,6 +12,7 @@ import typer
 
 from spec_format.cli.common import handle_errors
 from spec_format.cli.options import (
+    REPORT_FORMATS,
     Config,
     Engine,
     Isolated,
@@ -21,7 +22,6 @@ from spec_format.cli.options import (
     quiet_option,
     verifier_option,
 )
-from spec_format.cli.options import ReportFormat as _Format
 
 Paths = Annotated[
     list[Path],
@@ -158,7 +158,7 @@ def migrate_command(
             "The verifier's config.json, its folder, or hf://ORG/NAME[@REV] (only config.json is fetched): fills verifier.architectures."
         ),
     ] = None,
-    report_format: Annotated[str, format_option(_Format, "--to", "Report format.")] = "text",
+    report_format: Annotated[str, format_option(REPORT_FORMATS, "--to", "Report format.")] = "text",
     engine: Engine = None,
     config: Config = None,
     isolated: Isolated = False,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from spec_format.cli.common import emit, handle_errors
-from spec_format.cli.options import ReportFormat, TextOrJson, engine_option, quiet_option
+from spec_format.cli.options import TextOrJson, engine_option, quiet_option
 
 
 @handle_errors
@@ -26,7 +26,7 @@ def serving_command(
             "covered release). Default: every covered vLLM release group."
         ),
     ] = None,
-    output_format: TextOrJson = ReportFormat.text,
+    output_format: TextOrJson = "text",
     quiet: Annotated[
         bool,
         quiet_option(

@@ -72,3 +72,24 @@ def test_shared_tables_list_every_code_with_its_meaning_first(page):
         assert table[str(int(code))].startswith(meaning(code)), (
             f"{page.name}: exit code {int(code)} should start with {meaning(code)!r}"
         )
+
+
+def test_command_help_states_only_the_library_codes():
+    """Each command's ``Exit codes:`` sentence names codes of the one table, and a usage
+    error is always its 2."""
+    import typer
+
+    from spec_format.cli.app import COMMANDS, app
+
+    root = typer.main.get_command(app)
+    known = {str(int(c)) for c in ExitCode}
+    stated = {}
+    for name in COMMANDS:
+        help_text = root.commands[name].help or ""
+        if "Exit codes:" in help_text:
+            sentence = help_text.split("Exit codes:", 1)[1]
+            stated[name] = set(re.findall(r"(?:^|[,;:] ?) ?([0-9]+) ", sentence.split("\n\n")[0]))
+    assert stated, "no command states its exit codes"
+    for name, codes in stated.items():
+        assert codes and codes <= known, f"{name}: exit codes {codes - known} not in ExitCode"
+        assert str(int(ExitCode.USAGE)) in codes, f"{name} does not state the usage error's code"

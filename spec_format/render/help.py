@@ -20,7 +20,10 @@ import difflib
 import functools
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
+
+import typer
 
 try:  # typer 0.28 carries its own copy of click; earlier releases use click itself
     from typer import _click as click
@@ -185,6 +188,27 @@ def plain_help(command: click.Command) -> None:
 
 
 # -- usage errors --------------------------------------------------------------------------
+
+
+def run_program(call: Callable[[], Any], root: Callable[[], click.Command]) -> int:
+    """Run the program (``call``: the typer application, not in standalone mode) and return
+    its exit code; a usage error is one ``specfmt:`` line (exit 2) instead of click's panel
+    (``root``: the top command, to name the commands of an error raised without context)."""
+    from spec_format.base.errors import ExitCode
+    from spec_format.render.terminal import print_error
+
+    try:
+        code = call()
+    except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        return ExitCode.USAGE
+    except click.exceptions.ClickException as exc:
+        print_error(usage_line(exc, command_path(root(), sys.argv[1:])))
+        return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("specfmt: aborted\n")
+        return ExitCode.FINDINGS
+    return code if isinstance(code, int) else ExitCode.OK
 
 
 def _options(command: click.Command) -> list[str]:

@@ -243,10 +243,17 @@ def vscode_workspace(
     that map ``match`` (default: :func:`~spec_format.facts.export.default_globs`) to it.
     Returns (the file written or None, the settings)."""
     from spec_format.facts import export
+    from spec_format.facts.export_strict import strict_file
 
     written = None
-    if url is None:
-        (written,) = write_schemas([export.editor_file(version, strict)], schema_dir)
+    if url is None:  # the draft-07 root, or the editor variant that flags unknown keys
+        if strict:
+            chosen = strict_file(version)
+        else:
+            name, d07 = export.root_name(version), export.Draft.D07
+            path = export.export_path(version, name, d07)
+            chosen = export.ExportedFile(path, version, name, d07, export.bundle_root(version, d07))
+        (written,) = write_schemas([chosen], schema_dir)
         local = Path(schema_dir).is_absolute()
         url = written.resolve().as_uri() if local else "./" + written.as_posix()
     globs = list(match) or export.default_globs(version)

@@ -628,18 +628,6 @@ def shown(model_type: str, version: str | None, draft: Draft | str) -> dict[str,
 # -- editor settings ------------------------------------------------------------------------------
 
 
-def editor_file(version: str, strict: bool = False) -> ExportedFile:
-    """The draft-07 root schema of ``version`` an editor reads (``strict``: the variant
-    that flags unknown keys, :mod:`spec_format.facts.export_strict`)."""
-    if strict:
-        from spec_format.facts.export_strict import strict_file
-
-        return strict_file(version)
-    name = root_name(version)
-    path = export_path(version, name, Draft.D07)
-    return ExportedFile(path, version, name, Draft.D07, bundle_root(version, Draft.D07))
-
-
 #: directory-name fragments that mark a draft checkpoint besides the type names
 _DIR_HINTS = ("speculator",)
 

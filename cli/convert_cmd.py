@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from spec_format.base.jsonout import dumps
-from spec_format.cli.common import (
-    ExitCode,
-    ReportFormat,
-    format_option,
-    handle_errors,
-    parse_aux_ids,
-    print_text,
-    quiet_option,
-    stdout,
-    verifier_option,
-)
+from spec_format.base.errors import ExitCode
+from spec_format.cli.common import emit, handle_errors
+from spec_format.cli.options import Report, parse_aux_ids, quiet_option, verifier_option
 
 
 @handle_errors
@@ -26,9 +18,10 @@ def convert_command(
     output: Path = typer.Option(
         None, "--output", "-o", help="The new checkpoint directory (absent or empty)."
     ),
-    verifier: str = verifier_option(
-        "The verifier's config.json, its directory, or hf://ORG/NAME[@REV]."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option("The verifier's config.json, its directory, or hf://ORG/NAME[@REV]."),
+    ] = None,
     verifier_name: str = typer.Option(
         None,
         "--verifier-name",
@@ -59,11 +52,14 @@ def convert_command(
         help="Shard the weights above this size (default: save_pretrained's for the target "
         "format's transformers: 5GB for 4.x, 50GB for 5.x).",
     ),
-    report_format: str = format_option(ReportFormat, "text", "--format-version", "Report format."),
-    quiet: bool = quiet_option(
-        "Only the notes, what is dropped, the validation's findings and what was written (no "
-        "config origins or tensor mapping)."
-    ),
+    report_format: Report = "text",
+    quiet: Annotated[
+        bool,
+        quiet_option(
+            "Only the notes, what is dropped, the validation's findings and what was written (no "
+            "config origins or tensor mapping)."
+        ),
+    ] = False,
 ) -> None:
     """Convert a third-party draft checkpoint (SafeAILab EAGLE-3, ...) into the speculators
     format: every tensor mapped or dropped with its reason, every config value with its
@@ -88,9 +84,5 @@ def convert_command(
     result = convert(
         src, output, request, dry_run=dry_run, max_shard_size=parse_size(max_shard_size)
     )
-    out = stdout()
-    if report_format == ReportFormat.json.value:
-        out.write(dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        print_text(render_text(result, dry_run, quiet), out)  # wrapped between words on a terminal
+    emit(report_format, result.to_dict, lambda: render_text(result, dry_run, quiet))
     raise typer.Exit(ExitCode.OK)

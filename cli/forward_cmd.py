@@ -5,42 +5,25 @@ torch is imported by ``run_forward`` only when the command runs.
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
+from typing import Annotated, Literal
 
 import typer
 
-from spec_format.base.jsonout import dumps
-from spec_format.cli.common import (
-    ReportFormat,
-    handle_errors,
-    print_text,
-    progress_display,
-    stdout,
-    verifier_option,
-)
-
-
-class Device(str, enum.Enum):
-    auto = "auto"
-    cpu = "cpu"
-    cuda = "cuda"
-
-
-class Dtype(str, enum.Enum):
-    auto = "auto"
-    float32 = "float32"
-    bfloat16 = "bfloat16"
-    float16 = "float16"
+from spec_format.cli.common import emit, handle_errors
+from spec_format.cli.options import TextOrJson, verifier_option
 
 
 @handle_errors
 def forward_command(
     checkpoint: Path = typer.Argument(..., help="Draft checkpoint directory.", show_default=False),
-    verifier: str = verifier_option(
-        "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
-        "when the draft leaves them out (a local copy: the weights are needed)."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option(
+            "Verifier directory (config.json + safetensors): supplies embed_tokens / lm_head "
+            "when the draft leaves them out (a local copy: the weights are needed)."
+        ),
+    ] = None,
     inputs: Path = typer.Option(
         None,
         "--inputs",
@@ -59,9 +42,11 @@ def forward_command(
         None, "--anchor", help="DFlash family: anchor position of the block (default: last)."
     ),
     top_k: int = typer.Option(5, "--top-k", help="Candidates shown per row."),
-    device: Device = typer.Option(Device.auto, "--device", help="auto picks CUDA when present."),
-    dtype: Dtype = typer.Option(
-        Dtype.auto, "--dtype", help="auto keeps the checkpoint's float dtype."
+    device: Literal["auto", "cpu", "cuda"] = typer.Option(
+        "auto", "--device", help="auto picks CUDA when present."
+    ),
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = typer.Option(
+        "auto", "--dtype", help="auto keeps the checkpoint's float dtype."
     ),
     dump: Path = typer.Option(
         None,
@@ -73,9 +58,7 @@ def forward_command(
         None, "--compare", help="Compare with a --dump file; exit 1 on mismatch."
     ),
     atol: float = typer.Option(1e-3, "--atol", help="Absolute tolerance of --compare."),
-    output_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Output format."
-    ),
+    output_format: TextOrJson = "text",
 ) -> None:
     """Load a draft strictly and run specfmt's torch reference forward on it.
 
@@ -88,8 +71,9 @@ def forward_command(
     """
     from spec_format.base import progress
     from spec_format.forward import ForwardOptions, render_text, run_forward
+    from spec_format.render.terminal import progress_display
 
-    with progress.showing(progress_display(output_format is ReportFormat.text)):
+    with progress.showing(progress_display(output_format == "text")):
         result = run_forward(
             ForwardOptions(
                 checkpoint=checkpoint,
@@ -100,16 +84,12 @@ def forward_command(
                 steps=steps,
                 anchor=anchor,
                 top_k=top_k,
-                device=device.value,
-                dtype=dtype.value,
+                device=device,
+                dtype=dtype,
                 dump=dump,
                 compare=compare,
                 atol=atol,
             )
         )
-    out = stdout()
-    if output_format is ReportFormat.json:
-        out.write(dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        print_text(render_text(result), out)  # wrapped between words on a terminal
+    emit(output_format, result.to_dict, lambda: render_text(result))
     raise typer.Exit(result.exit_code)

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from spec_format.base.errors import UsageError
-from spec_format.base.jsonout import dumps
-from spec_format.cli.common import (
-    ReportFormat,
-    handle_errors,
-    print_text,
-    quiet_option,
-    stdout,
-    verifier_option,
-)
+from spec_format.cli.common import emit, handle_errors
+from spec_format.cli.options import TextOrJson, quiet_option, verifier_option
 
 
 def _floats(values: list[str] | None) -> tuple[float, ...]:
@@ -38,10 +33,13 @@ def inspect_command(
         "(header-only, needs the remote extra).",
         show_default=False,
     ),
-    verifier: str = verifier_option(
-        "The target model: its config.json, its directory (with safetensors: counted from "
-        "the headers) or hf://ORG/NAME (headers only)."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option(
+            "The target model: its config.json, its directory (with safetensors: counted from "
+            "the headers) or hf://ORG/NAME (headers only)."
+        ),
+    ] = None,
     token_freq: Path = typer.Option(
         None,
         "--token-freq",
@@ -62,15 +60,14 @@ def inspect_command(
         "--cost-ratio",
         help="Use this draft/target cost ratio instead of the parameter proxy (e.g. measured).",
     ),
-    output_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Output format."
-    ),
+    output_format: TextOrJson = "text",
     plot: Path = typer.Option(
         None, "--plot", help="Draw speedup vs acceptance to FILE.svg or FILE.png (plot extra)."
     ),
-    quiet: bool = quiet_option(
-        "Only the break-even acceptance of each gamma and the notes (no tables)."
-    ),
+    quiet: Annotated[
+        bool,
+        quiet_option("Only the break-even acceptance of each gamma and the notes (no tables)."),
+    ] = False,
 ) -> None:
     """What a draft costs against its target, the acceptance it needs to pay off, and the
     ceiling its draft vocabulary puts on acceptance (header-only).
@@ -91,13 +88,12 @@ def inspect_command(
         plot=plot,
     )
     report = run_inspect(options)  # checks, reports, plots
-    out = stdout()
-    if output_format is ReportFormat.json:
-        doc = report.to_dict()
-        doc["plot"] = str(plot) if plot is not None else None
-        out.write(dumps(doc, indent=2) + "\n")
-    else:
-        print_text(render_text(report, quiet=quiet), out)  # wrapped between words on a terminal
-        if plot is not None:
-            out.write(f"\nplot written to {plot}\n")
+    plotted = str(plot) if plot is not None else None
+    emit(
+        output_format,
+        lambda: {**report.to_dict(), "plot": plotted},
+        lambda: render_text(report, quiet=quiet),
+    )
+    if plotted and output_format == "text":
+        sys.stdout.write(f"\nplot written to {plot}\n")
     raise typer.Exit(0)

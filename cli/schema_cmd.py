@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spec_format.cli.common import handle_errors, stdout
+from spec_format.base.streams import stdout
+from spec_format.cli.common import handle_errors
 from spec_format.facts import catalog, export, versions
 
 schema_app = typer.Typer(
@@ -24,10 +25,11 @@ _OLD_VERSION = typer.Option(None, "--version", hidden=True)
 _VERSION_HELP = "Format version (default: every version for export, the newest for the others)."
 
 
-def _versions(version: str | None) -> list[str]:
-    if version is None:
-        return list(catalog.versions())
-    return [versions.option_version(version, "--format-version")[0]]  # UsageError when unknown
+def _line(*given: str | None) -> str | None:
+    """The format line --format-version (or the old --version) names: a UsageError when
+    unknown, None when neither is given."""
+    text = next((g for g in given if g), None)
+    return versions.option_version(text, "--format-version")[0] if text else None
 
 
 @schema_app.command("export")
@@ -62,7 +64,9 @@ def export_command(
     """
     from spec_format.api import write_schemas
 
-    files = export.export_all(_versions(version or old_version), drafts=(draft,), codegen=codegen)
+    line = _line(version, old_version)
+    chosen = [line] if line else list(catalog.versions())
+    files = export.export_all(chosen, drafts=(draft,), codegen=codegen)
     for path in write_schemas(files, output):
         stdout().write(f"{path}\n")
 
@@ -85,16 +89,7 @@ def show_command(
     ),
 ) -> None:
     """Print the self-contained schema of one type (or the root schema)."""
-    version = version or old_version
-    if version:
-        version = versions.option_version(version, "--format-version")[0]
-    else:
-        version = export.newest_version_with(model_type)
-    if model_type == export.root_name(version):
-        schema = export.bundle_root(version, draft)
-    else:
-        schema = export.bundle_type(version, model_type, draft)
-    stdout().write(export.dumps(schema))
+    stdout().write(export.dumps(export.shown(model_type, _line(version, old_version), draft)))
 
 
 @schema_app.command("vscode")
@@ -137,30 +132,13 @@ def vscode_command(
     the snippet matches paths: directories named after a draft type or 'speculator'. Paste it
     into .vscode/settings.json and adjust the globs to your layout.
     """
-    version = version or old_version
-    if version:
-        version = versions.option_version(version, "--format-version")[0]
-    else:
-        version = catalog.latest_version()
-    name = export.root_name(version)
-    if url is None:
-        if strict:
-            from spec_format.facts.export_strict import strict_file
+    from spec_format.api import vscode_workspace
 
-            chosen = strict_file(version)
-        else:
-            chosen = export.ExportedFile(
-                export.export_path(version, name, export.Draft.D07),
-                version,
-                name,
-                export.Draft.D07,
-                export.bundle_root(version, export.Draft.D07),
-            )
-        from spec_format.api import write_schemas
-
-        (written,) = write_schemas([chosen], schema_dir)
+    line = _line(version, old_version) or catalog.latest_version()
+    written, settings = vscode_workspace(
+        line, schema_dir, url=url, match=match or (), strict=strict
+    )
+    if written is not None:
         typer.echo(f"wrote {written}", err=True)
-        url = written.resolve().as_uri() if schema_dir.is_absolute() else "./" + written.as_posix()
-    settings = export.vscode_settings(url, list(match) if match else export.default_globs(version))
     json.dump(settings, stdout(), indent=2)
     stdout().write("\n")

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from spec_format.base.jsonout import dumps
-from spec_format.cli.common import (
-    ReportFormat,
-    engine_option,
-    handle_errors,
-    print_text,
-    quiet_option,
-    stdout,
-)
+from spec_format.cli.common import emit, handle_errors
+from spec_format.cli.options import TextOrJson, engine_option, quiet_option
 
 
 @handle_errors
@@ -23,17 +18,21 @@ def serving_command(
         "or hf://ORG/NAME[@REV] (headers only, needs the remote extra).",
         show_default=False,
     ),
-    engine: list[str] = engine_option(
-        "The engine releases to judge, as pip writes them (repeatable): NAME==VERSION, a "
-        "range (vllm>=0.28,<0.33: every covered release group in it) or NAME (its newest "
-        "covered release). Default: every covered vLLM release group."
-    ),
-    output_format: ReportFormat = typer.Option(
-        ReportFormat.text, "--format", "-f", help="Output format."
-    ),
-    quiet: bool = quiet_option(
-        "Only the release groups that do not serve the draft as trained (degraded or refused)."
-    ),
+    engine: Annotated[
+        list[str] | None,
+        engine_option(  # its own help: judged, not read
+            "The engine releases to judge, as pip writes them (repeatable): NAME==VERSION, a "
+            "range (vllm>=0.28,<0.33: every covered release group in it) or NAME (its newest "
+            "covered release). Default: every covered vLLM release group."
+        ),
+    ] = None,
+    output_format: TextOrJson = "text",
+    quiet: Annotated[
+        bool,
+        quiet_option(
+            "Only the release groups that do not serve the draft as trained (degraded or refused)."
+        ),
+    ] = False,
 ) -> None:
     """Which engine releases serve this draft: per release group of the reader table (default:
     every covered vLLM release), whether it serves the draft as trained, serves it degraded
@@ -46,9 +45,5 @@ def serving_command(
     from spec_format.inspect.serving import render_text, serving_report
 
     report = serving_report(checkpoint, engine)
-    out = stdout()
-    if output_format is ReportFormat.json:
-        out.write(dumps(report.to_dict(), indent=2) + "\n")
-    else:
-        print_text(render_text(report, quiet=quiet), out)
+    emit(output_format, report.to_dict, lambda: render_text(report, quiet=quiet))
     raise typer.Exit(0)

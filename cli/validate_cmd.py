@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import enum
-from pathlib import Path
+import importlib
+from typing import Annotated, Literal
 
 import typer
 
-from spec_format.cli.common import (
-    Color,
-    config_option,
-    engine_option,
-    format_option,
-    handle_errors,
-    isolated_option,
-    print_text,
-    stdout,
-    verifier_option,
-)
+from spec_format.base.streams import stdout
+from spec_format.cli.common import handle_errors
+from spec_format.cli.options import Config, Engine, Isolated, format_option, verifier_option
 from spec_format.render import RENDERERS
 from spec_format.rules.base import Profile
-from spec_format.runner.validate_options import DEFAULT_JOBS, MAX_JOBS
+from spec_format.runner.validate_options import DEFAULT_JOBS, MAX_JOBS, rule_ids
 from spec_format.runner.validation import ValidateOptions
-
-OutputFormat = enum.Enum("OutputFormat", {name: name for name in RENDERERS}, type=str)
-
-
-def _ids(values: list[str] | None, option: str) -> frozenset[str] | None:
-    """None when the flag was not given (the configuration's value applies)."""
-    from spec_format.runner.validation import rule_ids
-
-    return None if values is None else rule_ids(values, option)
 
 
 @handle_errors
@@ -42,7 +25,9 @@ def validate_command(
         "config on standard input.",
         show_default=False,
     ),
-    output_format: str = format_option(OutputFormat, "text", "--format-version", "Output format."),
+    output_format: Annotated[
+        str, format_option(RENDERERS, "--format-version", "Output format.")
+    ] = "text",
     profile: Profile = typer.Option(
         None,
         "--profile",
@@ -63,10 +48,13 @@ def validate_command(
     ignore: list[str] = typer.Option(
         None, "--ignore", help="Skip these rules: ids, prefixes (C, C00) or ALL (comma list)."
     ),
-    verifier: str = verifier_option(
-        "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
-        "config.json is fetched): check the draft against it."
-    ),
+    verifier: Annotated[
+        str | None,
+        verifier_option(
+            "The target model's config.json, its directory, or hf://ORG/NAME[@REV] (only its "
+            "config.json is fetched): check the draft against it."
+        ),
+    ] = None,
     deep: bool = typer.Option(
         False, "--deep", help="Also read the vocabulary maps (t2d/d2t, a few MB) and check them."
     ),
@@ -75,17 +63,19 @@ def validate_command(
         "--scan-weights",
         help="Stream every tensor and report NaN/Inf values (reads the whole checkpoint).",
     ),
-    color: Color = typer.Option(Color.auto, "--color", help="Colour in text output."),
+    color: Literal["auto", "always", "never"] = typer.Option(
+        "auto", "--color", help="Colour in text output."
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="Only the errors and one summary line (no closing notes)."
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also list skipped checks."),
-    engine: list[str] = engine_option(),
+    engine: Engine = None,
     statistics: bool = typer.Option(
         False, "--statistics", help="Count the findings per rule instead of listing them."
     ),
-    config: Path = config_option(),
-    isolated: bool = isolated_option(),
+    config: Config = None,
+    isolated: Isolated = False,
     jobs: int = typer.Option(
         DEFAULT_JOBS,
         "--jobs",
@@ -107,15 +97,16 @@ def validate_command(
     from spec_format.runner import source_readers
     from spec_format.runner.validation import Job
 
-    source_readers.provide(_convert_readers)  # third-party drafts seen through convert
+    # third-party drafts are seen through convert, which registers its reader when imported
+    source_readers.provide(lambda: importlib.import_module("spec_format.convert.see_through"))
 
     flags = {"profile": profile, "select": select, "ignore": ignore, "engines": engine}
     options = ValidateOptions(
         profile=profile or Profile.CURRENT,
         format_version=format_version,
         recursive=recursive,
-        select=_ids(select, "--select") or (),
-        ignore=_ids(ignore, "--ignore") or (),
+        select=rule_ids(select, "--select"),
+        ignore=rule_ids(ignore, "--ignore"),
         verifier=verifier,
         deep=deep,
         scan_weights=scan_weights,
@@ -132,17 +123,12 @@ def validate_command(
         given=[name for name, flag in flags.items() if flag is not None],
     )
     verbosity = 0 if quiet else (2 if verbose else 1)
-    if verbosity == 2 and output_format == "text":  # -v: the configuration each input got
-        from spec_format.render.text import configuration_lines
-        from spec_format.runner import settings
-
-        runs = settings.for_inputs(paths, config, isolated)
-        print_text(configuration_lines([conf.path for conf, _ in runs], isolated), stdout())
     code = render_job(
-        job, output_format, stdout(), color=color.flag(), verbosity=verbosity, statistics=statistics
+        job,
+        output_format,
+        stdout(),
+        color={"always": True, "never": False}.get(color),
+        verbosity=verbosity,
+        statistics=statistics,
     )
     raise typer.Exit(code)
-
-
-def _convert_readers() -> None:
-    from spec_format.convert import see_through  # noqa: F401  (registers its reader)

@@ -230,6 +230,36 @@ def write_schemas(files: Iterable[ExportedFile], folder: str | os.PathLike) -> l
     return [root / f.path for f in files]
 
 
+def vscode_workspace(
+    version: str,
+    schema_dir: str | os.PathLike = ".vscode/specfmt",
+    *,
+    url: str | None = None,
+    match: Iterable[str] = (),
+    strict: bool = False,
+) -> tuple[Path | None, dict[str, Any]]:
+    """``specfmt schema vscode``: the draft-07 root schema of ``version`` written under
+    ``schema_dir`` (none when ``url`` names where it is published) and the VS Code settings
+    that map ``match`` (default: :func:`~spec_format.facts.export.default_globs`) to it.
+    Returns (the file written or None, the settings)."""
+    from spec_format.facts import export
+    from spec_format.facts.export_strict import strict_file
+
+    written = None
+    if url is None:  # the draft-07 root, or the editor variant that flags unknown keys
+        if strict:
+            chosen = strict_file(version)
+        else:
+            name, d07 = export.root_name(version), export.Draft.D07
+            path = export.export_path(version, name, d07)
+            chosen = export.ExportedFile(path, version, name, d07, export.bundle_root(version, d07))
+        (written,) = write_schemas([chosen], schema_dir)
+        local = Path(schema_dir).is_absolute()
+        url = written.resolve().as_uri() if local else "./" + written.as_posix()
+    globs = list(match) or export.default_globs(version)
+    return written, export.vscode_settings(url, globs)
+
+
 def _rewrite_files(kind: str, paths: Paths, options, write: dict[str, Any], settings, config):
     if write.get("output") is not None:
         write["output"] = Path(write["output"])

@@ -1,4 +1,4 @@
-"""One table of exit codes (spec_format.base.errors.ExitCode and MEANING): the exit-code
+"""One table of exit codes (spec_format.base.errors.ExitCode and EXIT_MEANINGS): the exit-code
 tables of the README and the guides name only its codes, and the tables shared by every
 command list each code with its meaning first."""
 
@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from spec_format.base.errors import (
-    MEANING,
+    EXIT_MEANINGS,
     SIGNALLED,
     ExitCode,
     InputError,
     InternalError,
     UsageError,
+    meaning,
 )
 from spec_format.rewrites import rewrite
 
@@ -51,7 +52,7 @@ def test_the_errors_and_the_rewrite_batch_take_their_codes_from_the_table():
         rewrite.FINDINGS,
         rewrite.INTERNAL,
     )
-    assert set(MEANING) == set(ExitCode)
+    assert {m.code for m in EXIT_MEANINGS} == {str(int(c)) for c in ExitCode} | {SIGNALLED}
 
 
 def test_exit_code_tables_name_only_the_library_codes():
@@ -68,6 +69,27 @@ def test_shared_tables_list_every_code_with_its_meaning_first(page):
     (table,) = [t for t in _tables(page) if len(t) >= len(ExitCode)]
     for code in ExitCode:
         assert str(int(code)) in table, f"{page.name} lacks exit code {int(code)}"
-        assert table[str(int(code))].startswith(MEANING[code]), (
-            f"{page.name}: exit code {int(code)} should start with {MEANING[code]!r}"
+        assert table[str(int(code))].startswith(meaning(code)), (
+            f"{page.name}: exit code {int(code)} should start with {meaning(code)!r}"
         )
+
+
+def test_command_help_states_only_the_library_codes():
+    """Each command's ``Exit codes:`` sentence names codes of the one table, and a usage
+    error is always its 2."""
+    import typer
+
+    from spec_format.cli.app import COMMANDS, app
+
+    root = typer.main.get_command(app)
+    known = {str(int(c)) for c in ExitCode}
+    stated = {}
+    for name in COMMANDS:
+        help_text = root.commands[name].help or ""
+        if "Exit codes:" in help_text:
+            sentence = help_text.split("Exit codes:", 1)[1]
+            stated[name] = set(re.findall(r"(?:^|[,;:] ?) ?([0-9]+) ", sentence.split("\n\n")[0]))
+    assert stated, "no command states its exit codes"
+    for name, codes in stated.items():
+        assert codes and codes <= known, f"{name}: exit codes {codes - known} not in ExitCode"
+        assert str(int(ExitCode.USAGE)) in codes, f"{name} does not state the usage error's code"

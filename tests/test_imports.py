@@ -22,11 +22,10 @@ OTHER_COMMANDS = tuple(
     f"spec_format.cli.{m}_cmd"
     for m in (
         "convert",
-        "fix",
         "forward",
         "history",
         "inspect",
-        "migrate",
+        "rewrite",
         "rules",
         "schema",
         "serving",

@@ -12,14 +12,13 @@ from typing import Any
 
 from docgen.checks import _commands
 from docgen.schema_walk import BANNER, _cell
-from spec_format.base.errors import ExitCode
+from spec_format.base.errors import EXIT_MEANINGS
 
 Command = Parameter = Any  # typer's bundled click classes
 
+#: the exit-code table's meanings (base.errors.EXIT_MEANINGS; README.md has them in full)
 EXIT_CODES = (
-    f"Exit codes are shared: {ExitCode.OK} ok, {ExitCode.FINDINGS} findings (or, with "
-    f"`--check`, a file would change), {ExitCode.USAGE} usage error, {ExitCode.UNREADABLE} an "
-    f"input could not be read, {ExitCode.INTERNAL} a bug in specfmt."
+    "Exit codes are shared: " + ", ".join(f"{m.code} {m.meaning}" for m in EXIT_MEANINGS) + "."
 )
 _TYPE_NAMES = {"str": "text", "int": "integer", "float": "number", "path": "path"}
 

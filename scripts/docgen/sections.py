@@ -65,7 +65,7 @@ def _each(name: str) -> str:
 
 def _exit_codes() -> str:
     """README.md's exit-code table, from ``spec_format.base.errors.EXIT_MEANINGS``."""
-    rows = "".join(f"| {code} | {meaning} |\n" for code, meaning in EXIT_MEANINGS)
+    rows = "".join(f"| {row.code} | {row} |\n" for row in EXIT_MEANINGS)
     return f"\n| code | meaning |\n|---|---|\n{rows}"
 
 

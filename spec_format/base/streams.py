@@ -120,3 +120,18 @@ class ClosedStdout(_ClosedStream):
         import errno
 
         raise OSError(errno.EBADF, "closed (the program was started without one)")
+
+
+def guard_standard_streams() -> None:
+    """The program's standard streams made safe to write: a closed one replaced (stdout:
+    exit 3 on the first write; stderr: messages dropped), an odd character written escaped
+    instead of failing, and stdout wrapped in :class:`PipeSafeStdout` (``specfmt ... |
+    head`` is not an error)."""
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        sys.stdout = ClosedStdout()
+    if sys.stderr is None:  # standard error closed (`2>&-`): messages are dropped
+        sys.stderr = ClosedStderr()
+    for stream in (sys.stdout, sys.stderr):  # a message never fails on an odd character
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    sys.stdout = PipeSafeStdout(sys.stdout)

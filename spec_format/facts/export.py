@@ -616,7 +616,17 @@ def newest_version_with(model_type: str) -> str:
     raise UsageError(f"no format version has a type {model_type!r}; known types: {known}")
 
 
+def shown(model_type: str, version: str | None, draft: Draft | str) -> dict[str, Any]:
+    """``specfmt schema show``: the self-contained schema of ``model_type``, or the root
+    schema when it is the version's root name (``version``: the newest that has it)."""
+    version = version or newest_version_with(model_type)
+    if model_type == root_name(version):
+        return bundle_root(version, draft)
+    return bundle_type(version, model_type, draft)
+
+
 # -- editor settings ------------------------------------------------------------------------------
+
 
 #: directory-name fragments that mark a draft checkpoint besides the type names
 _DIR_HINTS = ("speculator",)

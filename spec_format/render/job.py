@@ -13,7 +13,7 @@ from spec_format.base.jsonout import dumps
 from spec_format.base.report import Report, Tally
 from spec_format.base.wording import severity_word
 from spec_format.render import render
-from spec_format.render.terminal import progress_display
+from spec_format.render.terminal import print_text, progress_display
 
 
 def render_job(
@@ -27,7 +27,13 @@ def render_job(
 ) -> int:
     """Check every input of ``job`` and render it in ``fmt``; returns the exit code. Text
     and JSON are written as each input is checked (only the tally and the notes are kept);
-    the other formats, and ``statistics``, from the whole report."""
+    the other formats, and ``statistics``, from the whole report. Verbose text
+    (``verbosity`` 2) starts with the configuration file each group of inputs got."""
+    if verbosity == 2 and fmt == "text":
+        from spec_format.render.text import configuration_lines
+
+        paths = [conf.path for conf, _ in job.runs]
+        print_text(configuration_lines(paths, job.isolated), out)
     if fmt in ("text", "json") and not statistics:
         return _streamed(job, fmt, out, color, verbosity)
     with progress.showing(progress_display(fmt == "text")):

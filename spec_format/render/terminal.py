@@ -149,3 +149,27 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
+
+
+def report_failure(exc: Exception) -> int:
+    """One clean stderr line for an exception that ended a command; returns its exit code.
+    specfmt's own errors, and an OSError of the environment (ENOSPC, EACCES, EROFS ...: not a
+    bug, exit 3), are one line cut like every finding's message (a hostile input's tensor
+    names never make a 300 KB line); anything else is a bug, printed plainly with a request
+    to report it (exit 70), or raised again when SPECFMT_DEBUG asks for the traceback."""
+    from spec_format.base.errors import ExitCode, SpecfmtError
+    from spec_format.base.oserror import as_error
+    from spec_format.rules.base import MAX_MESSAGE, bounded
+
+    error = exc if isinstance(exc, SpecfmtError) else as_error(exc)
+    if error is not None:
+        print_error(bounded(str(error), MAX_MESSAGE))
+        return error.exit_code
+    if os.environ.get("SPECFMT_DEBUG"):
+        raise exc
+    print_error(
+        f"{type(exc).__name__}: {exc}\nThis is a bug in specfmt; rerun with "
+        "SPECFMT_DEBUG=1 for the traceback and report it.",
+        "specfmt: internal error:",
+    )
+    return ExitCode.INTERNAL

@@ -140,7 +140,7 @@ class TextStream:
         verbosity: int = 1,
         width: int | None = None,
     ) -> None:
-        tty = _isatty(stream)
+        tty = isatty(stream)
         if color is None:  # auto: a terminal, and NO_COLOR unset (no-color.org: any value)
             color = tty and not os.environ.get("NO_COLOR")
         if width is None:
@@ -232,7 +232,7 @@ def configuration_lines(paths: list, isolated: bool = False) -> str:
 def output_width(stream: TextIO) -> int:
     """The width to wrap text for ``stream`` at: a terminal's (with colour or without) or
     ``COLUMNS``; 0 (not wrapped) for a pipe or a file without ``COLUMNS``."""
-    return terminal_width(stream) if _isatty(stream) or os.environ.get("COLUMNS") else 0
+    return terminal_width(stream) if isatty(stream) or os.environ.get("COLUMNS") else 0
 
 
 def terminal_width(stream: TextIO | None = None) -> int:
@@ -247,7 +247,7 @@ def terminal_width(stream: TextIO | None = None) -> int:
         return 80
 
 
-def _isatty(stream: TextIO) -> bool:
+def isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

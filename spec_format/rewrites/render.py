@@ -6,9 +6,12 @@ written; and the closing line of ``--check``. ``-f json`` is
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
-from spec_format.render.terminal import use_color
+from spec_format.base.errors import ExitCode
+from spec_format.base.jsonout import dumps
+from spec_format.render.terminal import print_error, use_color
 
 
 def migrate_text(file: Any, opts: Any, quiet: bool = False) -> str:
@@ -56,7 +59,7 @@ def render_text(
     from spec_format.base.wording import severity_word
     from spec_format.render.text import output_width, wrap
 
-    stream = sys.stderr if opts.to_stdout else sys.stdout  # where run_rewrite writes it
+    stream = sys.stderr if opts.to_stdout else sys.stdout  # where render_batch writes it
     width = output_width(stream)  # a terminal's, colour or not (NO_COLOR)
     if quiet:  # -q: the errors and warnings, and the diff that --dry-run asked for
         changes, extra = [], []
@@ -92,7 +95,7 @@ def render_text(
             else f"  {outcome.path} is up to date"
         )
     if quiet:
-        pass  # the check's summary line (run_rewrite) says what was done
+        pass  # the check's summary line (render_batch) says what was done
     elif outcome.written_to is not None:
         lines += fit(
             f"  wrote {outcome.written_to}"
@@ -112,3 +115,40 @@ def check_summary(total: int, would_change: int, failed: int, stuck: int = 0) ->
         return f"{inputs} up to date{left}"
     line = f"{would_change} of {inputs} would change"
     return line + (f"; {failed} could not be processed" if failed else "") + left
+
+
+def render_batch(kind: str, job: Iterable[Any], opts: Any, fmt: str, quiet: bool = False) -> list:
+    """Print each result of a ``migrate``/``fix`` job (:func:`~spec_format.rewrites.rewrite.
+    rewrite_job`) as it is done and return them all (their exit code:
+    :func:`~spec_format.rewrites.rewrite.exit_code`).
+
+    One input keeps the single-file contract: the document on stdout unless another
+    destination is named (the report then goes to stderr). Several inputs need a mode that
+    writes no document to stdout (--check, --dry-run, --in-place). The JSON report is always
+    a list with one object per input, one input or many (a script reads one shape); --check
+    ends with :func:`check_summary`'s line."""
+    render = TEXT[kind]
+    results = []
+    would_change = failed = stuck = 0
+    for result in job:
+        results.append(result)
+        if not result.ok:
+            print_error(result.error)
+            failed += 1
+            continue
+        would_change += result.changed
+        stuck += result.exit_code == ExitCode.FINDINGS and not result.changed
+        if fmt == "json":  # one document at the end
+            continue
+        if opts.to_stdout:
+            sys.stdout.write(result.outcome.after)
+            sys.stderr.write(render(result, opts, quiet))
+        else:
+            sys.stdout.write(render(result, opts, quiet))
+    if fmt == "json":
+        payloads = [r.to_dict() for r in results]
+        sys.stdout.write(dumps(payloads, indent=2, sort_keys=True) + "\n")
+    elif opts.check:
+        total = len(results)
+        sys.stdout.write(check_summary(total, would_change, failed, stuck) + "\n")
+    return results

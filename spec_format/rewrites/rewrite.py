@@ -70,6 +70,9 @@ class WriteOptions:
     dry_run: bool = False  # print the diff, write nothing
     check: bool = False  # report whether the file would change, write nothing
 
+    def __post_init__(self) -> None:  # flags that exclude each other: before any input is read
+        self.validate()
+
     def validate(self) -> None:
         if self.in_place and self.output is not None:
             raise UsageError("--in-place and -o/--output exclude each other; pick one")

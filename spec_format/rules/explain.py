@@ -83,3 +83,13 @@ def explain(rule_id: str) -> Explained:
     if rule_id in by_name:
         return Explained(rule=by_name[rule_id])
     raise UsageError(f"unknown rule {rule_id!r}; `specfmt rules` lists the known ids")
+
+
+def selected(selectors: list[str]) -> list[type[Rule]]:
+    """The rules ``selectors`` name (ids, prefixes, layer names; none: every rule), in
+    registry order (run notes are listed by explain)."""
+    if not selectors:
+        return list(registry.RULES)
+    layers = {layer.value: prefix for layer, prefix in registry.LAYER_PREFIX.items()}
+    ids = registry.expand([layers.get(s.lower(), s) for s in selectors], "rules")
+    return [r for r in registry.RULES if r.id in ids]

@@ -131,6 +131,7 @@ class Job:
             default = ValidateOptions()
             given = [f for f in SETTABLE if getattr(options, f) != getattr(default, f)]
         kept = frozenset(given)
+        self.isolated = not settings
         self.runs = [
             (conf, Validation(inputs, _configured(options, conf, kept)))
             for conf, inputs in project.for_inputs(list(paths), config, not settings)

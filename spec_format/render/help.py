@@ -1,4 +1,5 @@
-"""Help screens and usage errors as plain text, like every other specfmt line.
+"""Help screens and usage errors as plain text, like every other specfmt line (the command
+line's help layout; click's classes, which typer carries).
 
 On a terminal typer draws ``--help`` in rich panels. Piped (``specfmt schema vscode --help |
 less``, a file, CI logs) those panels are padded to the width with spaces and framed with box
@@ -14,9 +15,12 @@ is close and the command that shows the options, and exit code 2; never a panel.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -26,11 +30,25 @@ try:  # typer 0.28 carries its own copy of click; earlier releases use click its
 except ImportError:  # pragma: no cover - typer before 0.28
     import click  # type: ignore[no-redef]
 
-from spec_format.cli.common import ExitCode, print_error
 from spec_format.render.text import terminal_width, wrap
 
-#: rich's escape of a ``[...]`` that would read as markup (see ``app.literal_help``)
+#: what rich takes for a markup tag: ``[`` then a lowercase letter, ``#``, ``/`` or ``@``
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+#: rich's escape of such a tag (see :func:`literal_help`)
 _ESCAPED_TAG = re.compile(r"\\(\[[a-z#/@][^[]*?])")
+
+
+def literal_help(text: str) -> str:
+    """Help text with every ``[...]`` rich would read as markup escaped, so ``[@REV]`` and
+    ``'.[forward]'`` reach the screen as written."""
+    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
+
+
+def reflow(text: str) -> str:
+    """A docstring's paragraphs, each on one line: the help screen wraps them to the
+    terminal, so the source's hard line breaks must not reach it."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
 def _plain(text: str) -> str:
@@ -121,19 +139,71 @@ class PlainWhenPiped:
                 formatter.write_dl(rows)
 
 
+# -- help text of a command ----------------------------------------------------------------
+
+
+class _NoTypeColumn:
+    """Mixed into an argument's click type: rich help shows the argument's name (``SRC``),
+    not its type beside it (``<path>``)."""
+
+    def get_metavar(self, param, ctx=None):
+        return ""
+
+
+def _unbraced(make: Any, ctx: click.Context, *, usage: bool = False) -> str:
+    """typer writes a required argument as ``{PATHS}`` in the usage line; the usage of every
+    other tool (and specfmt's docs) reads ``PATHS``."""
+    var = make(ctx, usage=usage)
+    return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
+
+
+def plain_help(command: click.Command) -> None:
+    """Help text is plain text: escape it (:func:`literal_help`) and reflow it in a command
+    and each of its parameters, once, as the command line builds the command, instead of
+    at each ``help=``. Every value is written one way, in capitals: an option's enum by the
+    option's name, its values in the help (``<a|b|c>`` would be split inside a word in a
+    narrow column); any other option's value by its type (``PATH``, ``INTEGER``; typer's
+    rich help wrote ``<path>``, ``<str>``); an argument by its name alone (``PATHS...``,
+    not ``{paths}...`` or ``SRC <path>``)."""
+    if command.help:
+        command.help = literal_help(reflow(command.help))
+    for param in command.params:
+        if param.param_type_name == "argument":
+            if not param.metavar:
+                param.metavar = param.name.upper() + ("..." if param.nargs == -1 else "")
+            param.make_metavar = functools.partial(_unbraced, param.make_metavar)
+            kind = type(param.type)
+            param.type = copy.copy(param.type)
+            param.type.__class__ = type(f"Named{kind.__name__}", (_NoTypeColumn, kind), {})
+        elif not param.metavar and hasattr(param.type, "choices"):
+            long = [d for d in param.opts if d.startswith("--")]
+            param.metavar = (long[0][2:] if long else param.name).upper().replace("-", "_")
+            values = [str(getattr(c, "value", c)) for c in param.type.choices]
+            if not all(v in (param.help or "") for v in values):
+                param.help = f"{(param.help or '').rstrip('.')}: {', '.join(values)}."
+        elif not param.is_flag and param.metavar is None and not param.count:
+            param.metavar = param.type.name.upper()
+        if getattr(param, "help", None):
+            param.help = literal_help(reflow(param.help))
+
+
 # -- usage errors --------------------------------------------------------------------------
 
 
-def run(app: typer.Typer) -> int:
-    """Run the application and return its exit code; a usage error is one ``specfmt:``
-    line (exit 2) instead of typer's panel."""
+def run_program(call: Callable[[], Any], root: Callable[[], click.Command]) -> int:
+    """Run the program (``call``: the typer application, not in standalone mode) and return
+    its exit code; a usage error is one ``specfmt:`` line (exit 2) instead of click's panel
+    (``root``: the top command, to name the commands of an error raised without context)."""
+    from spec_format.base.errors import ExitCode
+    from spec_format.render.terminal import print_error
+
     try:
-        code = app(standalone_mode=False, prog_name="specfmt")
+        code = call()
     except click.exceptions.NoArgsIsHelpError as exc:  # `specfmt`, `specfmt schema`
         sys.stdout.write(exc.ctx.get_help() + "\n")
         return ExitCode.USAGE
     except click.exceptions.ClickException as exc:
-        print_error(usage_line(exc, _command_path(app)))
+        print_error(usage_line(exc, command_path(root(), sys.argv[1:])))
         return ExitCode.USAGE if isinstance(exc, click.exceptions.UsageError) else exc.exit_code
     except typer.Abort:
         sys.stderr.write("specfmt: aborted\n")
@@ -158,11 +228,11 @@ def _param_name(param: click.Parameter | None) -> str:
     return "/".join(param.opts)
 
 
-def _command_path(app: typer.Typer) -> str:
-    """``specfmt schema show``: the commands named on the command line (for an error
-    click raises without its context, such as an option missing its value)."""
-    command, path = typer.main.get_command(app), ["specfmt"]
-    for word in sys.argv[1:]:
+def command_path(root: click.Command, words: list[str]) -> str:
+    """``specfmt schema show``: the commands named among ``words`` (for an error click
+    raises without its context, such as an option missing its value)."""
+    command, path = root, ["specfmt"]
+    for word in words:
         sub = command.commands.get(word) if hasattr(command, "commands") else None
         if sub is None:
             break

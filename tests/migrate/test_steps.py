@@ -106,10 +106,40 @@ def test_the_step_skips_methods_that_are_no_list(methods):
     assert out.changes == [] and out.document == doc
 
 
-def test_downgrading_0_3_to_0_2_changes_nothing():
+@pytest.mark.parametrize("archs", [None, ["Eagle3Speculator"], [], "Eagle3DraftModel"])
+def test_downgrading_0_3_to_0_2_changes_nothing_else(archs):
     doc = with_methods([GREEDY])
+    if archs is not None:
+        doc["architectures"] = archs
     out = v0_2_to_v0_3.downgrade(doc, None)
     assert out.changes == [] and out.problems == [] and out.document == doc
+
+
+@pytest.mark.parametrize(
+    ("archs", "after"),
+    [
+        (["Eagle3DraftModel"], ABSENT),
+        (["Eagle3DraftModel", "Eagle3DraftModel"], ABSENT),
+        (["Other", "Eagle3DraftModel", 7], ["Other", 7]),
+    ],
+)
+def test_the_trainer_class_does_not_go_below_0_3(archs, after):
+    """No 0.2 release has Eagle3DraftModel, and the name dates a file to 0.3 or later: left
+    in, specfmt would read the 0.2 output as 0.3 (and Eagle3Speculator, 0.2's own class, says
+    converter output with a broken decoder layer at 0.2.0: M007)."""
+    doc = {**with_methods([GREEDY]), "architectures": archs}
+    out = v0_2_to_v0_3.downgrade(doc, None)
+    assert out.document.get("architectures", ABSENT) == after
+    (change,) = out.changes
+    assert (change.step, change.pointer, change.before, change.after, change.lossy) == (
+        "0.3->0.2",
+        "/architectures",
+        archs,
+        after,
+        False,
+    )
+    assert change.why.startswith("no 0.2 release has the class Eagle3DraftModel")
+    assert change.why.endswith("loads its default") is (after is ABSENT)
 
 
 def test_the_command_migrates_a_config_with_a_removed_method(tmp_path):
@@ -402,6 +432,36 @@ def test_a_top_level_model_type_goes_on_the_way_to_0_4_except_for_independent(mo
     out = v0_4_to_v0_5.downgrade(doc, None)
     assert ("model_type" in out.document) is kept
     assert [c.pointer for c in out.changes] == ([] if kept else ["/model_type"])
+
+
+@pytest.mark.parametrize(
+    ("version", "removed"),
+    [
+        ("5.6.2", True),
+        ("5", True),
+        ("12.0.0", True),
+        ("4.57.1", False),
+        ("4", False),
+        ("v5.0", False),
+        ("99999.0", False),
+        ("", False),
+        (5, False),
+        (None, False),
+    ],
+)
+def test_a_transformers_5_version_goes_on_the_way_to_0_4(version, removed):
+    """Every release up to 0.4 ran on transformers 4: a later version dates the file."""
+    doc = {"speculators_model_type": "eagle3", "transformers_version": version}
+    out = v0_4_to_v0_5.downgrade(doc, None)
+    assert ("transformers_version" in out.document) is not removed
+    assert [(c.pointer, c.lossy) for c in out.changes] == (
+        [("/transformers_version", False)] if removed else []
+    )
+    if removed:
+        assert out.changes[0].why == (
+            f"every release up to 0.4 ran on transformers 4; transformers {version} dates the "
+            "file to 0.5 or later"
+        )
 
 
 def test_a_conflict_at_the_top_level_does_not_stop_the_layer_config_respelling():

@@ -45,6 +45,8 @@ VERDICT_NOTES = (
     "vocab_size",
     "tie_word_embeddings",
     "architectures",
+    "eagle_aux_hidden_state_layer_ids",
+    "eagle_config.",
 )
 #: a provenance detail that is a key path of the source config (``eagle_config.head_dim``)
 _KEY_PATH = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")

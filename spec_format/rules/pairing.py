@@ -152,11 +152,14 @@ class VerifierDtypeDiffers(_VerifierRule):
             return
         yield Hit(
             f"the draft was saved in {ours} ({key}), the verifier in {theirs} "
-            f"({info.where(their_key)} in {info.path}); engines run the draft in the "
+            f"({info.where(their_key)} in {info.path}); vLLM runs the draft in the "
             f"verifier's dtype, so this draft runs in {theirs}: hidden states outside "
             f"{theirs}'s range or precision shift its predictions (lmdeploy#4991: a float16 "
-            "target with a bfloat16 draft accepted 0.06 of 15 tokens); serve both in "
-            f"{ours} (vLLM: --dtype {ours}) or use the verifier saved in {ours}",
+            "target with a bfloat16 draft accepted 0.06 of 15 tokens); SGLang releases whose "
+            f"draft does not inherit the target's dtype build it in its own {ours} beside the {theirs} target whose "
+            "embedding, head and aux hidden states it takes, and strict kernels (flashinfer's "
+            f"RMSNorm) refuse the mixed dtypes; serve both in {ours} (vLLM: --dtype {ours}) or "
+            f"use the verifier saved in {ours}",
             pointer=pointer,
         )
 

@@ -19,7 +19,7 @@ from spec_format.testing.sources import (
     zlab_dflash_config,
 )
 
-IDS = {"eagle_aux_hidden_state_layer_ids": [1, 4, 5]}  # fit the tiny 8-layer verifier
+IDS = {"eagle_aux_hidden_state_layer_ids": [2, 4, 5]}  # fit the tiny 8-layer verifier
 
 
 def findings(path, verifier=None, **kw):
@@ -74,6 +74,31 @@ def test_source_values_a_reader_takes_as_they_are_are_said(made):
     message = s004(findings(made.source("ok", plain), made.verifier))
     for said in ("vocab_size:", "tie_word_embeddings:", "architectures:"):
         assert said not in message
+
+
+def test_aux_ids_in_the_output_of_layer_numbering_are_said(made):
+    """Ids starting at 1 are SpecForge's and ModelOpt's output-of-layer numbering (SGLang
+    shifts them, sglang#25454); vLLM reads them one layer early, and convert copies them."""
+    message = s004(
+        findings(made.source("src", {"eagle_aux_hidden_state_layer_ids": [1, 4, 5]}), made.verifier)
+    )
+    assert "eagle_aux_hidden_state_layer_ids: the source's [1, 4, 5] start at 1" in message
+    assert "--aux-layer-ids 2,5,6" in message
+    message = s004(findings(made.source("ok", IDS), made.verifier))
+    assert "start at 1" not in message
+
+
+def test_keys_only_under_eagle_config_name_the_vllm_releases_that_miss_them(made):
+    """vLLM 0.18.0-0.21.0 reads norm_before_fc only at the top level, 0.11.1-0.21.0 the aux
+    layer ids; convert moves them there, the checkpoint served as it is loses them."""
+    nested = {"eagle_config": {**IDS, "norm_before_fc": True}}
+    message = s004(findings(made.source("src", nested), made.verifier))
+    assert "eagle_config.norm_before_fc: True only under eagle_config; vLLM 0.18.0-0.21.0" in (
+        message
+    )
+    assert "eagle_config.eagle_aux_hidden_state_layer_ids: [2, 4, 5] only under" in message
+    top = {**IDS, "norm_before_fc": False}
+    assert "only under eagle_config" not in s004(findings(made.source("ok", top), made.verifier))
 
 
 def test_zlab_dflash_that_converts_says_so_and_nothing_else(tmp_path, zlab_verifier):

@@ -130,7 +130,8 @@ def build_draft(spec: dict[str, Any], folder: Path) -> Path:
             embed=spec.get("embed", False),
             maps=spec.get("maps", True),
         )
-        tensors = {n: (_FAMILY[f], s) for n, (f, s) in shapes.items()}
+        family = {**_FAMILY, "float": spec.get("float_dtype", _FAMILY["float"])}
+        tensors = {n: (family[f], s) for n, (f, s) in shapes.items()}
     elif layout == "native-mtp":
         config = _edited(spec["config"], spec)
         text = config.get("text_config", config)

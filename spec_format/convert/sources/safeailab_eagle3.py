@@ -44,6 +44,24 @@ SPECULATIVE_TOKENS = 3  # Eagle3Converter's greedy proposal
 #: flags the converter takes from the source config (False when absent, as the release)
 FLAGS = ("norm_before_residual", "norm_before_fc", "fc_norm", "norm_output")
 DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64"}
+AUX_KEY = "eagle_aux_hidden_state_layer_ids"
+#: keys vLLM releases before 0.22.0 read only at the top level of an EAGLE-3 draft's config
+#: (llama_eagle3.py: ``getattr(self.config, "norm_before_fc", False)`` in 0.18.0-0.21.0, no
+#: read before 0.18.0; the model runner: ``getattr(hf_config, AUX_KEY)`` in 0.11.1-0.21.0, no
+#: read before; 0.22.0 adds the ``eagle_config`` lookups), with when the value matters and
+#: what those releases do instead
+NESTED_ONLY_IN_VLLM = {
+    "norm_before_fc": (
+        lambda v: v is True,
+        "0.18.0-0.21.0 reads it only at the top level (earlier releases never), so served as it "
+        "is the trained input_norm before fc is skipped",
+    ),
+    AUX_KEY: (
+        lambda v: isinstance(v, list) and bool(v),
+        "0.11.1-0.21.0 reads them only at the top level (earlier releases never), so served as "
+        "it is the target's default layers are captured instead",
+    ),
+}
 
 
 class SafeAILabEagle3:
@@ -138,6 +156,8 @@ class _Planner:
         aux = self.aux_ids()
         self.set(config, f"/{rec.aux_key}", list(aux), *self._last)
         self.aux_origin = self._last[1]
+        self.note_aux_numbering(aux)
+        self.note_nested_only()
         ht = self.target_hidden(H, len(aux), verifier)
         if ht is not None:
             self.set(config, "/target_hidden_size", ht, *self._last)
@@ -299,6 +319,34 @@ class _Planner:
                 "renames it, but SGLang builds the class the config names, a plain model whose "
                 "loader does not map this layout's unprefixed tensors, so the draft cannot be "
                 "served there as it is: name LlamaForCausalLMEagle3"
+            )
+
+    def note_aux_numbering(self, aux: tuple[int, ...]) -> None:
+        """Aux layer ids from the source that start at 1: the output-of-layer numbering of
+        the training libraries that write this layout (SpecForge through SGLang's capture,
+        NVIDIA ModelOpt's forward hooks), which SGLang recognises by the first id and shifts
+        by one (sglang#25454); vLLM and the speculators format read the ids as they are."""
+        if self._last[0] != "source" or not aux or aux[0] != 1 or list(aux) != sorted(aux):
+            return
+        shifted = ",".join(str(i + 1) for i in aux)
+        self.notes.append(
+            f"{AUX_KEY}: the source's {list(aux)} start at 1, the numbering of SpecForge (SGLang's "
+            "capture) and NVIDIA ModelOpt, where id k is the output of verifier layer k (SGLang "
+            "shifts such ids by 1, sglang#25454); vLLM reads id k as the input of layer k, so "
+            "each aux state comes one layer early and acceptance collapses: if it was trained "
+            f"so, convert with --aux-layer-ids {shifted}"
+        )
+
+    def note_nested_only(self) -> None:
+        """Keys this layout may hold only under ``eagle_config``, which convert moves to the
+        top level but vLLM releases before 0.22.0 read only at the top level of the draft's
+        config (their ``llama_eagle3.py`` and model runner; 0.22.0 reads the nested key)."""
+        for key, (value_ok, before) in NESTED_ONLY_IN_VLLM.items():
+            if key in self.cfg or key not in self.nested or not value_ok(self.nested[key]):
+                continue
+            self.notes.append(
+                f"eagle_config.{key}: {self.nested[key]!r} only under eagle_config; vLLM "
+                f"{before}; copy it to the top level (0.22.0 and later read eagle_config)"
             )
 
     def dtype(self) -> str | None:

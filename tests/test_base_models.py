@@ -147,3 +147,51 @@ def test_an_unquantized_mtp_layer_the_quantization_does_not_exclude(tmp_path, qu
 )
 def test_a_quantized_or_excluded_mtp_layer_is_quiet(tmp_path, quant, tensors):
     assert len(_quantized(tmp_path, quant, tensors)) == 1
+
+
+# -- where the engines read the MTP layer count (schema/readers/reads/, mtp_n_predict) -------
+#: Qwen3.6-35B-A3B as released: the MTP layer count only under text_config
+QWEN35 = {
+    "architectures": ["Qwen3_5MoeForConditionalGeneration"],
+    "model_type": "qwen3_5_moe",
+    "text_config": {
+        "model_type": "qwen3_5_moe_text",
+        "hidden_size": 2048,
+        "num_hidden_layers": 40,
+        "mtp_num_hidden_layers": 1,
+        "vocab_size": 248320,
+    },
+}
+#: the first covered release that reads it there (vllm#55369); the one before does not
+FIXED, BROKEN = "vllm==0.30.0", "vllm==0.29.0"
+
+
+def _unread(path, engine):
+    report = validate([str(path)], ValidateOptions(engines=(engine,)))
+    return [f for f in report.files[0].findings if "resolves n_predict" in f.message]
+
+
+def test_a_count_only_under_text_config_is_unread_before_the_fix(tmp_path):
+    path = _checkpoint(tmp_path / "m", QWEN35, ["mtp.fc.weight"])
+    (found,) = _unread(path, BROKEN)
+    assert found.severity.value == "error" and found.pointer == "/text_config/mtp_num_hidden_layers"
+    assert found.message.startswith(
+        f"{BROKEN} reads the MTP layer count of a 'qwen3_5_moe' model from the top-level "
+        "mtp_num_hidden_layers, and this config states it only as "
+        "text_config.mtp_num_hidden_layers: 1"
+    )
+    assert f"serve it with {FIXED} or later" in found.message
+    assert _unread(path, FIXED) == []
+
+
+def test_following_the_advice_removes_the_finding(tmp_path):
+    """The written value: the count at the top level, where the old release reads it."""
+    config = {**QWEN35, "mtp_num_hidden_layers": 1}
+    path = _checkpoint(tmp_path / "m", config, ["mtp.fc.weight"])
+    assert _unread(path, BROKEN) == []
+
+
+def test_a_model_type_the_release_does_not_rewrite_is_not_judged(tmp_path):
+    config = {**QWEN35, "model_type": "some_future_vlm"}
+    path = _checkpoint(tmp_path / "m", config, ["mtp.fc.weight"])
+    assert _unread(path, BROKEN) == []

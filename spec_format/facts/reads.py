@@ -139,3 +139,21 @@ def first_accepting_target(model_type: str) -> str | None:
         if allowed is None or any(item in model_type for item in allowed):
             return readers.release("vllm", version).id
     return None
+
+
+def mtp_count_read(version: str, model_type: str, layout: str) -> tuple[bool, str | None]:
+    """(whether group ``version``'s MTP config rewrite knows ``model_type`` for a config
+    holding its MTP layer count at ``layout`` ("top" or "text_config"), the key path it
+    reads the count from there, None for none)."""
+    answers = (groups().get(version, {}).get("mtp_n_predict") or {}).get(model_type) or {}
+    return layout in answers, answers.get(layout)
+
+
+def first_reading_mtp_count(model_type: str, layout: str) -> str | None:
+    """The first covered vLLM release that reads ``model_type``'s MTP layer count from a
+    config holding it at ``layout``."""
+    for version in groups():
+        known, path = mtp_count_read(version, model_type, layout)
+        if known and path is not None:
+            return readers.release("vllm", version).id
+    return None

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spec_format.base.report import Finding, Severity
-from spec_format.facts import catalog
+from spec_format.facts import catalog, reads
 from spec_format.rules.base import Layer, Rule, Stability
 
 #: where a base model's config declares its MTP layers: (key, tensor layout)
@@ -66,6 +66,13 @@ class BaseModelCheckpoint(Rule):
             "that builds the MTP layer with the model's quantization config loads none of "
             'them (acceptance 0); add the MTP layer to {field} ("{pattern}") or serve it '
             "with a release that builds an unquantized MTP layer without quantization"
+        ),
+        "mtp-count-unread": (
+            "{engine} reads the MTP layer count of a {model_type!r} model from {where}, and "
+            "this config states it only as {key}: {count}: served with method mtp, that "
+            "release resolves n_predict to None instead of {count}, so what it derives from "
+            "the count (the check that num_speculative_tokens is a multiple of it) is silently "
+            "skipped; {fix}"
         ),
         "mtp-layers-extra": (
             "the checkpoint holds {count} MTP layers (mtp.layers.0 to mtp.layers.{last}); "
@@ -144,6 +151,44 @@ def dispatch_finding(config: Mapping[str, Any], file: str, profile) -> Finding |
             convert=convert,
         )
     return None
+
+
+def engine_findings(config: Mapping[str, Any], engines: tuple, file: str, profile) -> list[Finding]:
+    """S006 for a base model whose MTP layer count a named (or assumed) vLLM release does
+    not read where this config states it (``schema/readers/reads/``, ``mtp_n_predict``)."""
+    declared = mtp_declaration(config)
+    model_type = config.get("model_type")
+    if declared is None or not isinstance(model_type, str):
+        return []
+    key, count, _ = declared
+    layout = "text_config" if key.startswith("text_config.") else "top"
+    out = []
+    for engine in engines:
+        if engine.name != "vllm":
+            continue
+        known, path = reads.mtp_count_read(engine.representative, model_type, layout)
+        if not known or path is not None:
+            continue
+        _, top = reads.mtp_count_read(engine.representative, model_type, "top")
+        first = reads.first_reading_mtp_count(model_type, layout)
+        fixes = [f"serve it with {first} or later" if first else ""]
+        if top is not None:
+            fixes.append(f"add {top}: {count} at the top level of config.json")
+        out.append(
+            BaseModelCheckpoint.emit(
+                file,
+                profile=profile,
+                pointer="/" + key.replace(".", "/"),
+                variant="mtp-count-unread",
+                engine=engine.id,
+                model_type=model_type,
+                where=f"the top-level {top}" if top else "no key of a config laid out so",
+                key=key,
+                count=count,
+                fix=", or ".join(f for f in fixes if f) or "no covered release reads it",
+            )
+        )
+    return out
 
 
 def weight_findings(

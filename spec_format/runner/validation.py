@@ -417,6 +417,16 @@ def _checked(
             )
     if ctx is None and loaded.ok:  # another project's draft: checked as convert writes it
         check_converted(loaded.data, target, checkpoint, report, options, verifier)
+    if ctx is None and loaded.ok and isinstance(loaded.data, dict):
+        # a base model's checkpoint (S006): where the engines read its MTP layer count
+        from spec_format.facts import disputes
+
+        engines = engines_of(tuple(options.engines)) or disputes.assumed_engines()
+        report.findings.extend(
+            base_models.engine_findings(
+                loaded.data, engines, str(target.config_path), options.profile
+            )
+        )
     if ctx is None and checkpoint is not None and checkpoint.has_weights:
         # a base model's checkpoint (S006): the MTP layers its config declares, if absent
         report.findings.extend(

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from spec_format.facts import readers, reads
-from tests.readers import aux_archs, oracle, probes
+from tests.readers import aux_archs, mtp_reads, oracle, probes
 
 DIR = oracle.ROOT / "schema" / "readers" / "reads"
 README = oracle.ROOT / "schema" / "readers" / "README.md"
@@ -111,6 +111,7 @@ def record(rid: str, root: Path) -> dict:
         "verifier_architectures": aux_archs.architectures(oracle.env_path(rel) / "src"),
         "executed_interface": executed_interface(answers),
         "eagle3_target_model_types": aux_archs.eagle3_target_types(oracle.env_path(rel) / "src"),
+        "mtp_n_predict": mtp_reads.n_predict_reads(oracle.env_path(rel) / "src"),
     }
 
 

@@ -214,3 +214,23 @@ def test_files_that_cannot_be_opened_are_a_finding_not_a_hang(tmp_path, case):
         "missing": "does not exist",
     }[case]
     assert expected in err.message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            b'{"t": {"dtype": "U8", "shape": [1], "dtype": "U8", "data_offsets": [0, 1], '
+            b'"shape": [1]}}',
+            "tensor 't' repeats the field dtype, shape; every field appears once.",
+        ),
+        (
+            b'{"t": {"dtype": "U8", "shape": [1]}}',
+            "tensor 't' has no data_offsets; every entry needs dtype, shape and data_offsets.",
+        ),
+    ],
+)
+def test_a_malformed_entry_names_the_fields_at_fault(text, message):
+    scan = scan_header(BytesSource(raw(text, b"\0")))
+    entries = [e for e in scan.errors if e.kind is K.INVALID_TENSOR_ENTRY]
+    assert [(e.tensor, str(e)) for e in entries] == [("t", message)]

@@ -37,6 +37,12 @@ def test_exported_schema_is_self_contained_and_valid(f):
     assert f.schema["$schema"] == (
         export.DRAFT_07 if f.draft is export.Draft.D07 else export.DRAFT_2020_12
     )
+    # the header keywords first and the definitions last, as the committed files show them
+    keys = list(f.schema)
+    head = [k for k in keys if k in ("$schema", "$id", "$comment", "title", "description")]
+    assert keys[: len(head)] == head and head[:2] == ["$schema", "$id"], f.path
+    assert "description" in head and "title" in head, f.path
+    assert keys[-1] == ("definitions" if f.draft is export.Draft.D07 else "$defs"), f.path
 
 
 @pytest.mark.parametrize("version", VERSIONS)

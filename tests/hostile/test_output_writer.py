@@ -35,6 +35,20 @@ def _dead_pid() -> int:
 
 
 @pytest.fixture
+def live_pid():
+    """The pid of a running process of ours, which checking it must leave running (a
+    mutant of the liveness check that sent it a real signal once hung up mutmut's own
+    parent process, when these tests used their parent's pid)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        yield proc.pid
+        assert proc.poll() is None, "checking whether the process is alive signalled it"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
 def old_config(tmp_path):
     """A config that `migrate --to 0.9` rewrites (an older speculators_version)."""
     doc = json.loads(EXAMPLE.read_text())
@@ -155,11 +169,11 @@ def test_file_changed_since_read_is_not_overwritten(tmp_path):
     assert target.read_text() == "new content from someone else"
 
 
-def test_stale_temp_files_of_dead_processes_are_removed(tmp_path):
+def test_stale_temp_files_of_dead_processes_are_removed(tmp_path, live_pid):
     dead = _dead_pid()
     stale = tmp_path / f".specfmt-{dead}-0123abcd.tmp"
     stale.write_text("half")
-    live = tmp_path / f".specfmt-{os.getppid()}-0123abcd.tmp"  # a running process owns it
+    live = tmp_path / f".specfmt-{live_pid}-0123abcd.tmp"  # a running process owns it
     live.write_text("busy")
     outfile.write_output(tmp_path / "out.json", "{}")
     assert not stale.exists() and live.exists()
@@ -206,7 +220,7 @@ def test_write_into_creates_subfolders_and_refuses_paths_outside(tmp_path):
         outfile.write_into(tmp_path / "out", "adir", "1")
 
 
-def test_only_temporary_files_of_dead_processes_are_cleaned(tmp_path):
+def test_only_temporary_files_of_dead_processes_are_cleaned(tmp_path, live_pid):
     pid = _dead_pid()
     stale = tmp_path / f".specfmt-{pid}-0123abcd.tmp"
     stale.write_text("half")
@@ -217,9 +231,9 @@ def test_only_temporary_files_of_dead_processes_are_cleaned(tmp_path):
     assert outfile.clean_stale_temps(tmp_path) == [stale]
     assert a_dir.is_dir() and other.exists()
     assert outfile.clean_stale_temps(tmp_path / "missing") == []
-    assert outfile.in_use(os.getppid(), time.time(), time.time())
+    assert outfile.in_use(live_pid, time.time(), time.time())
     assert not outfile.in_use(os.getpid(), time.time(), time.time())  # ours: never busy
-    assert not outfile.in_use(os.getppid(), 0.0, outfile.STALE_AFTER_S + 1.0)  # too old
+    assert not outfile.in_use(live_pid, 0.0, outfile.STALE_AFTER_S + 1.0)  # too old
     assert not outfile.in_use(pid, time.time(), time.time())  # dead
 
 
@@ -247,11 +261,11 @@ def test_a_directory_output_keeps_the_mode_of_an_empty_destination(tmp_path):
     assert stat.S_IMODE(os.stat(dest).st_mode) == 0o750 and (dest / "f").exists()
 
 
-def test_stale_temporary_directories_of_a_conversion_are_removed(tmp_path):
+def test_stale_temporary_directories_of_a_conversion_are_removed(tmp_path, live_pid):
     dead = _dead_pid()
     stale = tmp_path / f".ckpt.specfmt-{dead}-0123abcd.tmp"
     stale.mkdir()
-    busy = tmp_path / f".ckpt.specfmt-{os.getppid()}-0123abcd.tmp"
+    busy = tmp_path / f".ckpt.specfmt-{live_pid}-0123abcd.tmp"
     busy.mkdir()
     other = tmp_path / f".other.specfmt-{dead}-0123abcd.tmp"
     other.mkdir()

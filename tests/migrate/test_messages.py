@@ -110,3 +110,15 @@ def test_fix_stamps_a_missing_or_meaningless_version_saying_which(version, chang
         doc["speculators_version"] = version
     stamped = [c.to_dict() for c in fix(doc).changes if c.pointer == "/speculators_version"]
     assert stamped == [{"step": "fix", "pointer": "/speculators_version", **change}]
+
+
+def test_a_written_default_says_which_engines_read_its_absence_otherwise():
+    import re
+
+    doc = json.loads(EAGLE3_05.read_text())
+    del doc["norm_before_residual"]
+    result = migrate(doc, MigrateOptions(to="0.9"))
+    (written,) = [c for c in result.changes if c.pointer == "/norm_before_residual"]
+    assert (written.step, written.after) == ("explicit", False)
+    # the newest covered vLLM release (the reader table grows): its reading of the absence
+    assert re.fullmatch(r"speculators default; vllm==[0-9.]+ reads true when absent", written.why)

@@ -197,3 +197,30 @@ def test_the_header_audit_needs_neither_numpy_nor_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "W001" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b'{"metadata": {}}',
+            'model.safetensors.index.json: index has no "weight_map" object mapping tensor '
+            "names to shard files; write it again with save_pretrained.",
+        ),
+        (
+            b'{"weight_map": {"a": "../x.safetensors"}}',
+            "model.safetensors.index.json: weight_map entry for 'a' is \"../x.safetensors\"; "
+            "shard names must be plain file names ending in .safetensors in the checkpoint "
+            "directory (no paths).",
+        ),
+    ],
+)
+def test_an_unusable_shard_index_says_what_is_wrong(data, message):
+    from spec_format.parsers.shard_index import ShardIndexError, parse_index
+
+    try:
+        index = parse_index(data)
+    except ShardIndexError as refused:
+        assert str(refused) == message
+    else:
+        assert [str(p) for p in index.problems] == [message]

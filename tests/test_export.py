@@ -324,3 +324,19 @@ def test_no_document_presents_the_ids_as_live_addresses():
     from spec_format.base.links import DOCS_URL
 
     assert DOCS_URL is None or "specfmt.dev" not in DOCS_URL
+
+
+def test_the_header_keywords_lead_and_the_definitions_close_whatever_the_source_order():
+    source = {
+        "$defs": {},
+        "type": "object",
+        "description": "d",
+        "title": "t",
+        "$comment": "c",
+        "$id": "i",
+        "$schema": "s",
+        "properties": {},
+    }
+    assert list(export._order(source)) == [
+        "$schema", "$id", "$comment", "title", "description", "type", "properties", "$defs",
+    ]  # fmt: skip

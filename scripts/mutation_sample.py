@@ -29,8 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("rules", "facts", "rewrites", "parsers")
 SEED = 38  # issue 38
-#: the sample of the slow test (tests/test_mutation_sample.py, ``--ci``); its time on two
-#: cores is in benches/RESULTS-mutation.md
+#: the sample meant for a slow CI test (``--ci``; not wired yet: benches/RESULTS-mutation.md)
 CI_PER_PACKAGE = 8
 #: mutants no test can kill, each with why: counted apart, not in a package's rate. A name
 #: is mutmut's (``mutmut show NAME``); a change to the function renumbers its mutants, and
@@ -161,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ci",
         action="store_true",
-        help=f"the slow test's sample: --per-package {CI_PER_PACKAGE}",
+        help=f"the CI sample: --per-package {CI_PER_PACKAGE}",
     )
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--max-children", type=int, default=min(2, os.cpu_count() or 1))

@@ -37,6 +37,12 @@ def test_exported_schema_is_self_contained_and_valid(f):
     assert f.schema["$schema"] == (
         export.DRAFT_07 if f.draft is export.Draft.D07 else export.DRAFT_2020_12
     )
+    # the header keywords first and the definitions last, as the committed files show them
+    keys = list(f.schema)
+    head = [k for k in keys if k in ("$schema", "$id", "$comment", "title", "description")]
+    assert keys[: len(head)] == head and head[:2] == ["$schema", "$id"], f.path
+    assert "description" in head and "title" in head, f.path
+    assert keys[-1] == ("definitions" if f.draft is export.Draft.D07 else "$defs"), f.path
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -318,3 +324,19 @@ def test_no_document_presents_the_ids_as_live_addresses():
     from spec_format.base.links import DOCS_URL
 
     assert DOCS_URL is None or "specfmt.dev" not in DOCS_URL
+
+
+def test_the_header_keywords_lead_and_the_definitions_close_whatever_the_source_order():
+    source = {
+        "$defs": {},
+        "type": "object",
+        "description": "d",
+        "title": "t",
+        "$comment": "c",
+        "$id": "i",
+        "$schema": "s",
+        "properties": {},
+    }
+    assert list(export._order(source)) == [
+        "$schema", "$id", "$comment", "title", "description", "type", "properties", "$defs",
+    ]  # fmt: skip

@@ -209,6 +209,13 @@ def test_the_check_compiles_only_what_it_can_check_soundly():
     assert check({"kind": "a"}) and not check({"kind": "c"}) and not check({})
     integer = compiled({"type": "integer", "minimum": 1})
     assert integer(3) and not integer(1.0) and not integer(True) and not integer(0)
+    # a const that a branch does not require tags nothing: {} matches both branches
+    untagged = {"oneOf": [{"properties": {"kind": {"const": k}}} for k in ("a", "b")]}
+    assert compiled(untagged) is None
+    every = compiled({"allOf": [{"type": "object"}, {"required": ["a"]}]})
+    assert every({"a": 1}) and not every({}) and not every([])
+    some = compiled({"anyOf": [{"type": "string"}, {"required": ["a"]}]})
+    assert some("x") and some({"a": 1}) and not some({})
 
 
 def _bench_variants():

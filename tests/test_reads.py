@@ -97,3 +97,19 @@ def test_the_source_reading_of_the_interface_agrees_with_the_executed_one(versio
             continue
         read = reads.serving(version, arch)
         assert read is not None and read.serves is supports, (version, arch, supports, read)
+
+
+def test_a_type_refusal_names_the_types_read_and_the_error_raised():
+    from spec_format.facts.readers import type_refusal
+
+    def table(accepted, message):
+        return {"types": {"accepted": accepted, "message": message}}
+
+    assert type_refusal(table(["eagle3", "dflash"], "KeyError: 'mtp'"), "mtp") == (
+        "speculators_model_type 'mtp' is not a type it serves: it reads eagle3, dflash "
+        "(KeyError when loading)"
+    )
+    # an engine's text that starts with no exception name adds no kind
+    assert type_refusal(table([], "Unsupported type: {'eagle3': ...}"), None) == (
+        "speculators_model_type absent or not a string is not a type it serves: it reads none"
+    )

@@ -223,3 +223,44 @@ def test_migration_problem_ids_cover_the_codes_migrate_prints():
     assert {r.id for r in rewrite} == {"R001", "R002", "R003", "R004", "R005", "R006"}
     assert all(r.engine_emitted and r.template for r in rewrite)
     assert Path(registry.BY_ID["R001"].source_file).name == "rewrite.py"
+
+
+def test_a_rules_summary_is_the_first_paragraph_of_its_doc_on_one_line():
+    assert registry.get("I001").summary() == "The path given on the command line does not exist."
+    for rule in registry.RULES:
+        assert "##" not in rule.summary() and "\n" not in rule.summary(), rule.id
+
+
+def _refusal(text: str, option: str = "--select") -> str:
+    from spec_format.base.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        registry.expand([text], option)
+    return str(refused.value)
+
+
+def test_an_unknown_selector_is_refused_with_the_ids_meant():
+    tail = "; `specfmt rules` lists them"
+    assert (
+        _refusal("C0O1")
+        == "--select: unknown rule id 'C0O1' (did you mean C001, C021, C016?)" + tail
+    )
+    assert (
+        _refusal("C9", "--ignore") == "--ignore: unknown rule id 'C9' (did you mean C009?)" + tail
+    )
+    assert _refusal("version-string-invalid") == (
+        "--select: unknown rule id 'version-string-invalid' (did you mean M001, the id of that "
+        "name?)" + tail
+    )
+    letters = ", ".join(
+        p for p in registry.LAYER_PREFIX.values() if p in {i[0] for i in registry.BY_ID}
+    )
+    assert _refusal("Z001") == (
+        f"--select: unknown rule id 'Z001': a rule id is a layer letter ({letters}, N (run "
+        "notes)) and three digits, such as C001, or a prefix of one (C, C00)" + tail
+    )
+    last = max(i for i in registry.BY_ID if i[0] == "C")
+    assert (
+        _refusal("C999x")
+        == f"--select: unknown rule id 'C999x'; the C rules are C001-{last}" + tail
+    )

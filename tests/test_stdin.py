@@ -63,3 +63,49 @@ def test_fix_and_migrate_write_the_result_to_stdout():
     assert b"<stdin>" in fixed.stdout
     refused = specfmt("fix", "-", "--in-place", stdin=DFLASH.read_bytes())
     assert refused.returncode == 2 and b"cannot be rewritten in place" in refused.stderr
+
+
+# -- in-process: the reader behind ``-`` (the mutation sample of issue 38 runs these) ------
+
+
+def _stdin(monkeypatch, data: bytes | None) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", None if data is None else io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_standard_input_is_parsed_as_strictly_as_a_file_named_stdin(monkeypatch):
+    from pathlib import Path
+
+    from spec_format.base.jsonload import Problem
+    from spec_format.parsers import stdin
+
+    assert stdin.is_stdin("-") and stdin.is_stdin(Path("-")) and not stdin.is_stdin("--")
+    _stdin(monkeypatch, b'{"a": 1, "a": 2}')
+    loaded = stdin.load_json()
+    assert loaded.path == Path("<stdin>") and loaded.data == {"a": 2}
+    assert [p.kind for p in loaded.problems] == ["duplicate-key"]
+    _stdin(monkeypatch, None)
+    closed = stdin.load_json()
+    assert (closed.path, closed.data) == (Path("<stdin>"), None)
+    assert closed.problems == [
+        Problem("unreadable", "<stdin>: standard input is closed; pipe a file into it", True)
+    ]
+
+
+def test_reading_standard_input_is_bounded_and_a_closed_one_is_an_input_error(monkeypatch):
+    import pytest
+
+    from spec_format.base.errors import InputError
+    from spec_format.parsers import stdin
+
+    _stdin(monkeypatch, b"12345")
+    assert stdin.read_bytes() == b"12345"
+    _stdin(monkeypatch, b"12345")
+    with pytest.raises(InputError) as refused:
+        stdin.read_bytes(limit=3)
+    assert str(refused.value) == "<stdin>: more than 3 bytes; this is not a config.json"
+    _stdin(monkeypatch, None)
+    with pytest.raises(InputError) as refused:
+        stdin.read_bytes()
+    assert str(refused.value) == "<stdin>: standard input is closed; pipe a file into it"

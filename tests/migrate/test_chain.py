@@ -26,6 +26,8 @@ def test_plan_up_and_down_in_order():
     assert (c.base, c.head, c.versions) == ("a", "d", ("a", "b", "c", "d"))
     assert [p.id for p in c.plan("a", "d")] == ["a->b", "b->c", "c->d"]
     assert [p.id for p in c.plan("d", "b")] == ["d->c", "c->b"]
+    assert [p.direction for p in c.plan("a", "c")] == ["up", "up"]
+    assert [p.direction for p in c.plan("d", "b")] == ["down", "down"]
     assert c.plan("c", "c") == []
     doc = {}
     for p in c.plan("b", "d"):
@@ -62,3 +64,11 @@ def test_real_chain_links_every_catalog_version():
     c = chain()
     assert c.versions == tuple(catalog.versions())
     assert all(s.summary and s.touches is not None for s in c.ordered())
+
+
+def test_a_step_module_gives_both_directions():
+    from spec_format.rewrites.migration.steps import v0_2_to_v0_3 as module
+
+    step = Step.from_module(module)
+    assert (step.source, step.target) == (module.SOURCE, module.TARGET)
+    assert (step.upgrade, step.downgrade) == (module.upgrade, module.downgrade)

@@ -229,3 +229,16 @@ def test_several_paths_each_reported_and_worst_exit_code_wins(tmp_path):
     result = runner.invoke(app, ["migrate", str(old), str(old)])
     assert result.exit_code == 2
     assert "use --check, --dry-run or --in-place" in result.output
+
+
+def test_a_coloured_diff_has_the_colours_of_git_diff():
+    diff = output.unified_diff("a\nb\n", "a\nc", "x.json")
+    assert diff == (
+        "--- a/x.json\n+++ b/x.json\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n"
+    )
+    assert output.colour_diff(diff) == (
+        "\x1b[1m--- a/x.json\x1b[0m\n\x1b[1m+++ b/x.json\x1b[0m\n\x1b[36m@@ -1,2 +1,2 @@\x1b[0m\n"
+        " a\n\x1b[31m-b\x1b[0m\n\x1b[32m+c\x1b[0m\n\\ No newline at end of file\n"
+    )
+    assert output.colour_diff("+last") == "\x1b[32m+last\x1b[0m"
+    assert output.colour_diff("") == ""

@@ -257,3 +257,33 @@ def test_a_pointer_without_its_slash_is_refused():
 
 def test_absent_is_falsy_and_says_so():
     assert not ABSENT and repr(ABSENT) == "<absent>"
+
+
+def test_a_refused_write_is_blamed_on_the_change_at_around_or_inside_the_findings_value():
+    from spec_format.rewrites.migration.records import Change
+    from spec_format.rewrites.rewrite import _change_at
+
+    removed = Change("fix", "/a", 1, ABSENT, "gone")
+    inner = Change("fix", "/b/c", 1, 2, "inner")
+    outer = Change("fix", "/d", 1, {"e": 2}, "outer")
+    changes = [removed, inner, outer]
+    assert _change_at(changes, None) is None
+    assert _change_at(changes, "/a") is None  # a removal wrote no value
+    assert _change_at(changes, "/b/c") is inner
+    assert _change_at(changes, "/b") is inner  # the finding's value holds the change
+    assert _change_at(changes, "/d/e") is outer  # the change wrote the value around it
+    assert _change_at(changes, "/bb") is None and _change_at(changes, "/b/cc") is None
+
+
+def test_a_file_results_repr_says_whether_it_changed_and_where_it_went():
+    from spec_format.api import fix_files, migrate_files
+
+    (kept,) = fix_files(["examples/llama-3.1-8b-eagle3-0.9"], check=True)
+    assert repr(kept) == (
+        "<FileResult examples/llama-3.1-8b-eagle3-0.9/config.json: unchanged, not written; "
+        "exit code 0>"
+    )
+    (changed,) = migrate_files(["examples/qwen3-8b-eagle3"], check=True)
+    assert repr(changed) == (
+        "<FileResult examples/qwen3-8b-eagle3/config.json: changed, not written; exit code 1>"
+    )

@@ -214,3 +214,42 @@ def test_files_that_cannot_be_opened_are_a_finding_not_a_hang(tmp_path, case):
         "missing": "does not exist",
     }[case]
     assert expected in err.message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            b'{"t": {"dtype": "U8", "shape": [1], "dtype": "U8", "data_offsets": [0, 1], '
+            b'"shape": [1]}}',
+            "tensor 't' repeats the field dtype, shape; every field appears once.",
+        ),
+        (
+            b'{"t": {"dtype": "U8", "shape": [1]}}',
+            "tensor 't' has no data_offsets; every entry needs dtype, shape and data_offsets.",
+        ),
+    ],
+)
+def test_a_malformed_entry_names_the_fields_at_fault(text, message):
+    scan = scan_header(BytesSource(raw(text, b"\0")))
+    entries = [e for e in scan.errors if e.kind is K.INVALID_TENSOR_ENTRY]
+    assert [(e.tensor, str(e)) for e in entries] == [("t", message)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"a\\ud800": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}',  # in a name
+        b'{"__metadata__": {"k": "\\udc00"}, '  # in a value
+        b'"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}',
+    ],
+)
+def test_a_lone_surrogate_anywhere_is_refused_as_serde_refuses_it(text):
+    scan = scan_header(BytesSource(raw(text, b"\0")))
+    assert [(e.kind, str(e)) for e in scan.errors] == [
+        (
+            K.HEADER_NOT_JSON,
+            "header is not valid JSON for strict parsers (a string holds a lone UTF-16 "
+            "surrogate escape); the file is corrupt or was not written by a safetensors writer.",
+        )
+    ]

@@ -177,3 +177,16 @@ def test_each_detection_is_a_copy():
         second.problems
     )
     assert second.to_dict()["evidence"] == [e.describe() for e in versions.fingerprint(cfg)]
+
+
+def test_the_eagle3_draft_architecture_bounds_the_line_from_below():
+    import json
+
+    from tests.common import ROOT
+
+    doc = json.loads((ROOT / "examples/qwen3-8b-eagle3/config.json").read_text())
+    doc["architectures"] = ["Eagle3DraftModel"]  # what 0.3.0 and later wrote
+    found = versions.detect(doc)
+    assert versions.Evidence("architectures Eagle3DraftModel", "0.3", None) in found.evidence
+    assert "architectures Eagle3DraftModel (>= 0.3)" in found.to_dict()["evidence"]
+    assert found.line == "0.3"  # declared 0.2.0.dev11: the architecture outweighs it

@@ -197,3 +197,57 @@ def test_the_header_audit_needs_neither_numpy_nor_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "W001" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b'{"metadata": {}}',
+            'model.safetensors.index.json: index has no "weight_map" object mapping tensor '
+            "names to shard files; write it again with save_pretrained.",
+        ),
+        (
+            b'{"weight_map": {"a": "../x.safetensors"}}',
+            "model.safetensors.index.json: weight_map entry for 'a' is \"../x.safetensors\"; "
+            "shard names must be plain file names ending in .safetensors in the checkpoint "
+            "directory (no paths).",
+        ),
+    ],
+)
+def test_an_unusable_shard_index_says_what_is_wrong(data, message):
+    from spec_format.parsers.shard_index import ShardIndexError, parse_index
+
+    try:
+        index = parse_index(data)
+    except ShardIndexError as refused:
+        assert str(refused) == message
+    else:
+        assert [str(p) for p in index.problems] == [message]
+
+
+def test_a_file_that_shrank_after_its_header_was_read_names_the_tensor_cut_short(tmp_path):
+    from spec_format.parsers.safetensors import HeaderError, HeaderErrorKind
+
+    weights = tmp_path / "model.safetensors"
+    write_safetensors(weights, {"t": TensorData("F32", (64,), bytes(256))})
+    ckpt = load_checkpoint(tmp_path)
+    with open(weights, "r+b") as f:
+        f.truncate(weights.stat().st_size - 100)
+    with pytest.raises(HeaderError) as cut:
+        for _ in ckpt.iter_chunks("t", bytearray(64)):
+            pass
+    assert cut.value.kind is HeaderErrorKind.BUFFER_SIZE_MISMATCH
+    assert str(cut.value) == "t: file ended inside the tensor"
+
+
+def test_an_unusable_shard_index_is_an_issue_of_the_index_file(tmp_path):
+    write_safetensors(tmp_path / "a.safetensors", {"t": TensorData("F32", (1,), bytes(4))})
+    (tmp_path / "model.safetensors.index.json").write_text('{"metadata": {}}')
+    ckpt = load_checkpoint(tmp_path)
+    assert [(i.rule, i.file, i.tensor) for i in ckpt.issues] == [
+        ("invalid-shard-index", str(tmp_path / "model.safetensors.index.json"), None)
+    ]
+    assert ckpt.issues[0].message.startswith(
+        'model.safetensors.index.json: index has no "weight_map" object'
+    )

@@ -232,3 +232,9 @@ def test_builder_shards_and_sparse_files(tmp_path):
     path = sparse.files[0]
     assert path.stat().st_size > 100 * 1024 * 1024
     assert path.stat().st_blocks * 512 < 8 * 1024 * 1024  # holes, not data
+
+
+def test_unknown_refuses_a_truth_value_saying_how_to_test_it():
+    with pytest.raises(TypeError) as refused:
+        bool(UNKNOWN)
+    assert str(refused.value) == "UNKNOWN has no truth value; test `is UNKNOWN` first"

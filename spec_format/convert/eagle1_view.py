@@ -38,8 +38,6 @@ def read(
     verifier: VerifierInfo | None,
     where: str,
 ) -> SeenThrough | None:
-    if not isinstance(config, Mapping) or "speculators_model_type" in config:
-        return None
     found = _layout(config, tensors)
     if found is None:
         return None

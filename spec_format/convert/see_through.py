@@ -58,8 +58,6 @@ def read(
     verifier: VerifierInfo | None,
     where: str,
 ) -> SeenThrough | None:
-    if not isinstance(config, Mapping) or "speculators_model_type" in config:
-        return None
     if "speculators_config" in config:  # a speculators config that lost its type: S001's
         return None
     names = frozenset(tensors or ())

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spec_format.base.report import Severity
-from spec_format.facts import reads
+from spec_format.facts import catalog, reads
 from spec_format.rules.base import Context, Hit, Layer, Rule, Stability
 from spec_format.rules.engines import named_engines
 from spec_format.rules.verifier import verifier_info
@@ -106,8 +106,8 @@ class VerifierModelTypeRefused(_ServingRule):
     since = "0.9.0"
     severity = Severity.ERROR
     #: vLLM serves a speculators draft with the method its speculators_model_type names, and
-    #: only the method "eagle3" meets the target check
-    applies_to = frozenset({"eagle3"})
+    #: only the method "eagle3" meets the target check: the types served as EAGLE-3
+    applies_to = catalog.with_feature("eagle3-serving")
 
     def check(self, ctx: Context) -> Iterator[Hit]:
         model_type = verifier_info(ctx).get("model_type")

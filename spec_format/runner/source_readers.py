@@ -97,7 +97,10 @@ def see_through(
     verifier: VerifierInfo | None,
     where: str,
 ) -> SeenThrough | None:
-    """The first registered reader's view of this checkpoint, or None when none knows it."""
+    """The first registered reader's view of this checkpoint, or None when none knows it
+    (readers are asked only about a mapping without ``speculators_model_type``)."""
+    if not isinstance(config, Mapping) or "speculators_model_type" in config:
+        return None
     for reader in readers():
         seen = reader(config, tensors, verifier, where)
         if seen is not None:

@@ -4,6 +4,7 @@
     scripts/add-release.py vllm X.Y.Z          # fetch, digest, join or draft, regenerate
     scripts/add-release.py speculators X.Y.Z   # the nearest release's rows, its environment
     scripts/add-release.py vllm 0.22.1 --as-new   # redo a covered release as if it were new
+    scripts/add-release.py sglang X.Y.Z        # SGLang's serving facts (scripts/sglang-facts.py)
 
 vLLM: the wheel is fetched into the reader cache (``pip download --no-deps``, kept), its
 reader and model digests computed (scripts/vllm-digests.py). A release whose two digests are
@@ -246,7 +247,7 @@ def regenerate() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("reader", choices=("vllm", "speculators"))
+    parser.add_argument("reader", choices=("vllm", "speculators", "sglang"))
     parser.add_argument("version", help="the release, X.Y.Z")
     parser.add_argument(
         "--as-new",
@@ -256,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--template", help="vLLM: the release whose rows a new group tries")
     parser.add_argument("--no-generate", action="store_true", help="leave the pages as they are")
     args = parser.parse_args(argv)
+    if args.reader == "sglang":  # no reader table: its serving facts, from the wheel
+        script = ROOT / "scripts" / "sglang-facts.py"
+        return subprocess.call([sys.executable, str(script), "--add", args.version])
     if not VERSION.match(args.version):
         parser.error(f"{args.version!r} is not a release number (X.Y.Z)")
     while args.version.count(".") < 2:  # PEP 440: 0.35 is 0.35.0, the wheel's own spelling

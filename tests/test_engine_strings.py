@@ -75,7 +75,9 @@ def test_a_comma_starts_a_new_string_only_before_a_name():
         ("vllm 0.33", "not an engine release"),
         ("vllm[cuda]==0.33.0", "not an engine release"),
         ("", "not an engine release"),
-        ("sglang==0.5.0", "sglang is not an engine the reader table covers"),
+        ("tgi==3.0.0", "tgi is not an engine the reader table covers"),
+        ("sglang==0.5.0", "sglang 0.5.0 is not a sglang release; the covered sglang releases"),
+        ("sglang==0.4.3", "older than 0.4.4.post2, the first SGLang release whose verifier"),
         ("vllm>99", "no covered release satisfies it; the covered vllm releases are 0.10.1"),
         ("vllm<0.10", "no covered release satisfies it"),
         ("vllm==0.27.2", "vllm 0.27.2 is not a vllm release"),
@@ -89,7 +91,9 @@ def test_refused_strings_are_one_line_usage_errors(text, said):
     message = str(caught.value)
     assert said in message and "\n" not in message
     if "not an engine release" in said or "covers" in said:
-        assert "covered: speculators 0.1.0 to 0.9.0, vllm 0.10.1 to" in message
+        assert message.endswith(engine_strings.accepted())
+        for name in ("sglang", "speculators", "vllm"):
+            assert f" {name} {engine_strings._versions(name)[0][1]} to " in message
 
 
 def test_a_newer_release_is_judged_as_the_newest_and_named():
@@ -112,7 +116,7 @@ def test_cli_newer_release_warns_instead_of_exit_2(cli):
 
 
 @pytest.mark.parametrize("command", ["validate", "fix", "migrate"])
-@pytest.mark.parametrize("engine", ["vllm==", "vllm==abc", "vllm>=", "sglang==1.0", "vllm>0.99"])
+@pytest.mark.parametrize("engine", ["vllm==", "vllm==abc", "vllm>=", "tgi==1.0", "vllm>0.99"])
 def test_cli_malformed_strings_exit_2(cli, command, engine):
     result = cli(command, EXAMPLES / "qwen3-8b-eagle3", "--engine", engine)
     assert result.exit_code == 2, result.output
@@ -212,3 +216,46 @@ def test_fix_and_migrate_warn_of_a_newer_release_as_with_the_newest(cli, command
     assert result.exit_code == plain.exit_code != 2, result.output
     assert "vllm==99.0.0 is newer than the reader table" in result.output
     assert "C021" in result.output and "C021" not in plain.output
+
+
+# -- SGLang: serving facts, no reader table --------------------------------------------------
+SGLANG = engine_strings._versions("sglang")
+
+
+@pytest.mark.parametrize(
+    ("text", "releases"),
+    [
+        ("sglang", [f"sglang=={SGLANG[-1][1]}"]),
+        ("sglang==0.5.7", ["sglang==0.5.7"]),
+        ("SGLang == 0.5.6.post2", ["sglang==0.5.6.post2"]),  # a post release, name normalised
+        ("sglang>=0.5.7,<0.5.9", ["sglang==0.5.7", "sglang==0.5.8", "sglang==0.5.8.post1"]),
+        ("sglang==0.4.4.post2", ["sglang==0.4.4.post2"]),  # the first covered release
+    ],
+)
+def test_sglang_strings(text, releases):
+    assert _ids(text) == releases
+    assert disputes.parse_engines([text]) == ()  # no reader table: not a reader release
+    assert [r.id for r in disputes.parse_sglang([text])] == releases
+
+
+def test_sglang_newer_pin_names_the_command_that_adds_it():
+    spec = engine_strings.parse("sglang==9.0.0")
+    assert spec.newer == "9.0.0" and spec.judged_as == f"sglang=={SGLANG[-1][1]}"
+    assert "scripts/add-release.py sglang 9.0.0" in spec.newer_message()
+
+
+@pytest.mark.parametrize("command", ["fix", "migrate"])
+def test_sglang_is_a_usage_error_where_reader_defaults_are_written(cli, command):
+    result = cli(command, EXAMPLES / "qwen3-8b-eagle3", "--engine", "sglang==0.5.7")
+    assert result.exit_code == 2, result.output
+    assert "SGLang reads no speculators config" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_validate_with_sglang_only_says_what_it_assumed(cli):
+    result = cli("validate", EXAMPLES / "qwen3-8b-eagle3", "--engine", "sglang==0.5.7")
+    assert result.exit_code == 1, result.output
+    assert "error C023 sglang==0.5.7 reads no speculators config" in result.output
+    assert "N002 only SGLang named" in result.output
+    both = cli("validate", EXAMPLES / "qwen3-8b-eagle3", "--engine", "sglang==0.5.7,vllm==0.33.0")
+    assert "C023" in both.output and "N002" not in both.output

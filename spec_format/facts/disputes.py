@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
+from spec_format.base.errors import UsageError
 from spec_format.facts import catalog, engine_strings, readers
 
 WRITER = "speculators"
@@ -38,9 +39,33 @@ def parse_engines(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
     """Every covered release group the ``--engine`` strings name (a range: each group in it),
     each once."""
     out: dict[tuple[str, str], readers.Release] = {}
-    for spec in engine_strings.parse_all(texts):
+    for spec in engine_strings.readers_named(engine_strings.parse_all(texts)):
         for release in spec.releases:
             out.setdefault((release.name, release.representative), release)
+    return tuple(out.values())
+
+
+def parse_readers(texts: Iterable[str] | None) -> tuple[readers.Release, ...]:
+    """:func:`parse_engines` for the jobs that write what readers read (fix, migrate): an
+    SGLang string is a usage error there, since SGLang reads no speculators config."""
+    for spec in engine_strings.parse_all(texts):
+        if not engine_strings.reads_speculators(spec):
+            raise UsageError(
+                f"--engine {spec.text!r}: SGLang reads no speculators config, so there is no "
+                "default of its to write; name the readers you serve with (vllm, speculators), "
+                "and check the pairing with `specfmt validate --engine sglang==X`"
+            )
+    return parse_engines(texts)
+
+
+def parse_sglang(texts: Iterable[str] | None) -> tuple:
+    """The SGLang releases the ``--engine`` strings name (``sglang.Release``, each once):
+    SGLang reads no speculators config, so these judge the pairing, not the config."""
+    out: dict[str, Any] = {}
+    for spec in engine_strings.parse_all(texts):
+        if not engine_strings.reads_speculators(spec):
+            for release in spec.releases:
+                out.setdefault(release.version, release)
     return tuple(out.values())
 
 

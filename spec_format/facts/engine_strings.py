@@ -18,7 +18,7 @@ from typing import NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from spec_format.base.errors import UsageError
-from spec_format.facts import readers
+from spec_format.facts import readers, sglang
 
 #: the command that adds a release to the reader table (what a newer release is told)
 ADD_RELEASE = "scripts/add-release.py"
@@ -29,7 +29,8 @@ class EngineSpec(NamedTuple):
 
     text: str  # as written
     name: str  # "vllm"
-    releases: tuple[readers.Release, ...]  # one per covered group in the range, oldest first
+    #: one per covered group in the range, oldest first (SGLang: sglang.Release, one each)
+    releases: tuple[readers.Release | sglang.Release, ...]
     newer: str | None = None  # a pinned version newer than the table (judged as releases[-1])
 
     @property
@@ -47,15 +48,37 @@ class EngineSpec(NamedTuple):
 
 
 def engines() -> list[str]:
-    """The engine names the table covers (``speculators``, ``vllm``)."""
-    return sorted({r.split("==")[0] for r in readers.releases()})
+    """The engine names the tables cover (``sglang``, ``speculators``, ``vllm``)."""
+    return sorted({r.split("==")[0] for r in readers.releases()} | {sglang.ENGINE})
+
+
+def reads_speculators(spec: EngineSpec) -> bool:
+    """Whether the engine reads speculators configs (every covered one but SGLang)."""
+    return spec.name != sglang.ENGINE
+
+
+def readers_named(specs) -> tuple[EngineSpec, ...]:
+    """The specs of engines that read speculators configs."""
+    return tuple(s for s in specs if reads_speculators(s))
 
 
 @cache
 def _versions(name: str) -> tuple[tuple[Version, str], ...]:
     """(parsed, as written) of every covered release of ``name``, oldest first."""
+    if name == sglang.ENGINE:
+        return tuple((Version(v), v) for v in sglang.versions())
     found = [r.split("==")[1] for r in readers.releases() if r.startswith(f"{name}==")]
     return tuple((Version(v), v) for v in found)
+
+
+def _release(name: str, version: str):
+    return sglang.release(version) if name == sglang.ENGINE else readers.release(name, version)
+
+
+#: what the first covered release of an engine is the first of
+_FIRST = {
+    sglang.ENGINE: "SGLang release whose verifier classes capture aux hidden states for EAGLE-3",
+}
 
 
 #: the forms an engine string takes
@@ -96,17 +119,18 @@ def parse(text: str) -> EngineSpec:
     first, newest = versions[0], versions[-1]
     spec = req.specifier
     if not spec:  # a bare name: its newest covered release
-        return EngineSpec(written, name, (readers.release(name, newest[1]),))
+        return EngineSpec(written, name, (_release(name, newest[1]),))
     pinned = _pin(spec)
     if pinned is not None and pinned.local:  # a build of a release (0.33.0+cpu): the release
         pinned = Version(pinned.public)
         spec = SpecifierSet(f"=={pinned}")
     if pinned is not None and pinned > newest[0]:
-        return EngineSpec(written, name, (readers.release(name, newest[1]),), str(pinned))
+        return EngineSpec(written, name, (_release(name, newest[1]),), str(pinned))
     if pinned is not None and pinned < first[0]:
         raise UsageError(
             f"--engine {written!r}: {name} {pinned} is older than {first[1]}, the first "
-            f"{name} release that reads speculators drafts; covered: {name} {first[1]} to "
+            f"{_FIRST.get(name, f'{name} release that reads speculators drafts')}; "
+            f"covered: {name} {first[1]} to "
             f"{newest[1]}"
         )
     covered = [v for parsed, v in versions if spec.contains(parsed, prereleases=True)]
@@ -121,9 +145,9 @@ def parse(text: str) -> EngineSpec:
             + ", ".join(v for _, v in versions)
             + f"; {FORMS}"
         )
-    groups: dict[str, readers.Release] = {}
+    groups: dict[str, readers.Release | sglang.Release] = {}
     for version in covered:
-        rel = readers.release(name, version)
+        rel = _release(name, version)
         groups.setdefault(rel.representative, rel)  # the first member in the range
     return EngineSpec(written, name, tuple(groups.values()))
 

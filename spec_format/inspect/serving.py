@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.errors import InputError
+from spec_format.base.errors import InputError, UsageError
 from spec_format.facts import engine_strings, readers
 from spec_format.facts import serving as facts
 from spec_format.parsers import documents
@@ -39,6 +39,13 @@ def releases_of(texts: list[str] | tuple[str, ...] | None) -> tuple[tuple, list[
     """The release groups ``--engine`` strings name (default: every covered vLLM group), one
     per group, and the warnings of the strings that pin a release newer than the table."""
     specs = engine_strings.parse_all(texts)
+    for spec in specs:
+        if not engine_strings.reads_speculators(spec):
+            raise UsageError(
+                f"--engine {spec.text!r}: SGLang reads no speculators config, so no release "
+                "of it serves a speculators draft; `specfmt validate --engine sglang==X "
+                "--verifier V` checks a SafeAILab/SpecForge draft against it"
+            )
     if not specs:
         return facts.covered_groups(), []
     out: dict[tuple[str, str], readers.Release] = {}

@@ -119,7 +119,7 @@ def fix(
             f"that has it ({', '.join(catalog.versions_with_type(model_type)) or 'none'})"
         )
     result = FixResult(original=document, document=document, detection=detection)
-    engines = disputes.parse_engines(options.engines)
+    engines = disputes.parse_readers(options.engines)
     # a misspelled key is renamed to the key meant (its value kept) first, so no default is
     # written beside it; one that cannot be renamed is reported and its field left alone
     opened = opening(document, line, options.verifier)

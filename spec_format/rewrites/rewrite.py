@@ -415,7 +415,7 @@ def rewrite_job(
     raised here, before any input is read."""
     from dataclasses import replace
 
-    from spec_format.facts.disputes import parse_engines
+    from spec_format.facts.disputes import parse_readers
     from spec_format.runner import settings as project
 
     rewrite_one, options_class = JOBS[kind]
@@ -426,7 +426,7 @@ def rewrite_job(
     inputs = [Path(p) for p in paths]
     check_inputs(inputs, write)
     flag = options.engines or None
-    parse_engines(flag or ())
+    parse_readers(flag or ())
     engines = {
         name: tuple(project.merged(flag, conf.engine) or ())
         for conf, names in project.for_inputs(inputs, config, not settings)

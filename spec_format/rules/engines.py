@@ -17,7 +17,16 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, disputes, readers, schemas, serving, unread, writers
+from spec_format.facts import (
+    catalog,
+    disputes,
+    readers,
+    schemas,
+    serving,
+    sglang,
+    unread,
+    writers,
+)
 from spec_format.facts.effective import default_aux_ids
 from spec_format.rules.base import Context, Hit, Layer, Rule, shown
 from spec_format.rules.consumers import misspellings
@@ -428,3 +437,33 @@ class NoReleaseLoadsDraft(_ReaderRule):
             f"`specfmt serving {path}` lists every release's verdict",
             pointer=found[-1][1][0].pointer,  # what the newest release refuses
         )
+
+
+class EngineReadsNoSpeculatorsConfig(_ReaderRule):
+    """An engine named with `--engine` reads no speculators config (SGLang)."""
+
+    id = "C023"
+    name = "engine-reads-no-speculators-config"
+    severity = Severity.ERROR
+    since = "0.1.0"
+
+    def check(self, ctx: Context) -> Iterator[Hit]:
+        for release in ctx.options.get("sglang") or ():
+            if sglang.reads_speculators(release.version):
+                continue
+            archs = ctx.config.get("architectures")
+            names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+            if any(sglang.registered(release.version, a) for a in names):
+                continue  # it builds a class of its own from this config: not this rule's
+            built = (
+                f"config.json's architectures {names}, none of which its model registry has"
+                if names
+                else "config.json, which names no architecture its model registry has"
+            )
+            yield Hit(
+                f"{release.id} reads no speculators config (no covered SGLang release does: "
+                f"none reads speculators_model_type); it builds the draft from {built}, and "
+                "stops at start-up ('Model architectures ... are not supported'); serve this "
+                "draft with vLLM (`--engine vllm` says which releases read it)",
+                pointer="/architectures" if names else "/speculators_model_type",
+            )

@@ -111,6 +111,7 @@ RULES: tuple[type[Rule], ...] = (
     engines.AssumedEngineIgnoresTrainedFlag,
     engines.EngineNewerThanTable,
     engines.NoReleaseLoadsDraft,
+    engines.EngineReadsNoSpeculatorsConfig,
     # version (M)
     version.VersionStringInvalid,
     version.VersionMissing,

@@ -1,4 +1,4 @@
-"""Whether a named vLLM release can run the verifier's model class beside this draft.
+"""Whether a named vLLM or SGLang release can run the verifier's model class beside this draft.
 
 EAGLE-3, P-EAGLE, DFlash, DFlash2 and DSpark drafts read hidden states of chosen verifier
 layers. vLLM's model runner turns on the verifier's aux hidden-state outputs for them and
@@ -8,6 +8,12 @@ model registry and classes (``schema/readers/reads/vllm-<group>.json``,
 ``verifier_architectures``; read from the release's source, ``supports_eagle3`` executed for
 the test verifiers). The verifier's architecture is the first of its ``architectures`` that
 the release's registry knows.
+
+SGLang's model runner calls the verifier class's capture method at start-up
+(``set_eagle3_layers_to_capture``; DFlash and DSpark: ``set_dflash_layers_to_capture`` or
+``set_dspark_layers_to_capture``); which classes have it, per release, is
+``schema/readers/sglang/sglang.json`` (:mod:`spec_format.facts.sglang`, derived from each
+release's wheel).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spec_format.base.report import Severity
-from spec_format.facts import catalog, reads
+from spec_format.facts import catalog, reads, sglang
 from spec_format.rules.base import Context, Hit, Layer, Rule, Stability
 from spec_format.rules.engines import named_engines
 from spec_format.rules.verifier import verifier_info
@@ -44,9 +50,23 @@ def _answers(ctx: Context) -> Iterator[tuple[object, str | None, reads.Serving |
         yield engine, arch, found
 
 
+def _sglang_answers(ctx: Context) -> Iterator[tuple[object, str, str, bool | None]]:
+    """(named SGLang release, the verifier architecture its registry has or the first one
+    named, the capture family the draft needs, whether the class has its method: None when
+    the registry has none of the architectures)."""
+    family = sglang.capture_family(ctx.model_type)
+    archs = [a for a in verifier_info(ctx).architectures or [] if isinstance(a, str)]
+    if family is None or not archs:
+        return
+    for release in ctx.options.get("sglang") or ():
+        known = [a for a in archs if sglang.registered(release.version, a)]
+        arch = known[0] if known else archs[0]
+        yield release, arch, family, sglang.captures(release.version, arch, family)
+
+
 class VerifierCannotServeDraft(_ServingRule):
-    """The named vLLM release's class for the verifier cannot hand this draft the aux hidden
-    states it reads."""
+    """The named vLLM or SGLang release's class for the verifier cannot hand this draft the
+    aux hidden states it reads."""
 
     id = "V017"
     name = "verifier-cannot-serve-draft"
@@ -70,11 +90,27 @@ class VerifierCannotServeDraft(_ServingRule):
                 f"start-up ('Model does not support EAGLE3 interface'); {later}",
                 pointer="/speculators_config/verifier/architectures",
             )
+        for release, arch, family, found in _sglang_answers(ctx):
+            if found is not False:
+                continue
+            first = sglang.first_capturing(arch, family, after=release.version)
+            later = (
+                f"the first covered SGLang release whose class has it is {sglang.ENGINE}=={first}"
+                if first
+                else "no covered SGLang release's class has it"
+            )
+            yield Hit(
+                f"{release.id}'s model class for the verifier's {arch} has no "
+                f"{sglang.capture_method(family)}, which its model runner calls at start-up to "
+                f"capture the aux hidden states this {ctx.model_type} draft reads: serving "
+                f"fails before the first request; {later}",
+                pointer="/speculators_config/verifier/architectures",
+            )
 
 
 class VerifierArchitectureUnknownToEngine(_ServingRule):
-    """The named vLLM release's registry does not settle whether the verifier's architecture
-    can hand this draft its aux hidden states."""
+    """The named vLLM or SGLang release's registry does not settle whether the verifier's
+    architecture can hand this draft its aux hidden states."""
 
     id = "V018"
     name = "verifier-architecture-unknown-to-engine"
@@ -94,6 +130,15 @@ class VerifierArchitectureUnknownToEngine(_ServingRule):
                 f"{engine.id}'s model registry {why}: whether it can hand a "
                 f"{ctx.model_type} draft the aux hidden states of a {arch} verifier is "
                 "unknown, so this pairing is not checked",
+                pointer="/speculators_config/verifier/architectures",
+            )
+        for release, arch, _, found in _sglang_answers(ctx):
+            if found is not None:
+                continue
+            yield Hit(
+                f"{release.id}'s model registry has no architecture named {arch!r}: it cannot "
+                f"build the verifier, and whether it could hand a {ctx.model_type} draft the "
+                "aux hidden states is unknown, so this pairing is not checked",
                 pointer="/speculators_config/verifier/architectures",
             )
 

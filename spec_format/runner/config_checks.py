@@ -34,6 +34,14 @@ def engines_of(texts: tuple[str, ...]) -> tuple:
 
 
 @cache
+def sglang_of(texts: tuple[str, ...]) -> tuple:
+    """The SGLang releases named (rules C023, V020)."""
+    from spec_format.facts import disputes
+
+    return disputes.parse_sglang(texts)
+
+
+@cache
 def newer_engines_of(texts: tuple[str, ...]) -> tuple:
     """The engine strings that pin a release newer than the reader table (rule C021)."""
     from spec_format.facts import disputes
@@ -140,6 +148,7 @@ def _context(
         options={
             "engines": engines_of(tuple(options.engines)),
             "engines_newer": newer_engines_of(tuple(options.engines)),
+            "sglang": sglang_of(tuple(options.engines)),
         },
     )
     if verifier is not None:  # config rules name the concrete values it implies in hints

@@ -34,6 +34,7 @@ from spec_format.runner.config_checks import (
     check_config_file,
     check_loaded,
     engines_of,
+    sglang_of,
     validate_config,
 )
 from spec_format.runner.config_memo import PLACEHOLDER, ConfigMemo
@@ -227,7 +228,7 @@ class Validation:
             if note:
                 out.append(note)
         if not self.engines and self._typed:
-            out.append(_engines_note())
+            out.append(_engines_note(bool(sglang_of(tuple(self.options.engines)))))
         if self._absent:
             out.append(_no_weights_note(self._absent))
         select, ignore = self.options.select, self.options.ignore
@@ -308,13 +309,18 @@ def _isolated(
         return report
 
 
-def _engines_note() -> str:
+def _engines_note(sglang_named: bool = False) -> str:
     from spec_format.facts import disputes
 
     assumed = ", ".join(e.id for e in disputes.assumed_engines())
+    given = (
+        "only SGLang named (it reads no speculators config)"
+        if sglang_named
+        else "no --engine given"
+    )
     return notes.text(
         "N002",
-        f"no --engine given: reader checks assumed {assumed} and each file's own speculators "
+        f"{given}: reader checks assumed {assumed} and each file's own speculators "
         "release; pass --engine NAME==VERSION",
     )
 

@@ -166,7 +166,7 @@ def migrate(
     for step in steps:
         doc = take(step.run(doc, ctx))
     doc = take(stamp(doc, release))
-    engines = disputes.parse_engines(options.engines)
+    engines = disputes.parse_readers(options.engines)
     agree = Editor(doc, AGREE_STEP)
     make_engines_agree(agree, target, engines, named=bool(engines))
     doc = take(agree.output())

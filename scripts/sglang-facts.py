@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""What each SGLang release can serve beside a draft, read from its own wheel.
+
+    scripts/sglang-facts.py                 # every release on the index from the first with EAGLE-3
+    scripts/sglang-facts.py --add 0.5.24    # the table's releases and this one
+    scripts/sglang-facts.py --check         # recompute the table's releases; exit 1 when one differs
+
+SGLang is no speculators reader (no release's source reads ``speculators_model_type``), so it
+has no file among the reader tables; what decides whether a release can serve an EAGLE-3 or
+DFlash draft beside a verifier is its model registry and the verifier class's capture method.
+At start-up the model runner calls ``model.set_eagle3_layers_to_capture`` (EAGLE-3) or
+``set_dflash_layers_to_capture`` / ``set_dspark_layers_to_capture`` (DFlash, DSpark) on the
+verifier's class, which fails when the class has none. Per release this script
+
+- registers every architecture as SGLang's ``ModelRegistry`` does: the ``EntryClass`` of each
+  module of ``sglang/srt/models``;
+- rebuilds every class of those modules as a stand-in with the same name, the same bases
+  (resolved through the module's imports, as Python would) and the same attributes, and asks
+  Python's own attribute lookup (``hasattr`` over the MRO) the question the runner asks;
+- records whether any source file reads ``speculators_model_type``.
+
+Releases are fetched with ``pip download --no-deps`` into ``.cache/sglang`` (kept); only the
+``.py`` files are read, from the zip, never installed. The table
+(``schema/readers/sglang/sglang.json``) stores, per architecture, the spans of releases that
+register it and that serve each capture; it is written through the project's writer.
+Exit 0 done, 1 the check found a difference or a step failed, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from packaging.version import Version  # noqa: E402
+
+TABLE = ROOT / "schema" / "readers" / "sglang" / "sglang.json"
+CACHE = Path(os.environ.get("SPECFMT_SGLANG_CACHE", ROOT / ".cache" / "sglang"))
+MODELS = "sglang/srt/models/"
+#: the capture methods the model runner calls, per draft family
+CAPTURES = {
+    "eagle3": ("set_eagle3_layers_to_capture",),
+    "dflash": ("set_dflash_layers_to_capture", "set_dspark_layers_to_capture"),
+}
+#: the first release the index is scanned from (older ones have no EAGLE-3 capture)
+SCAN_FROM = Version("0.4.4")
+
+
+def _say(line: str) -> None:
+    print(f"[sglang-facts] {line}", file=sys.stderr, flush=True)
+
+
+def index_versions() -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "sglang"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("Available versions:"))
+    found = [v.strip() for v in line.split(":", 1)[1].split(",")]
+    return sorted((v for v in found if Version(v) >= SCAN_FROM), key=Version)
+
+
+def wheel(version: str) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
+    if not mine:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"sglang=={version}"]
+            + ["-d", str(CACHE)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
+    return sorted(mine)[0]
+
+
+# -- one release ---------------------------------------------------------------------------
+class _Module:
+    """One models module: its classes (bases as written, attributes), imports, EntryClass."""
+
+    def __init__(self, name: str, tree: ast.Module):
+        self.name = name
+        self.classes: dict[str, tuple[list[ast.expr], set[str]]] = {}
+        self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module, name)
+        self.entry: list[str] = []
+        for node in tree.body:
+            self._statement(node)
+
+    def _statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.ClassDef):
+            attrs = set()
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    attrs.add(item.name)
+                elif isinstance(item, ast.Assign):
+                    attrs.update(t.id for t in item.targets if isinstance(t, ast.Name))
+                elif (
+                    isinstance(item, ast.AnnAssign)
+                    and isinstance(item.target, ast.Name)
+                    and item.value is not None
+                ):
+                    attrs.add(item.target.id)
+            self.classes[node.name] = (list(node.bases), attrs)
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(self.name, node.module or "", node.level)
+            for alias in node.names:
+                self.imports[alias.asname or alias.name] = (source, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:  # `import a.b.c as m`: m.X is (a.b, c) joined
+                    parent, _, last = alias.name.rpartition(".")
+                    self.imports[alias.asname] = (parent, last)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+        ):
+            self.entry += [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.If, ast.Try)):  # definitions under a version guard
+            for body in (node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])):
+                for inner in body:
+                    self._statement(inner)
+            for handler in getattr(node, "handlers", []):
+                for inner in handler.body:
+                    self._statement(inner)
+
+
+def _absolute(module: str, target: str, level: int) -> str:
+    if not level:
+        return target
+    package = module.split(".")[: -level or None]
+    return ".".join(package + ([target] if target else []))
+
+
+class Release:
+    """The models package of one release, its classes rebuilt as stand-ins."""
+
+    def __init__(self, sources: dict[str, str]):
+        self.modules: dict[str, _Module] = {}
+        for path, text in sources.items():
+            if path.startswith(MODELS) and path.endswith(".py"):
+                name = path[:-3].replace("/", ".")
+                try:
+                    self.modules[name] = _Module(name, ast.parse(text))
+                except SyntaxError:
+                    continue
+        self.reads_speculators = any("speculators_model_type" in text for text in sources.values())
+        self._built: dict[tuple[str, str], type] = {}
+
+    def cls(self, module: str, name: str, seen: frozenset = frozenset()) -> type | None:
+        """The stand-in class ``name`` of ``module`` (following its imports), or None."""
+        key = (module, name)
+        if key in self._built:
+            return self._built[key]
+        mod = self.modules.get(module)
+        if mod is None or key in seen:
+            return None
+        if name not in mod.classes:
+            if name in mod.imports:
+                return self.cls(*mod.imports[name], seen | {key})
+            return None
+        bases_written, attrs = mod.classes[name]
+        bases = []
+        for base in bases_written:
+            found = None
+            if isinstance(base, ast.Name):
+                found = self.cls(module, base.id, seen | {key})
+            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                target = mod.imports.get(base.value.id)
+                owner = ".".join(target) if target else None
+                if owner is not None:
+                    found = self.cls(owner, base.attr, seen | {key})
+            if found is not None and found not in bases:
+                bases.append(found)
+        namespace = dict.fromkeys(attrs, True)
+        try:
+            built = type(name, tuple(bases), namespace)
+        except TypeError:  # an MRO Python cannot linearise for stand-ins: first base only
+            built = type(name, tuple(bases[:1]), namespace)
+        self._built[key] = built
+        return built
+
+    def registry(self) -> dict[str, type]:
+        """Architecture name -> class, as ModelRegistry collects every module's EntryClass."""
+        out: dict[str, type] = {}
+        for module in sorted(self.modules):
+            for name in self.modules[module].entry:
+                built = self.cls(module, name)
+                if built is not None:
+                    out.setdefault(built.__name__, built)
+        return out
+
+    def facts(self) -> dict:
+        registry = self.registry()
+        out = {"reads_speculators": self.reads_speculators, "architectures": {}}
+        for arch, built in sorted(registry.items()):
+            out["architectures"][arch] = {
+                family: any(hasattr(built, method) for method in methods)
+                for family, methods in CAPTURES.items()
+            }
+        return out
+
+
+def release_facts(version: str) -> dict:
+    with zipfile.ZipFile(wheel(version)) as zf:
+        sources = {
+            n: zf.read(n).decode("utf-8", "replace")
+            for n in zf.namelist()
+            if n.startswith("sglang/") and n.endswith(".py")
+        }
+    return Release(sources).facts()
+
+
+# -- the table -----------------------------------------------------------------------------
+def _spans(flags: list[bool], versions: list[str]) -> list[list[str]]:
+    spans, start = [], None
+    for i, flag in enumerate(flags + [False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            spans.append([versions[start], versions[i - 1]])
+            start = None
+    return spans
+
+
+def table(per_release: dict[str, dict]) -> dict:
+    versions = sorted(per_release, key=Version)
+    names = sorted({a for f in per_release.values() for a in f["architectures"]})
+    archs = {}
+    for arch in names:
+        rows = [per_release[v]["architectures"].get(arch) for v in versions]
+        entry = {"registered": _spans([r is not None for r in rows], versions)}
+        for family in CAPTURES:
+            entry[family] = _spans([bool(r and r[family]) for r in rows], versions)
+        archs[arch] = {k: v for k, v in entry.items() if v}
+    return {
+        "$comment": "written by scripts/sglang-facts.py from each release's wheel; never edit",
+        "engine": "sglang",
+        "releases": versions,
+        "reads_speculators": _spans(
+            [per_release[v]["reads_speculators"] for v in versions], versions
+        ),
+        "captures": {family: list(methods) for family, methods in CAPTURES.items()},
+        "architectures": archs,
+    }
+
+
+def _write(doc: dict) -> None:
+    from spec_format.parsers.outfile import write_output
+
+    TABLE.parent.mkdir(parents=True, exist_ok=True)
+    write_output(TABLE, json.dumps(doc, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--add", metavar="VERSION", help="the table's releases and this one")
+    parser.add_argument("--check", action="store_true", help="recompute the table's releases")
+    parser.add_argument("--fetch", action="store_true", help="only fetch the table's wheels")
+    args = parser.parse_args(argv)
+    known = json.loads(TABLE.read_text())["releases"] if TABLE.exists() else []
+    if args.add:
+        if not re.fullmatch(r"\d+(\.\d+){1,3}(\.post\d+)?", args.add):
+            _say(f"{args.add!r} is not a release version (write X.Y.Z or X.Y.Z.postN)")
+            return 2
+        versions = sorted(set(known) | {args.add}, key=Version)
+    elif args.check or args.fetch:
+        versions = known
+    else:
+        versions = index_versions()
+    try:
+        if args.fetch:
+            for v in versions:
+                wheel(v)
+            _say(f"{len(versions)} wheels in {CACHE}")
+            return 0
+        per_release = {}
+        for v in versions:
+            per_release[v] = release_facts(v)
+            _say(f"{v}: {len(per_release[v]['architectures'])} architectures")
+    except (subprocess.CalledProcessError, OSError, zipfile.BadZipFile) as exc:
+        _say(f"failed: {exc}")
+        return 1
+    # releases before the first that can capture for EAGLE-3 are not covered
+    while versions and not any(
+        f["eagle3"] for f in per_release[versions[0]]["architectures"].values()
+    ):
+        per_release.pop(versions.pop(0))
+    doc = table(per_release)
+    if args.check:
+        current = json.loads(TABLE.read_text())
+        if current != doc:
+            _say(f"{TABLE.relative_to(ROOT)} differs from the releases' wheels; rerun the script")
+            return 1
+        _say(f"{len(versions)} releases: the table matches their wheels")
+        return 0
+    _write(doc)
+    _say(f"wrote {TABLE.relative_to(ROOT)}: {len(versions)} releases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""What each SGLang release can serve beside a draft (``schema/readers/sglang/sglang.json``).
+
+SGLang reads no speculators config: no release's source reads ``speculators_model_type``, and
+a speculators ``config.json`` names an architecture its registry does not know
+(``Eagle3Speculator``). What it serves are third-party layouts (SafeAILab / SpecForge
+EAGLE-3, z-lab DFlash), and whether it can serve one beside a verifier depends on the
+verifier's model class: the runner calls the class's capture method
+(``set_eagle3_layers_to_capture`` for EAGLE-3, ``set_dflash_layers_to_capture`` or
+``set_dspark_layers_to_capture`` for DFlash and DSpark) at start-up. The table holds, per
+architecture, the spans of releases whose registry has it and whose class has each capture
+method; ``scripts/sglang-facts.py`` derives it from every release's wheel and
+``tests/readers/test_sglang_facts.py`` checks it against them.
+
+Release strings are PEP 440 (``0.5.6.post2``): :class:`packaging.version.Version` orders them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+from spec_format.facts import package_data
+
+ENGINE = "sglang"
+
+
+class Release(NamedTuple):
+    """One covered SGLang release."""
+
+    version: str
+
+    name = ENGINE
+
+    @property
+    def id(self) -> str:
+        return f"{ENGINE}=={self.version}"
+
+    @property
+    def representative(self) -> str:
+        return self.version
+
+    def serves(self, model_type: str) -> bool:
+        """SGLang serves no speculators type (it reads no speculators config)."""
+        return False
+
+
+@cache
+def table() -> dict:
+    folder = package_data.schema_folder().joinpath("readers").joinpath("sglang")
+    return package_data.read_json(folder.joinpath("sglang.json"))
+
+
+@cache
+def _order() -> dict[str, int]:
+    return {v: i for i, v in enumerate(table()["releases"])}
+
+
+def versions() -> tuple[str, ...]:
+    """Every covered release, oldest first."""
+    return tuple(table()["releases"])
+
+
+def release(version: str) -> Release:
+    if version not in _order():
+        raise KeyError(f"{ENGINE}=={version} is not covered")
+    return Release(version)
+
+
+def _within(spans: list, version: str) -> bool:
+    at = _order()[version]
+    return any(_order()[a] <= at <= _order()[b] for a, b in spans)
+
+
+def reads_speculators(version: str) -> bool:
+    return _within(table()["reads_speculators"], version)
+
+
+def registered(version: str, architecture: str) -> bool:
+    row = table()["architectures"].get(architecture)
+    return row is not None and _within(row.get("registered", []), version)
+
+
+def captures(version: str, architecture: str, family: str) -> bool | None:
+    """Whether the release's class for ``architecture`` has ``family``'s capture method
+    (``None``: the release does not register the architecture)."""
+    if not registered(version, architecture):
+        return None
+    return _within(table()["architectures"][architecture].get(family, []), version)
+
+
+def first_capturing(architecture: str, family: str, after: str | None = None) -> str | None:
+    """The first covered release (after ``after``) whose class for ``architecture`` captures
+    for ``family``, or None."""
+    start = _order()[after] + 1 if after is not None else 0
+    for version in versions()[start:]:
+        if captures(version, architecture, family):
+            return version
+    return None
+
+
+def capture_method(family: str) -> str:
+    return " or ".join(table()["captures"][family])
+
+
+#: catalog family -> the capture the runner asks the verifier's class for
+_CAPTURE_OF_FAMILY = {"chain": "eagle3", "block": "dflash"}
+
+
+def capture_family(model_type: str) -> str | None:
+    """``"eagle3"`` or ``"dflash"``: the capture a draft of ``model_type`` needs from the
+    verifier's class, or None (a type that reads no aux hidden states)."""
+    from spec_format.facts import catalog
+
+    record = catalog.record(model_type)
+    if record is None or record.aux_key is None:
+        return None
+    return _CAPTURE_OF_FAMILY.get(record.family)

@@ -1,0 +1,44 @@
+"""SGLang's serving facts (schema/readers/sglang/sglang.json) against every covered release's
+wheel: scripts/sglang-facts.py --check rebuilds each release's registry and classes from the
+wheel's own source and compares with the table, and the facts the rules state are spot
+checked against the sources they come from."""
+
+from __future__ import annotations
+
+import importlib.util
+import zipfile
+
+import pytest
+
+from spec_format.facts import sglang
+from tests.common import ROOT
+
+pytestmark = pytest.mark.readers
+
+_spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
+script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(script)
+
+
+def test_table_matches_every_release_wheel():
+    assert script.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("version", [sglang.versions()[0], "0.5.7", sglang.versions()[-1]])
+def test_runner_calls_the_capture_method_the_table_asks_about(version):
+    """The model runner of the release calls the method the table records per class."""
+    with zipfile.ZipFile(script.wheel(version)) as zf:
+        runner = "\n".join(
+            zf.read(n).decode()
+            for n in zf.namelist()
+            if n.startswith("sglang/srt/model_executor/") and n.endswith(".py")
+        )
+    assert ".set_eagle3_layers_to_capture(" in runner
+
+
+def test_reported_gap_is_in_the_table():
+    """sgl-project/sglang#17935: Qwen3VLMoeForConditionalGeneration has no EAGLE-3 capture in
+    0.5.7; Qwen3MoeForCausalLM has it."""
+    assert sglang.captures("0.5.7", "Qwen3VLMoeForConditionalGeneration", "eagle3") is False
+    assert sglang.captures("0.5.7", "Qwen3MoeForCausalLM", "eagle3") is True
+    assert not any(sglang.reads_speculators(v) for v in sglang.versions())

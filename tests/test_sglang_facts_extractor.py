@@ -1,0 +1,119 @@
+"""scripts/sglang-facts.py's reading of a release, on a models package written here: the
+registry is every module's EntryClass, a class's capture method is found through its bases
+across modules (as Python's attribute lookup finds it), and the table's spans are exact."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+
+from tests.common import ROOT
+
+_spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
+facts = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(facts)
+
+M = "sglang/srt/models/"
+
+
+def _release(**modules: str) -> facts.Release:
+    return facts.Release({f"{M}{k}.py": textwrap.dedent(v) for k, v in modules.items()})
+
+
+def test_capture_found_through_a_base_in_another_module():
+    rel = _release(
+        llama="""
+            import torch
+            class LlamaForCausalLM(torch.nn.Module):
+                def set_eagle3_layers_to_capture(self, ids=None):
+                    pass
+            EntryClass = LlamaForCausalLM
+        """,
+        qwen3="""
+            from sglang.srt.models.llama import LlamaForCausalLM as Base
+            class Qwen3ForCausalLM(Base):
+                pass
+            class Qwen3VLForConditionalGeneration(object):
+                pass
+            EntryClass = [Qwen3ForCausalLM, Qwen3VLForConditionalGeneration]
+        """,
+        mistral="""
+            from .llama import LlamaForCausalLM
+            class MistralForCausalLM(LlamaForCausalLM):
+                set_dflash_layers_to_capture = LlamaForCausalLM.set_eagle3_layers_to_capture
+            EntryClass = MistralForCausalLM
+        """,
+    )
+    got = rel.facts()["architectures"]
+    assert got == {
+        "LlamaForCausalLM": {"eagle3": True, "dflash": False},
+        "MistralForCausalLM": {"eagle3": True, "dflash": True},
+        "Qwen3ForCausalLM": {"eagle3": True, "dflash": False},
+        "Qwen3VLForConditionalGeneration": {"eagle3": False, "dflash": False},
+    }
+    assert rel.facts()["reads_speculators"] is False
+
+
+def test_guarded_definitions_module_alias_and_no_entry():
+    rel = _release(
+        base="""
+            class Mixin:
+                def set_dspark_layers_to_capture(self, ids):
+                    pass
+        """,
+        guarded="""
+            import sglang.srt.models.base as b
+            try:
+                class GuardedForCausalLM(b.Mixin):
+                    pass
+            except ImportError:
+                pass
+            if True:
+                EntryClass = [GuardedForCausalLM] if True else []
+        """,
+        helpers="""
+            class NotRegistered:
+                def set_eagle3_layers_to_capture(self):
+                    pass
+        """,
+    )
+    got = rel.facts()["architectures"]
+    assert got == {"GuardedForCausalLM": {"eagle3": False, "dflash": True}}
+
+
+def test_a_source_reading_speculators_type_is_recorded():
+    rel = facts.Release({"sglang/srt/configs/x.py": "k = 'speculators_model_type'\n"})
+    assert rel.facts() == {"reads_speculators": True, "architectures": {}}
+
+
+def test_spans_of_releases():
+    versions = ["0.4.4", "0.4.5", "0.5.0", "0.5.0.post1", "0.5.1"]
+    per = {
+        v: {"reads_speculators": False, "architectures": arch}
+        for v, arch in zip(
+            versions,
+            [
+                {},
+                {"A": {"eagle3": False, "dflash": False}},
+                {"A": {"eagle3": True, "dflash": False}},
+                {"A": {"eagle3": True, "dflash": False}},
+                {},
+            ],
+            strict=True,
+        )
+    }
+    doc = facts.table(per)
+    assert doc["releases"] == versions
+    assert doc["architectures"]["A"] == {
+        "registered": [["0.4.5", "0.5.0.post1"]],
+        "eagle3": [["0.5.0", "0.5.0.post1"]],
+    }
+    assert doc["reads_speculators"] == []
+
+
+@pytest.mark.parametrize("bad", ["x", "0.5.6-post2", "../0.5.7", "0.5.7rc1"])
+def test_add_refuses_what_is_not_a_release(bad, capsys):
+    assert facts.main(["--add", bad]) == 2
+    assert "is not a release version" in capsys.readouterr().err

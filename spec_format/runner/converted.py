@@ -68,6 +68,7 @@ def check_converted(
     at = next((i for i, f in enumerate(report.findings) if f.rule in _DISPATCH), None)
     if at is None:  # S006 or no dispatch finding: the verdict is not replaced
         return
+    report.findings.extend(_sglang_refusals(config, options, file))
     report.findings[at] = schema_rules.ThirdPartyConfig.emit(
         file,
         profile=options.profile,
@@ -92,6 +93,38 @@ def check_converted(
         for f in view.findings
         if not _from_flags(f) and f.rule not in seen.of_the_view and f.rule not in _ABOUT_THE_FORMAT
     )
+
+
+def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: str) -> list:
+    """C012 for each named SGLang release whose model registry has none of the classes the
+    source config's ``architectures`` name: it cannot build the draft at all."""
+    from spec_format.facts import sglang
+    from spec_format.rules.engines import EngineRejects
+    from spec_format.runner.config_checks import sglang_of
+
+    archs = config.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    out = []
+    for release in sglang_of(tuple(options.engines)) if names else ():
+        if any(sglang.registered(release.version, a) for a in names):
+            continue
+        first = next((v for v in sglang.versions() if sglang.registered(v, names[0])), None)
+        later = (
+            f"the first covered SGLang release that has it is {sglang.ENGINE}=={first}"
+            if first
+            else "no covered SGLang release has it"
+        )
+        out.append(
+            EngineRejects.finding(
+                f"{release.id} refuses this config: its model registry has no {names[0]} "
+                f"(the class config.json's architectures name), so it cannot build the draft "
+                f"('Model architectures {names} are not supported'); {later}",
+                file,
+                profile=options.profile,
+                pointer="/architectures",
+            )
+        )
+    return out
 
 
 def _from_flags(finding: Finding) -> bool:

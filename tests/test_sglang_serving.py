@@ -1,0 +1,64 @@
+"""`validate --engine sglang==X` on the layouts SGLang serves (seen through) and on a
+speculators draft: the registry refuses a draft class it does not have (C012, with the first
+release that has it), the verifier's class is asked for the capture method (V017), and C023
+(SGLang reads no speculators config) is about the speculators format only, never said of a
+seen-through layout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.failures import corpus
+
+REPORTS = {r.id: r for r in corpus.reports()}
+
+
+def _findings(cli, folder, *args):
+    result = cli("validate", folder, *args, "-f", "json")
+    assert "Traceback" not in result.output
+    return result.exit_code, json.loads(result.stdout)["files"][0]["findings"]
+
+
+@pytest.fixture(scope="module")
+def dflash(tmp_path_factory):
+    """z-lab's DFlash layout (architectures DFlashDraftModel), from the corpus."""
+    return corpus.build_draft(
+        REPORTS["22-omlx-886"].data["draft"], tmp_path_factory.mktemp("d") / "x"
+    )
+
+
+@pytest.mark.parametrize(
+    ("engine", "refused"),
+    [("sglang==0.5.10.post1", True), ("sglang==0.5.11", False), ("sglang", False)],
+)
+def test_a_draft_class_the_registry_lacks_is_refused(cli, dflash, engine, refused):
+    code, found = _findings(cli, dflash, "--engine", engine)
+    c012 = [f for f in found if f["rule"] == "C012"]
+    assert not any(f["rule"] == "C023" for f in found)
+    if not refused:
+        assert c012 == []
+        return
+    assert code == 1 and len(c012) == 1
+    assert c012[0]["severity"] == "error" and c012[0]["pointer"] == "/architectures"
+    assert c012[0]["message"].startswith(
+        f"{engine} refuses this config: its model registry has no DFlashDraftModel"
+    )
+    assert "the first covered SGLang release that has it is sglang==0.5.11" in c012[0]["message"]
+
+
+def test_the_verifier_class_is_asked_on_the_converted_view(cli, tmp_path):
+    report = REPORTS["24-sglang-17935"]
+    draft = corpus.build_draft(report.data["draft"], tmp_path / "draft")
+    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
+    code, found = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.7")
+    rules = {f["rule"] for f in found}
+    assert code == 1 and "V017" in rules and not rules & {"C023", "C012"}
+    v017 = next(f for f in found if f["rule"] == "V017")
+    assert (
+        "Qwen3VLMoeForConditionalGeneration has no set_eagle3_layers_to_capture"
+        in (v017["message"])
+    )
+    _, later = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.11")
+    assert "V017" not in {f["rule"] for f in later}

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import json
 import os
 import re
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -211,6 +213,104 @@ class Release:
         return out
 
 
+# -- the EAGLE-3 draft's head, executed ----------------------------------------------------
+#: the EAGLE-3 draft classes (SafeAILab / SpecForge; the Kimi MLA draft) and their modules
+HEAD_CLASSES = {
+    "LlamaForCausalLMEagle3": f"{MODELS}llama_eagle3.py",
+    "Eagle3DeepseekV2ForCausalLM": f"{MODELS}kimi_k25_eagle3.py",
+}
+#: the configs the head decision is executed on: (tie_word_embeddings, draft_vocab_size)
+HEAD_CASES = {
+    "tied": (True, 32000),
+    "untied-no-draft-vocab": (False, None),
+    "untied-draft-vocab": (False, 32000),
+}
+_EMBED, _FRESH = object(), object()
+
+
+class _Names(dict):
+    """The namespace the head decision runs in: any name it calls that is not given here
+    (a quantisation helper, a prefix builder) is a stand-in that returns a fresh module."""
+
+    def __missing__(self, key):
+        if hasattr(builtins, key):
+            raise KeyError(key)  # then found among the builtins
+        return lambda *args, **kwargs: _FRESH
+
+
+def eagle3_head(sources: dict[str, str]) -> dict[str, dict[str, str]]:
+    """What each of the release's EAGLE-3 draft classes makes its ``lm_head`` for each of
+    HEAD_CASES: ``embed`` (the draft's embedding), ``target`` (it asks the worker for the
+    verifier's head) or ``fresh`` (a new head that only the checkpoint's ``lm_head.weight``
+    fills). Its ``__init__``'s statements about the head (those naming ``draft_vocab_size``
+    or ``load_lm_head_from_target`` before the ``if`` that tests ``tie_word_embeddings``, and
+    that ``if``) are executed as written, on a stand-in ``self`` and config; ``target`` needs
+    the worker to read the flag too."""
+    worker_reads = any(
+        "load_lm_head_from_target" in t
+        for n, t in sources.items()
+        if n.startswith("sglang/srt/speculative/")
+    )
+    out = {}
+    for cls, module in HEAD_CLASSES.items():
+        code = _head_code(sources.get(module), cls)
+        if code is not None:
+            out[cls] = {
+                case: _run_head(code, tied, vocab, worker_reads)
+                for case, (tied, vocab) in HEAD_CASES.items()
+            }
+    return out
+
+
+def _head_code(text: str | None, cls: str):
+    if text is None:
+        return None
+    init = next(
+        (
+            f
+            for c in ast.parse(text).body
+            if isinstance(c, ast.ClassDef) and c.name == cls
+            for f in c.body
+            if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+        ),
+        None,
+    )
+    body = init.body if init else []
+    at = next(
+        (
+            i
+            for i, n in enumerate(body)
+            if isinstance(n, ast.If) and "tie_word_embeddings" in ast.unparse(n.test)
+        ),
+        None,
+    )
+    if at is None:
+        return None
+    before = [
+        n
+        for n in body[:at]
+        if isinstance(n, ast.Assign)
+        and any(k in ast.unparse(n) for k in ("draft_vocab_size", "load_lm_head_from_target"))
+    ]
+    return compile(ast.Module(body=[*before, body[at]], type_ignores=[]), cls, "exec")
+
+
+def _run_head(code, tied: bool, draft_vocab: int | None, worker_reads: bool) -> str:
+    config = SimpleNamespace(tie_word_embeddings=tied, vocab_size=151936, hidden_size=4096)
+    if draft_vocab is not None:
+        config.draft_vocab_size = draft_vocab
+    else:
+        config.draft_vocab_size = None  # transformers configs answer None for an unset key
+    me = SimpleNamespace(config=config, model=SimpleNamespace(embed_tokens=_EMBED))
+    names = _Names(self=me, config=config, quant_config=None, prefix="")
+    exec(code, {"__builtins__": builtins}, names)  # noqa: S102 - the release's own code
+    if me.lm_head is _EMBED:
+        return "embed"
+    if getattr(me, "load_lm_head_from_target", False) and worker_reads:
+        return "target"
+    return "fresh"
+
+
 def release_facts(version: str) -> dict:
     with zipfile.ZipFile(wheel(version)) as zf:
         sources = {
@@ -218,7 +318,9 @@ def release_facts(version: str) -> dict:
             for n in zf.namelist()
             if n.startswith("sglang/") and n.endswith(".py")
         }
-    return Release(sources).facts()
+    facts = Release(sources).facts()
+    facts["eagle3_head"] = eagle3_head(sources)
+    return facts
 
 
 # -- the table -----------------------------------------------------------------------------
@@ -243,6 +345,16 @@ def table(per_release: dict[str, dict]) -> dict:
         for family in CAPTURES:
             entry[family] = _spans([bool(r and r[family]) for r in rows], versions)
         archs[arch] = {k: v for k, v in entry.items() if v}
+    heads: dict[str, dict] = {}
+    for cls in HEAD_CLASSES:
+        for case in HEAD_CASES:
+            outcomes = [per_release[v]["eagle3_head"].get(cls, {}).get(case) for v in versions]
+            found = {
+                o: _spans([x == o for x in outcomes], versions)
+                for o in sorted({x for x in outcomes if x is not None})
+            }
+            if found:
+                heads.setdefault(cls, {})[case] = found
     return {
         "$comment": "written by scripts/sglang-facts.py from each release's wheel; never edit",
         "engine": "sglang",
@@ -251,6 +363,7 @@ def table(per_release: dict[str, dict]) -> dict:
             [per_release[v]["reads_speculators"] for v in versions], versions
         ),
         "captures": {family: list(methods) for family, methods in CAPTURES.items()},
+        "eagle3_head": heads,
         "architectures": archs,
     }
 

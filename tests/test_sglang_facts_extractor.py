@@ -91,7 +91,7 @@ def test_a_source_reading_speculators_type_is_recorded():
 def test_spans_of_releases():
     versions = ["0.4.4", "0.4.5", "0.5.0", "0.5.0.post1", "0.5.1"]
     per = {
-        v: {"reads_speculators": False, "architectures": arch}
+        v: {"reads_speculators": False, "architectures": arch, "eagle3_head": {}}
         for v, arch in zip(
             versions,
             [
@@ -111,9 +111,69 @@ def test_spans_of_releases():
         "eagle3": [["0.5.0", "0.5.0.post1"]],
     }
     assert doc["reads_speculators"] == []
+    assert doc["eagle3_head"] == {}
 
 
 @pytest.mark.parametrize("bad", ["x", "0.5.6-post2", "../0.5.7", "0.5.7rc1"])
 def test_add_refuses_what_is_not_a_release(bad, capsys):
     assert facts.main(["--add", bad]) == 2
     assert "is not a release version" in capsys.readouterr().err
+
+
+_HEAD = """
+class LlamaForCausalLMEagle3(LlamaForCausalLM):
+    def __init__(self, config, quant_config=None, prefix=""):
+        self.config = config
+        self.model = LlamaModel(config)
+        {before}
+        if self.config.tie_word_embeddings:
+            self.lm_head = self.model.embed_tokens
+        else:
+{untied}
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "untied", "worker", "expected"),
+    [
+        (  # 0.5.2 and later: the verifier's head when draft_vocab_size is unset
+            "self.load_lm_head_from_target = False",
+            "            if config.draft_vocab_size is None:\n"
+            "                self.load_lm_head_from_target = True\n"
+            "                config.draft_vocab_size = config.vocab_size\n"
+            "            self.lm_head = ParallelLMHead(config.draft_vocab_size, 4, prefix=add_prefix('lm_head', prefix))",
+            True,
+            {"tied": "embed", "untied-no-draft-vocab": "target", "untied-draft-vocab": "fresh"},
+        ),
+        (  # the same class, but no worker reads the flag: the head is never installed
+            "self.load_lm_head_from_target = False",
+            "            if config.draft_vocab_size is None:\n"
+            "                self.load_lm_head_from_target = True\n"
+            "            self.lm_head = ParallelLMHead(1, 4)",
+            False,
+            {"tied": "embed", "untied-no-draft-vocab": "fresh", "untied-draft-vocab": "fresh"},
+        ),
+        (  # the Kimi MLA class: the size read into a local first
+            "draft_vocab_size = getattr(config, 'draft_vocab_size', None)",
+            "            if draft_vocab_size is None:\n"
+            "                self.load_lm_head_from_target = True\n"
+            "            self.lm_head = ParallelLMHead(draft_vocab_size or 1, 4)",
+            True,
+            {"tied": "embed", "untied-no-draft-vocab": "target", "untied-draft-vocab": "fresh"},
+        ),
+    ],
+)
+def test_the_head_decision_is_executed(before, untied, worker, expected):
+    sources = {
+        facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]: _HEAD.format(before=before, untied=untied)
+    }
+    if worker:
+        sources["sglang/srt/speculative/eagle_worker.py"] = "x.load_lm_head_from_target\n"
+    assert facts.eagle3_head(sources) == {"LlamaForCausalLMEagle3": expected}
+
+
+def test_a_class_without_the_tie_branch_has_no_answer():
+    sources = {
+        facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]: "class LlamaForCausalLMEagle3:\n    pass\n"
+    }
+    assert facts.eagle3_head(sources) == {}

@@ -62,3 +62,65 @@ def test_the_verifier_class_is_asked_on_the_converted_view(cli, tmp_path):
     )
     _, later = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.11")
     assert "V017" not in {f["rule"] for f in later}
+
+
+@pytest.fixture
+def headless(tmp_path):
+    """sgl-project/sglang#27908's draft: no lm_head.weight, draft_vocab_size == vocab_size."""
+    report = REPORTS["11-sglang-27908"]
+    draft = corpus.build_draft(report.data["draft"], tmp_path / "draft")
+    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
+    return draft, verifier
+
+
+def _w025(found):
+    return [f for f in found if f["rule"] == "W025"]
+
+
+def test_an_unfilled_head_is_reported_and_the_advice_proven(cli, headless):
+    draft, verifier = headless
+    code, found = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.7")
+    (hit,) = _w025(found)
+    assert code == 1 and hit["severity"] == "error" and hit["pointer"] == "/draft_vocab_size"
+    assert hit["message"].startswith("sglang==0.5.7 builds this draft a fresh lm_head")
+    assert "remove draft_vocab_size from config.json" in hit["message"]
+    # the advice, applied: the finding goes and no new error comes
+    config = json.loads((draft / "config.json").read_text())
+    before = {(f["rule"], f["severity"]) for f in found}
+    del config["draft_vocab_size"]
+    (draft / "config.json").write_text(json.dumps(config))
+    _, after = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.7")
+    assert _w025(after) == []
+    assert {
+        (r, s) for r, s in ((f["rule"], f["severity"]) for f in after) if s == "error"
+    } <= before
+
+
+def test_before_the_release_that_takes_the_verifier_head(cli, headless):
+    """0.5.1.post3's class builds a fresh head even without draft_vocab_size; 0.5.2 is the
+    first that asks for the verifier's (both ends of the window)."""
+    draft, verifier = headless
+    config = json.loads((draft / "config.json").read_text())
+    del config["draft_vocab_size"]
+    (draft / "config.json").write_text(json.dumps(config))
+    _, old = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.1.post3")
+    (hit,) = _w025(old)
+    assert hit["pointer"] == "/architectures"
+    assert "serve it with sglang==0.5.2 or later" in hit["message"]
+    _, new = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.2")
+    assert _w025(new) == []
+
+
+def test_a_reduced_vocabulary_needs_its_own_head(cli, headless):
+    draft, verifier = headless
+    config = json.loads((draft / "config.json").read_text())
+    config["draft_vocab_size"] = 32000
+    (draft / "config.json").write_text(json.dumps(config))
+    _, found = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.7")
+    assert any("needs its trained lm_head.weight" in f["message"] for f in _w025(found))
+
+
+def test_no_sglang_named_no_head_finding(cli, headless):
+    draft, verifier = headless
+    _, found = _findings(cli, draft, "--verifier", verifier)
+    assert _w025(found) == []

@@ -115,3 +115,25 @@ def capture_family(model_type: str) -> str | None:
     if record is None or record.aux_key is None:
         return None
     return _CAPTURE_OF_FAMILY.get(record.family)
+
+
+def eagle3_head(version: str, architecture: str, tied: bool, draft_vocab_given: bool) -> str | None:
+    """What the release's EAGLE-3 draft class ``architecture`` (``LlamaForCausalLMEagle3``,
+    ``Eagle3DeepseekV2ForCausalLM``) makes its ``lm_head``, executed from its ``__init__``:
+    ``embed`` (the draft's embedding), ``target`` (the verifier's head, installed by the
+    worker) or ``fresh`` (a new head only the checkpoint's ``lm_head.weight`` fills); None
+    where the table has no answer (another class, a release without it)."""
+    if tied:
+        case = "tied"
+    else:
+        case = "untied-draft-vocab" if draft_vocab_given else "untied-no-draft-vocab"
+    cases = table()["eagle3_head"].get(architecture, {})
+    for outcome, spans in cases.get(case, {}).items():
+        if _within(spans, version):
+            return outcome
+    return None
+
+
+def head_classes() -> tuple[str, ...]:
+    """The EAGLE-3 draft classes whose head decision the table holds."""
+    return tuple(table()["eagle3_head"])

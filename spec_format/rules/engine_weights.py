@@ -104,7 +104,8 @@ def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:
 
 
 class EngineCannotLoadTensors(Rule):
-    """A named vLLM release fails on, skips or never fills a tensor of this checkpoint."""
+    """A named vLLM release fails on, skips or never fills a tensor of this checkpoint (an
+    SGLang release's unfilled EAGLE-3 head: spec_format.runner.converted)."""
 
     id = "W025"
     name = "engine-cannot-load-tensors"

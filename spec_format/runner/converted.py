@@ -69,6 +69,7 @@ def check_converted(
     if at is None:  # S006 or no dispatch finding: the verdict is not replaced
         return
     report.findings.extend(_sglang_refusals(config, options, file))
+    report.findings.extend(_sglang_unfilled_head(config, tensors, options, file))
     report.findings[at] = schema_rules.ThirdPartyConfig.emit(
         file,
         profile=options.profile,
@@ -122,6 +123,73 @@ def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: 
                 file,
                 profile=options.profile,
                 pointer="/architectures",
+            )
+        )
+    return out
+
+
+def _sglang_unfilled_head(config, tensors, options: ValidateOptions, file: str) -> list:
+    """W025 for each named SGLang release whose EAGLE-3 class builds this draft a fresh
+    ``lm_head`` that the checkpoint, lacking ``lm_head.weight``, never fills (executed from
+    the class's ``__init__``: ``sglang.eagle3_head``)."""
+    from spec_format.facts import sglang
+    from spec_format.rules.engine_weights import EngineCannotLoadTensors
+    from spec_format.runner.config_checks import sglang_of
+
+    archs = config.get("architectures")
+    if tensors is None or "lm_head.weight" in tensors or not isinstance(archs, list):
+        return []
+    cls = next((a for a in archs if a in sglang.head_classes()), None)
+    if cls is None:
+        return []
+    tied = config.get("tie_word_embeddings") is True
+    draft_vocab, vocab = config.get("draft_vocab_size"), config.get("vocab_size")
+    out = []
+    for release in sglang_of(tuple(options.engines)):
+        if sglang.eagle3_head(release.version, cls, tied, draft_vocab is not None) != "fresh":
+            continue
+        shares = sglang.eagle3_head(release.version, cls, tied, False) == "target"
+        if draft_vocab is not None and draft_vocab == vocab and shares:
+            fix = (
+                f"its vocabulary is the verifier's ({vocab} ids): remove draft_vocab_size from "
+                f"config.json, and {release.id} installs the verifier's head"
+            )
+        elif draft_vocab is not None and draft_vocab != vocab:
+            fix = (
+                f"a reduced vocabulary ({draft_vocab} of {vocab} ids) cannot take the "
+                "verifier's head: the checkpoint needs its trained lm_head.weight"
+            )
+        else:
+            first = next(
+                (
+                    v
+                    for v in sglang.versions()
+                    if sglang.eagle3_head(v, cls, tied, False) == "target"
+                ),
+                None,
+            )
+            fix = (
+                f"serve it with {sglang.ENGINE}=={first} or later, which installs the verifier's "
+                "head when config.json declares no draft_vocab_size, or add the trained "
+                "lm_head.weight"
+                if first
+                else "add the trained lm_head.weight"
+            )
+        said = (
+            f"declares draft_vocab_size {draft_vocab}"
+            if draft_vocab is not None
+            else "declares no draft_vocab_size, which this release does not act on"
+        )
+        out.append(
+            EngineCannotLoadTensors.finding(
+                f"{release.id} builds this draft a fresh lm_head that nothing fills: the "
+                f"checkpoint has no lm_head.weight, and its {cls} takes the "
+                "verifier's head only when config.json does not tie the embeddings and declares "
+                f"no draft_vocab_size (this one {said}), so the draft proposes from an "
+                f"initial-value head and acceptance collapses; {fix}",
+                file,
+                profile=options.profile,
+                pointer="/draft_vocab_size" if draft_vocab is not None else "/architectures",
             )
         )
     return out

@@ -42,3 +42,15 @@ def test_reported_gap_is_in_the_table():
     assert sglang.captures("0.5.7", "Qwen3VLMoeForConditionalGeneration", "eagle3") is False
     assert sglang.captures("0.5.7", "Qwen3MoeForCausalLM", "eagle3") is True
     assert not any(sglang.reads_speculators(v) for v in sglang.versions())
+
+
+def test_reported_head_gap_is_in_the_table():
+    """sgl-project/sglang#27908: a draft declaring draft_vocab_size, untied, gets a fresh head
+    (the fix was closed unmerged); without draft_vocab_size it gets the verifier's from 0.5.2
+    (sgl-project/sglang#9739, nvidia/gpt-oss-120b-Eagle3)."""
+    cls = "LlamaForCausalLMEagle3"
+    newest = sglang.versions()[-1]
+    assert sglang.eagle3_head(newest, cls, False, True) == "fresh"
+    assert sglang.eagle3_head("0.5.1.post3", cls, False, False) == "fresh"
+    assert sglang.eagle3_head("0.5.2", cls, False, False) == "target"
+    assert sglang.eagle3_head(newest, cls, True, True) == "embed"

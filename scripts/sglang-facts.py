@@ -210,6 +210,9 @@ class Release:
                 family: any(hasattr(built, method) for method in methods)
                 for family, methods in CAPTURES.items()
             }
+            # a class that forwards unknown attributes (MiniCPMV to the model it picks)
+            # answers at run time: the table says so instead of "no"
+            out["architectures"][arch]["delegates"] = hasattr(built, "__getattr__")
         return out
 
 
@@ -344,6 +347,7 @@ def table(per_release: dict[str, dict]) -> dict:
         entry = {"registered": _spans([r is not None for r in rows], versions)}
         for family in CAPTURES:
             entry[family] = _spans([bool(r and r[family]) for r in rows], versions)
+        entry["delegates"] = _spans([bool(r and r.get("delegates")) for r in rows], versions)
         archs[arch] = {k: v for k, v in entry.items() if v}
     heads: dict[str, dict] = {}
     for cls in HEAD_CLASSES:

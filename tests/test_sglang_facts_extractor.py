@@ -48,10 +48,10 @@ def test_capture_found_through_a_base_in_another_module():
     )
     got = rel.facts()["architectures"]
     assert got == {
-        "LlamaForCausalLM": {"eagle3": True, "dflash": False},
-        "MistralForCausalLM": {"eagle3": True, "dflash": True},
-        "Qwen3ForCausalLM": {"eagle3": True, "dflash": False},
-        "Qwen3VLForConditionalGeneration": {"eagle3": False, "dflash": False},
+        "LlamaForCausalLM": {"eagle3": True, "dflash": False, "delegates": False},
+        "MistralForCausalLM": {"eagle3": True, "dflash": True, "delegates": False},
+        "Qwen3ForCausalLM": {"eagle3": True, "dflash": False, "delegates": False},
+        "Qwen3VLForConditionalGeneration": {"eagle3": False, "dflash": False, "delegates": False},
     }
     assert rel.facts()["reads_speculators"] is False
 
@@ -80,7 +80,20 @@ def test_guarded_definitions_module_alias_and_no_entry():
         """,
     )
     got = rel.facts()["architectures"]
-    assert got == {"GuardedForCausalLM": {"eagle3": False, "dflash": True}}
+    assert got == {"GuardedForCausalLM": {"eagle3": False, "dflash": True, "delegates": False}}
+
+
+def test_a_class_that_forwards_its_attributes_is_recorded_as_such():
+    rel = _release(
+        minicpmv="""
+            class MiniCPMV:
+                def __getattr__(self, name):
+                    return getattr(self.minicpmv, name)
+            EntryClass = MiniCPMV
+        """
+    )
+    got = rel.facts()["architectures"]
+    assert got == {"MiniCPMV": {"eagle3": False, "dflash": False, "delegates": True}}
 
 
 def test_a_source_reading_speculators_type_is_recorded():

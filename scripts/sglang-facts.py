@@ -265,9 +265,10 @@ def eagle3_head(sources: dict[str, str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _head_code(text: str | None, cls: str):
+def _init_body(text: str | None, cls: str) -> list[ast.stmt]:
+    """The statements of ``cls.__init__`` in a module's source (empty when absent)."""
     if text is None:
-        return None
+        return []
     init = next(
         (
             f
@@ -278,7 +279,39 @@ def _head_code(text: str | None, cls: str):
         ),
         None,
     )
-    body = init.body if init else []
+    return init.body if init else []
+
+
+def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
+    """Class -> the error its ``__init__`` raises for a two-layer EAGLE-3 draft (the ``if``
+    statements that test ``num_hidden_layers`` and raise, executed on a stand-in config);
+    classes that build any number of layers are left out."""
+    out = {}
+    for cls, module in HEAD_CLASSES.items():
+        checks = [
+            n
+            for n in _init_body(sources.get(module), cls)
+            if isinstance(n, ast.If)
+            and "num_hidden_layers" in ast.unparse(n.test)
+            and any(isinstance(x, ast.Raise) for x in ast.walk(n))
+        ]
+        if not checks:
+            continue
+        code = compile(ast.Module(body=checks, type_ignores=[]), cls, "exec")
+        config = SimpleNamespace(num_hidden_layers=2)
+        try:
+            exec(
+                code,
+                {"__builtins__": builtins},
+                _Names(self=SimpleNamespace(config=config), config=config),
+            )  # noqa: S102,E501
+        except Exception as exc:  # noqa: BLE001 - the release's own error, recorded
+            out[cls] = str(exc)
+    return out
+
+
+def _head_code(text: str | None, cls: str):
+    body = _init_body(text, cls)
     at = next(
         (
             i
@@ -323,6 +356,7 @@ def release_facts(version: str) -> dict:
         }
     facts = Release(sources).facts()
     facts["eagle3_head"] = eagle3_head(sources)
+    facts["eagle3_layer_refusal"] = eagle3_layer_refusal(sources)
     return facts
 
 
@@ -359,6 +393,11 @@ def table(per_release: dict[str, dict]) -> dict:
             }
             if found:
                 heads.setdefault(cls, {})[case] = found
+    refusals: dict[str, dict] = {}
+    for cls in HEAD_CLASSES:
+        said = [per_release[v]["eagle3_layer_refusal"].get(cls) for v in versions]
+        for message in sorted({m for m in said if m}):
+            refusals.setdefault(cls, {})[message] = _spans([m == message for m in said], versions)
     return {
         "$comment": "written by scripts/sglang-facts.py from each release's wheel; never edit",
         "engine": "sglang",
@@ -368,6 +407,7 @@ def table(per_release: dict[str, dict]) -> dict:
         ),
         "captures": {family: list(methods) for family, methods in CAPTURES.items()},
         "eagle3_head": heads,
+        "eagle3_layer_refusal": refusals,
         "architectures": archs,
     }
 

@@ -147,3 +147,12 @@ def eagle3_head(version: str, architecture: str, tied: bool, draft_vocab_given: 
 def head_classes() -> tuple[str, ...]:
     """The EAGLE-3 draft classes whose head decision the table holds."""
     return tuple(table()["eagle3_head"])
+
+
+def layer_refusal(version: str, architecture: str) -> str | None:
+    """The error the release's EAGLE-3 class raises for a draft of more than one decoder
+    layer (executed from its ``__init__``), or None when it builds them."""
+    for message, spans in table()["eagle3_layer_refusal"].get(architecture, {}).items():
+        if _within(spans, version):
+            return message
+    return None

@@ -104,7 +104,12 @@ def test_a_source_reading_speculators_type_is_recorded():
 def test_spans_of_releases():
     versions = ["0.4.4", "0.4.5", "0.5.0", "0.5.0.post1", "0.5.1"]
     per = {
-        v: {"reads_speculators": False, "architectures": arch, "eagle3_head": {}}
+        v: {
+            "reads_speculators": False,
+            "architectures": arch,
+            "eagle3_head": {},
+            "eagle3_layer_refusal": {},
+        }
         for v, arch in zip(
             versions,
             [
@@ -124,7 +129,7 @@ def test_spans_of_releases():
         "eagle3": [["0.5.0", "0.5.0.post1"]],
     }
     assert doc["reads_speculators"] == []
-    assert doc["eagle3_head"] == {}
+    assert doc["eagle3_head"] == {} and doc["eagle3_layer_refusal"] == {}
 
 
 @pytest.mark.parametrize("bad", ["x", "0.5.6-post2", "../0.5.7", "0.5.7rc1"])
@@ -190,3 +195,21 @@ def test_a_class_without_the_tie_branch_has_no_answer():
         facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]: "class LlamaForCausalLMEagle3:\n    pass\n"
     }
     assert facts.eagle3_head(sources) == {}
+
+
+def test_a_layer_count_refusal_is_executed():
+    module = facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]
+    text = textwrap.dedent("""
+        class LlamaForCausalLMEagle3:
+            def __init__(self, config):
+                self.config = config
+                if self.config.num_hidden_layers != 1:
+                    raise ValueError("EAGLE3 currently only supports 1 layer")
+                if config.hidden_size > 0:
+                    raise ValueError("not about layers: never run")
+    """)
+    assert facts.eagle3_layer_refusal({module: text}) == {
+        "LlamaForCausalLMEagle3": "EAGLE3 currently only supports 1 layer"
+    }
+    several = text.replace("!= 1", "< 1")
+    assert facts.eagle3_layer_refusal({module: several}) == {}

@@ -37,6 +37,7 @@ import re
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -442,9 +443,12 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"{len(versions)} wheels in {CACHE}")
             return 0
         per_release = {}
-        for v in versions:
-            per_release[v] = release_facts(v)
-            _say(f"{v}: {len(per_release[v]['architectures'])} architectures")
+        for v in versions:  # fetched one at a time (pip), read on every core
+            wheel(v)
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for v, found in zip(versions, pool.map(release_facts, versions), strict=True):
+                per_release[v] = found
+                _say(f"{v}: {len(found['architectures'])} architectures")
     except (subprocess.CalledProcessError, OSError, zipfile.BadZipFile) as exc:
         _say(f"failed: {exc}")
         return 1

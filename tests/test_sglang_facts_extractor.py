@@ -5,6 +5,7 @@ across modules (as Python's attribute lookup finds it), and the table's spans ar
 from __future__ import annotations
 
 import importlib.util
+import sys
 import textwrap
 
 import pytest
@@ -13,6 +14,7 @@ from tests.common import ROOT
 
 _spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
 facts = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = facts  # its worker processes find release_facts by module name
 _spec.loader.exec_module(facts)
 
 M = "sglang/srt/models/"

@@ -47,3 +47,20 @@ def test_select_d011_alone_runs_its_own_pass(tmp_path):
     ).path
     report = check(path, scan_weights=True, select=frozenset({"D011"}))
     assert [f.tensor for f in findings(report, "D011")] == ["norm.weight"]
+
+
+def test_a_pair_cut_short_by_the_file_is_no_copy(tmp_path):
+    # two tensors of the same bytes, the file shrunk after its header was read: the
+    # comparison cannot finish, and an unread tensor is never called a copy of the other
+    from spec_format.parsers.checkpoint import load_checkpoint
+    from spec_format.rules.untrained import _same_bytes
+    from spec_format.testing.builder import TensorData, write_safetensors
+
+    weights = tmp_path / "model.safetensors"
+    same = bytes(range(256))
+    write_safetensors(weights, {n: TensorData("F32", (64,), same) for n in ("a", "b")})
+    ckpt = load_checkpoint(tmp_path)
+    assert _same_bytes(ckpt, "a", "b")
+    with open(weights, "r+b") as f:
+        f.truncate(weights.stat().st_size - 100)
+    assert not _same_bytes(ckpt, "a", "b")

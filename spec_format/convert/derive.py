@@ -43,7 +43,7 @@ def _t2d_from_d2t(config, data) -> bytes:
         if not last < target < V:
             raise ConvertRefused(
                 f"d2t[{i}] = {offset} maps draft id {i} to target id {target}, which is "
-                f"{'not after the previous one' if target <= last else f'outside [0, {V})'}; "
+                f"{f'outside [0, {V})' if not 0 <= target < V else 'not after the previous one'}; "
                 "t2d cannot be rebuilt from it (nothing was written)"
             )
         out[target] = 1

@@ -211,3 +211,18 @@ def test_token_freq_reads_t2d_and_nothing_else(inspect_json, qwen3_8b_draft, tmp
     t2d_bytes = QWEN3_8B["vocab_size"]  # bool mask
     assert doc["bytes_read"] < t2d_bytes + 64 * 1024
     assert doc["bytes_read"] >= t2d_bytes
+
+
+def test_a_tensor_the_contract_does_not_know_counts_as_compute(cli, tmp_path):
+    """docs/guide/inspect.md: tensors outside the type's contract count in the compute
+    parameters (a head or projection the contract does not name still runs)."""
+    plain = build_checkpoint(tmp_path / "plain", tiny_config("eagle3"))
+    extra = build_checkpoint(
+        tmp_path / "extra", tiny_config("eagle3"), extra={"extra_proj.weight": ("BF16", (64, 64))}
+    )
+    counts = []
+    for built in (plain, extra):
+        result = cli("inspect", built.path, "-f", "json")
+        assert result.exit_code == 0, result.output
+        counts.append(json.loads(result.stdout)["draft"]["compute_parameters"])
+    assert counts[1] - counts[0] == 64 * 64

@@ -251,3 +251,34 @@ def test_an_unusable_shard_index_is_an_issue_of_the_index_file(tmp_path):
     assert ckpt.issues[0].message.startswith(
         'model.safetensors.index.json: index has no "weight_map" object'
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("model-00001-of-00002.safetensors", True),
+        ("model.safetensors", True),
+        (".hidden.safetensors", False),  # a dot file is not a shard a writer makes
+        ("sub/model.safetensors", False),
+        ("sub\\model.safetensors", False),
+        ("model.bin", False),
+        ("..", False),
+        ("model\x00.safetensors", False),
+    ],
+)
+def test_a_shard_name_is_a_plain_visible_safetensors_file(name, safe):
+    from spec_format.parsers.shard_index import ShardIndexError, parse_index, safe_shard_name
+
+    assert safe_shard_name(name) is safe
+    data = json.dumps({"weight_map": {"fc.weight": name}}).encode()
+    try:
+        index = parse_index(data)
+    except ShardIndexError:
+        assert not safe
+        return
+    problems = [str(p) for p in index.problems]
+    if safe:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and "weight_map entry for 'fc.weight'" in problems[0]
+        assert "shard names must be plain file names" in problems[0]

@@ -80,3 +80,15 @@ def test_same_format_version_only_when_it_is(cli, tmp_path):
         assert "same format version" not in finding["message"], finding["message"]
     m006 = next(f for f in asked if f["rule"] == "M006")
     assert "format 0.6, as it was checked" in m006["message"]
+
+
+@pytest.mark.parametrize(
+    ("layers", "ids"),
+    [(3, None), (4, None), (5, None), (6, None), (7, [2, 3, 4]), (36, [2, 18, 33]), (True, None)],
+)
+def test_reader_default_aux_ids_are_three_distinct_increasing_layers_or_none(layers, ids):
+    """The readers' guess (2, L//2, L-3) is offered only where it names three distinct
+    layers in order: for 4 to 6 layers it repeats or reverses one (4 layers: [2, 2, 1])."""
+    from spec_format.facts.effective import reader_default_aux_ids
+
+    assert reader_default_aux_ids(layers) == ids

@@ -71,5 +71,7 @@ def reader_default_aux_ids(layers: object) -> list[int] | None:
     """2, L//2, L-3: the aux layers readers derive from a verifier of ``layers`` layers
     (None for a layer count that gives no three distinct layers)."""
     if isinstance(layers, int) and not isinstance(layers, bool) and layers >= 4:
-        return [2, layers // 2, layers - 3]
+        ids = [2, layers // 2, layers - 3]
+        if ids[0] < ids[1] < ids[2]:  # 4 to 6 layers repeat or reverse one (4: [2, 2, 1])
+            return ids
     return None

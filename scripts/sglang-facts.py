@@ -37,6 +37,7 @@ import re
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -210,6 +211,9 @@ class Release:
                 family: any(hasattr(built, method) for method in methods)
                 for family, methods in CAPTURES.items()
             }
+            # a class that forwards unknown attributes (MiniCPMV to the model it picks)
+            # answers at run time: the table says so instead of "no"
+            out["architectures"][arch]["delegates"] = hasattr(built, "__getattr__")
         return out
 
 
@@ -262,9 +266,10 @@ def eagle3_head(sources: dict[str, str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _head_code(text: str | None, cls: str):
+def _init_body(text: str | None, cls: str) -> list[ast.stmt]:
+    """The statements of ``cls.__init__`` in a module's source (empty when absent)."""
     if text is None:
-        return None
+        return []
     init = next(
         (
             f
@@ -275,7 +280,39 @@ def _head_code(text: str | None, cls: str):
         ),
         None,
     )
-    body = init.body if init else []
+    return init.body if init else []
+
+
+def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
+    """Class -> the error its ``__init__`` raises for a two-layer EAGLE-3 draft (the ``if``
+    statements that test ``num_hidden_layers`` and raise, executed on a stand-in config);
+    classes that build any number of layers are left out."""
+    out = {}
+    for cls, module in HEAD_CLASSES.items():
+        checks = [
+            n
+            for n in _init_body(sources.get(module), cls)
+            if isinstance(n, ast.If)
+            and "num_hidden_layers" in ast.unparse(n.test)
+            and any(isinstance(x, ast.Raise) for x in ast.walk(n))
+        ]
+        if not checks:
+            continue
+        code = compile(ast.Module(body=checks, type_ignores=[]), cls, "exec")
+        config = SimpleNamespace(num_hidden_layers=2)
+        try:
+            exec(
+                code,
+                {"__builtins__": builtins},
+                _Names(self=SimpleNamespace(config=config), config=config),
+            )  # noqa: S102,E501
+        except Exception as exc:  # noqa: BLE001 - the release's own error, recorded
+            out[cls] = str(exc)
+    return out
+
+
+def _head_code(text: str | None, cls: str):
+    body = _init_body(text, cls)
     at = next(
         (
             i
@@ -320,6 +357,7 @@ def release_facts(version: str) -> dict:
         }
     facts = Release(sources).facts()
     facts["eagle3_head"] = eagle3_head(sources)
+    facts["eagle3_layer_refusal"] = eagle3_layer_refusal(sources)
     return facts
 
 
@@ -344,6 +382,7 @@ def table(per_release: dict[str, dict]) -> dict:
         entry = {"registered": _spans([r is not None for r in rows], versions)}
         for family in CAPTURES:
             entry[family] = _spans([bool(r and r[family]) for r in rows], versions)
+        entry["delegates"] = _spans([bool(r and r.get("delegates")) for r in rows], versions)
         archs[arch] = {k: v for k, v in entry.items() if v}
     heads: dict[str, dict] = {}
     for cls in HEAD_CLASSES:
@@ -355,6 +394,11 @@ def table(per_release: dict[str, dict]) -> dict:
             }
             if found:
                 heads.setdefault(cls, {})[case] = found
+    refusals: dict[str, dict] = {}
+    for cls in HEAD_CLASSES:
+        said = [per_release[v]["eagle3_layer_refusal"].get(cls) for v in versions]
+        for message in sorted({m for m in said if m}):
+            refusals.setdefault(cls, {})[message] = _spans([m == message for m in said], versions)
     return {
         "$comment": "written by scripts/sglang-facts.py from each release's wheel; never edit",
         "engine": "sglang",
@@ -364,6 +408,7 @@ def table(per_release: dict[str, dict]) -> dict:
         ),
         "captures": {family: list(methods) for family, methods in CAPTURES.items()},
         "eagle3_head": heads,
+        "eagle3_layer_refusal": refusals,
         "architectures": archs,
     }
 
@@ -398,9 +443,12 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"{len(versions)} wheels in {CACHE}")
             return 0
         per_release = {}
-        for v in versions:
-            per_release[v] = release_facts(v)
-            _say(f"{v}: {len(per_release[v]['architectures'])} architectures")
+        for v in versions:  # fetched one at a time (pip), read on every core
+            wheel(v)
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for v, found in zip(versions, pool.map(release_facts, versions), strict=True):
+                per_release[v] = found
+                _say(f"{v}: {len(found['architectures'])} architectures")
     except (subprocess.CalledProcessError, OSError, zipfile.BadZipFile) as exc:
         _say(f"failed: {exc}")
         return 1

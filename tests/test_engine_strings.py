@@ -259,3 +259,10 @@ def test_validate_with_sglang_only_says_what_it_assumed(cli):
     assert "N002 only SGLang named" in result.output
     both = cli("validate", EXAMPLES / "qwen3-8b-eagle3", "--engine", "sglang==0.5.7,vllm==0.33.0")
     assert "C023" in both.output and "N002" not in both.output
+
+
+def test_serving_refuses_sglang_with_what_to_run_instead(cli):
+    result = cli("serving", EXAMPLES / "qwen3-8b-eagle3", "--engine", "sglang==0.5.7")
+    assert result.exit_code == 2, result.output
+    assert "SGLang reads no speculators config" in result.output
+    assert "specfmt validate --engine sglang==X" in result.output

@@ -5,6 +5,7 @@ across modules (as Python's attribute lookup finds it), and the table's spans ar
 from __future__ import annotations
 
 import importlib.util
+import sys
 import textwrap
 
 import pytest
@@ -13,6 +14,7 @@ from tests.common import ROOT
 
 _spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
 facts = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = facts  # its worker processes find release_facts by module name
 _spec.loader.exec_module(facts)
 
 M = "sglang/srt/models/"
@@ -48,10 +50,10 @@ def test_capture_found_through_a_base_in_another_module():
     )
     got = rel.facts()["architectures"]
     assert got == {
-        "LlamaForCausalLM": {"eagle3": True, "dflash": False},
-        "MistralForCausalLM": {"eagle3": True, "dflash": True},
-        "Qwen3ForCausalLM": {"eagle3": True, "dflash": False},
-        "Qwen3VLForConditionalGeneration": {"eagle3": False, "dflash": False},
+        "LlamaForCausalLM": {"eagle3": True, "dflash": False, "delegates": False},
+        "MistralForCausalLM": {"eagle3": True, "dflash": True, "delegates": False},
+        "Qwen3ForCausalLM": {"eagle3": True, "dflash": False, "delegates": False},
+        "Qwen3VLForConditionalGeneration": {"eagle3": False, "dflash": False, "delegates": False},
     }
     assert rel.facts()["reads_speculators"] is False
 
@@ -80,7 +82,20 @@ def test_guarded_definitions_module_alias_and_no_entry():
         """,
     )
     got = rel.facts()["architectures"]
-    assert got == {"GuardedForCausalLM": {"eagle3": False, "dflash": True}}
+    assert got == {"GuardedForCausalLM": {"eagle3": False, "dflash": True, "delegates": False}}
+
+
+def test_a_class_that_forwards_its_attributes_is_recorded_as_such():
+    rel = _release(
+        minicpmv="""
+            class MiniCPMV:
+                def __getattr__(self, name):
+                    return getattr(self.minicpmv, name)
+            EntryClass = MiniCPMV
+        """
+    )
+    got = rel.facts()["architectures"]
+    assert got == {"MiniCPMV": {"eagle3": False, "dflash": False, "delegates": True}}
 
 
 def test_a_source_reading_speculators_type_is_recorded():
@@ -91,7 +106,12 @@ def test_a_source_reading_speculators_type_is_recorded():
 def test_spans_of_releases():
     versions = ["0.4.4", "0.4.5", "0.5.0", "0.5.0.post1", "0.5.1"]
     per = {
-        v: {"reads_speculators": False, "architectures": arch, "eagle3_head": {}}
+        v: {
+            "reads_speculators": False,
+            "architectures": arch,
+            "eagle3_head": {},
+            "eagle3_layer_refusal": {},
+        }
         for v, arch in zip(
             versions,
             [
@@ -111,7 +131,7 @@ def test_spans_of_releases():
         "eagle3": [["0.5.0", "0.5.0.post1"]],
     }
     assert doc["reads_speculators"] == []
-    assert doc["eagle3_head"] == {}
+    assert doc["eagle3_head"] == {} and doc["eagle3_layer_refusal"] == {}
 
 
 @pytest.mark.parametrize("bad", ["x", "0.5.6-post2", "../0.5.7", "0.5.7rc1"])
@@ -177,3 +197,21 @@ def test_a_class_without_the_tie_branch_has_no_answer():
         facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]: "class LlamaForCausalLMEagle3:\n    pass\n"
     }
     assert facts.eagle3_head(sources) == {}
+
+
+def test_a_layer_count_refusal_is_executed():
+    module = facts.HEAD_CLASSES["LlamaForCausalLMEagle3"]
+    text = textwrap.dedent("""
+        class LlamaForCausalLMEagle3:
+            def __init__(self, config):
+                self.config = config
+                if self.config.num_hidden_layers != 1:
+                    raise ValueError("EAGLE3 currently only supports 1 layer")
+                if config.hidden_size > 0:
+                    raise ValueError("not about layers: never run")
+    """)
+    assert facts.eagle3_layer_refusal({module: text}) == {
+        "LlamaForCausalLMEagle3": "EAGLE3 currently only supports 1 layer"
+    }
+    several = text.replace("!= 1", "< 1")
+    assert facts.eagle3_layer_refusal({module: several}) == {}

@@ -124,3 +124,25 @@ def test_no_sglang_named_no_head_finding(cli, headless):
     draft, verifier = headless
     _, found = _findings(cli, draft, "--verifier", verifier)
     assert _w025(found) == []
+
+
+@pytest.mark.parametrize(
+    ("engine", "refused"),
+    [("sglang==0.4.10.post2", True), ("sglang==0.5.11", True), ("sglang==0.5.12", False)],
+)
+def test_a_two_layer_eagle3_draft_before_sglang_built_several(cli, tmp_path, engine, refused):
+    """sgl-project/SpecForge#129: LlamaForCausalLMEagle3 raised for more than one layer up
+    to 0.5.11 (executed from its __init__); 0.5.12 builds them."""
+    draft = corpus.build_draft(REPORTS["10-specforge-129"].data["draft"], tmp_path / "d")
+    _, found = _findings(cli, draft, "--engine", engine)
+    said = [f for f in found if f["rule"] == "C012" and f["pointer"] == "/num_hidden_layers"]
+    if not refused:
+        assert said == []
+        return
+    (hit,) = said
+    assert hit["severity"] == "error"
+    assert hit["message"] == (
+        f"{engine} refuses this config: its LlamaForCausalLMEagle3 raises 'EAGLE3 currently "
+        "only supports 1 layer' for num_hidden_layers 2; the first covered SGLang release that "
+        "builds 2 layers is sglang==0.5.12"
+    )

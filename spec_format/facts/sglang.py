@@ -82,10 +82,20 @@ def registered(version: str, architecture: str) -> bool:
 
 def captures(version: str, architecture: str, family: str) -> bool | None:
     """Whether the release's class for ``architecture`` has ``family``'s capture method
-    (``None``: the release does not register the architecture)."""
+    (``None``: the release does not register the architecture, or its class forwards
+    unknown attributes to a model it picks at run time)."""
     if not registered(version, architecture):
         return None
-    return _within(table()["architectures"][architecture].get(family, []), version)
+    row = table()["architectures"][architecture]
+    if _within(row.get(family, []), version):
+        return True
+    return None if delegates(version, architecture) else False
+
+
+def delegates(version: str, architecture: str) -> bool:
+    """Whether the release's class forwards unknown attributes (``__getattr__``)."""
+    row = table()["architectures"].get(architecture, {})
+    return _within(row.get("delegates", []), version)
 
 
 def first_capturing(architecture: str, family: str, after: str | None = None) -> str | None:
@@ -137,3 +147,12 @@ def eagle3_head(version: str, architecture: str, tied: bool, draft_vocab_given: 
 def head_classes() -> tuple[str, ...]:
     """The EAGLE-3 draft classes whose head decision the table holds."""
     return tuple(table()["eagle3_head"])
+
+
+def layer_refusal(version: str, architecture: str) -> str | None:
+    """The error the release's EAGLE-3 class raises for a draft of more than one decoder
+    layer (executed from its ``__init__``), or None when it builds them."""
+    for message, spans in table()["eagle3_layer_refusal"].get(architecture, {}).items():
+        if _within(spans, version):
+            return message
+    return None

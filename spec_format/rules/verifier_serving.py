@@ -135,10 +135,14 @@ class VerifierArchitectureUnknownToEngine(_ServingRule):
         for release, arch, _, found in _sglang_answers(ctx):
             if found is not None:
                 continue
+            why = (
+                f"class for {arch} forwards its attributes to a model it picks at run time"
+                if sglang.delegates(release.version, arch)
+                else f"registry has no architecture named {arch!r}: it cannot build the verifier"
+            )
             yield Hit(
-                f"{release.id}'s model registry has no architecture named {arch!r}: it cannot "
-                f"build the verifier, and whether it could hand a {ctx.model_type} draft the "
-                "aux hidden states is unknown, so this pairing is not checked",
+                f"{release.id}'s model {why}, and whether it could hand a {ctx.model_type} "
+                "draft the aux hidden states is unknown, so this pairing is not checked",
                 pointer="/speculators_config/verifier/architectures",
             )
 

@@ -105,8 +105,34 @@ def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: 
 
     archs = config.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    layers = config.get("num_hidden_layers")
     out = []
     for release in sglang_of(tuple(options.engines)) if names else ():
+        refusal = sglang.layer_refusal(release.version, names[0])
+        if refusal and isinstance(layers, int) and not isinstance(layers, bool) and layers > 1:
+            first = next(
+                (
+                    v
+                    for v in sglang.versions()[sglang.versions().index(release.version) :]
+                    if sglang.layer_refusal(v, names[0]) is None
+                ),
+                None,
+            )
+            out.append(
+                EngineRejects.finding(
+                    f"{release.id} refuses this config: its {names[0]} raises '{refusal}' "
+                    f"for num_hidden_layers {layers}; "
+                    + (
+                        f"the first covered SGLang release that builds {layers} layers is "
+                        f"{sglang.ENGINE}=={first}"
+                        if first
+                        else "no covered SGLang release builds more than one"
+                    ),
+                    file,
+                    profile=options.profile,
+                    pointer="/num_hidden_layers",
+                )
+            )
         if any(sglang.registered(release.version, a) for a in names):
             continue
         first = next((v for v in sglang.versions() if sglang.registered(v, names[0])), None)

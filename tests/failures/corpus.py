@@ -154,16 +154,24 @@ def build_draft(spec: dict[str, Any], folder: Path) -> Path:
         tensors[name] = (dtype, tuple(shape))
     for name, shape in spec.get("reshape", {}).items():
         tensors[name] = (tensors[name][0], tuple(shape))
-    _write_sparse(folder, config, tensors)
+    _write_sparse(folder, config, tensors, d2t=spec.get("d2t"))
     return folder
 
 
-def _write_sparse(folder: Path, config: dict[str, Any], tensors: dict) -> None:
-    """config.json and model.safetensors: floats as holes, vocabulary maps for real."""
+def _write_sparse(
+    folder: Path, config: dict[str, Any], tensors: dict, d2t: str | None = None
+) -> None:
+    """config.json and model.safetensors: floats as holes, vocabulary maps for real
+    (``d2t="arange"``: a d2t of 0..D-1, the default buffer of a draft that never got a
+    mapping, where the engines read d2t as offsets)."""
+    import numpy as np
+
     folder.mkdir(parents=True, exist_ok=True)
     V = config.get("vocab_size")
     D = config.get("draft_vocab_size", V)
     maps = vocab_maps(V, D) if V and D and D <= V else None
+    if maps is not None and d2t == "arange":
+        maps = (maps[0], np.arange(D, dtype=np.int64))
     out = {}
     for name, (dtype, shape) in tensors.items():
         if dtype == "BOOL" and maps is not None and shape == (V,):

@@ -6,6 +6,7 @@ checked against the sources they come from."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 import zipfile
 
 import pytest
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.readers
 
 _spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
 script = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = script  # its worker processes find release_facts by module name
 _spec.loader.exec_module(script)
 
 

@@ -180,6 +180,33 @@ def _mutmut_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def explain_failure() -> str:
+    """Why ``mutmut run`` stopped, as far as the tests say: the end of a plain run of the test
+    selection in mutants/ (unmutated, up to the first failure). With ``process_isolation =
+    "forkserver"`` mutmut maps the tests and runs the clean tests in forked children and drops
+    their output: a failing test there shows only as "failed to collect stats" or "Failed to
+    run clean test"."""
+    from mutmut.configuration import config
+
+    cfg = config()
+    args = ["--rootdir=.", "-x", *cfg.pytest_add_cli_args_test_selection]
+    env = {**_mutmut_environment(), "MUTANT_UNDER_TEST": "", "PY_IGNORE_IMPORTMISMATCH": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, *cfg.pytest_add_cli_args],
+        cwd="mutants",
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    tail = (done.stdout + done.stderr).strip().splitlines()[-60:]
+    return (
+        f"the selection in mutants/ without a mutant: pytest exit {done.returncode}\n"
+        + "\n".join(tail)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-package", type=int, default=80, help="mutants per package")
@@ -219,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     done = subprocess.run([*run, *picked], check=False, env=_mutmut_environment())
     if done.returncode != 0:
         print(f"mutmut run failed (exit {done.returncode})", file=sys.stderr)
+        print(explain_failure(), flush=True)
         return done.returncode
     text, ok = report(picked, args.min_rate)
     print(text)

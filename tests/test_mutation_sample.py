@@ -33,11 +33,21 @@ def _environment(repo) -> dict[str, str]:
     return env
 
 
+def _spinner(line: str) -> bool:
+    return "\u2800" <= line[:1] <= "\u28ff"  # mutmut's progress frames start with a braille dot
+
+
 def _tail(text: str, lines: int = 80) -> str:
-    """The end of the script's output, each spinner line (frames apart by carriage returns)
-    as its last frame."""
+    """The end of the script's output, each run of mutmut's progress frames (apart by
+    carriage returns or newlines) as its last frame."""
     kept = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
-    return "\n".join([line for line in kept if line.strip()][-lines:])
+    kept = [line for line in kept if line.strip()]
+    last = [
+        line
+        for line, after in zip(kept, [*kept[1:], ""], strict=True)
+        if not (_spinner(line) and _spinner(after))
+    ]
+    return "\n".join(last[-lines:])
 
 
 @pytest.mark.slow

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("rules", "facts", "rewrites", "parsers")
 SEED = 38  # issue 38
-#: the sample meant for a slow CI test (``--ci``; not wired yet: benches/RESULTS-mutation.md)
+#: the sample of the slow test (tests/test_mutation_sample.py, ``--ci``); its time on two
+#: cores is in benches/RESULTS-mutation.md. With 8, one survivor puts a package under 90%
 CI_PER_PACKAGE = 8
 #: mutants no test can kill, each with why: counted apart, not in a package's rate. A name
 #: is mutmut's (``mutmut show NAME``); a change to the function renumbers its mutants, and
@@ -72,6 +73,23 @@ def uncopied() -> list[str]:
         for p in (ROOT / "spec_format").iterdir()
         if p.name != "__pycache__" and str(p.relative_to(ROOT)) not in listed
     )
+
+
+def stale_deselections() -> list[str]:
+    """The ``--deselect`` node ids of the test selection whose test function no longer exists
+    (renamed or moved: the test would be mapped again, minutes of it)."""
+    from mutmut.configuration import config
+
+    args = config().pytest_add_cli_args_test_selection
+    ids = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--deselect"]
+    stale = []
+    for node in ids:
+        path, _, name = node.partition("::")
+        file = ROOT / path
+        text = file.read_text(encoding="utf-8") if file.is_file() else ""
+        if f"def {name.split('[')[0]}(" not in text:
+            stale.append(node)
+    return stale
 
 
 def generate() -> dict[str, list[str]]:
@@ -154,6 +172,41 @@ def report(picked: list[str], min_rate: float) -> tuple[str, bool]:
     return "\n".join(lines), ok
 
 
+def _mutmut_environment() -> dict[str, str]:
+    """This environment with Python's bytecode cache on: every mutant's tests run in a fresh
+    fork that imports the mutated package, whose files hold every mutant of every function
+    (35 MB of source); compiled once into mutants/ (mutmut's scratch copy), it loads in 0.2 s
+    instead of 4 s a process (PYTHONDONTWRITEBYTECODE, which some shells and CI set)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def explain_failure() -> str:
+    """Why ``mutmut run`` stopped, as far as the tests say: the end of a plain run of the test
+    selection in mutants/ (unmutated, up to the first failure). With ``process_isolation =
+    "forkserver"`` mutmut maps the tests and runs the clean tests in forked children and drops
+    their output: a failing test there shows only as "failed to collect stats" or "Failed to
+    run clean test"."""
+    from mutmut.configuration import config
+
+    cfg = config()
+    args = ["--rootdir=.", "-x", *cfg.pytest_add_cli_args_test_selection]
+    env = {**_mutmut_environment(), "MUTANT_UNDER_TEST": "", "PY_IGNORE_IMPORTMISMATCH": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, *cfg.pytest_add_cli_args],
+        cwd="mutants",
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    tail = (done.stdout + done.stderr).strip().splitlines()[-60:]
+    return (
+        f"the selection in mutants/ without a mutant: pytest exit {done.returncode}\n"
+        + "\n".join(tail)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-package", type=int, default=80, help="mutants per package")
@@ -178,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing := uncopied():
         print(f"[tool.mutmut] also_copy lacks {', '.join(missing)}", file=sys.stderr)
         return 2
+    if stale := stale_deselections():
+        print(f"[tool.mutmut] --deselect names no test: {', '.join(stale)}", file=sys.stderr)
+        return 2
     if args.report:
         text, ok = report(sample(names_by_package(), args.per_package, args.seed), args.min_rate)
         print(text)
@@ -187,9 +243,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(picked))
         return 0
     run = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)]
-    done = subprocess.run([*run, *picked], check=False)
+    done = subprocess.run([*run, *picked], check=False, env=_mutmut_environment())
     if done.returncode != 0:
         print(f"mutmut run failed (exit {done.returncode})", file=sys.stderr)
+        print(explain_failure(), flush=True)
         return done.returncode
     text, ok = report(picked, args.min_rate)
     print(text)

@@ -190,3 +190,35 @@ def test_the_eagle3_draft_architecture_bounds_the_line_from_below():
     assert versions.Evidence("architectures Eagle3DraftModel", "0.3", None) in found.evidence
     assert "architectures Eagle3DraftModel (>= 0.3)" in found.to_dict()["evidence"]
     assert found.line == "0.3"  # declared 0.2.0.dev11: the architecture outweighs it
+
+
+def test_a_top_level_dtype_never_overrules_a_declared_version():
+    """transformers >= 4.56 writes `dtype` for `torch_dtype`, so a 0.1 file saved again by a
+    newer transformers has one: weak evidence of 0.2 and later, which narrows what the keys
+    allow but leaves the stamp alone."""
+    import json
+
+    from tests.common import ROOT
+
+    path = ROOT / "tests/fixtures/releases/0.1/eagle/llama-3.1-8b-eagle1-converter-0.1.0.json"
+    doc = json.loads(path.read_text())
+    doc["dtype"] = doc.pop("torch_dtype")
+    detected = versions.detect(doc)
+    assert (detected.line, detected.source) == ("0.1", "declared")
+    assert detected.inferred == ("0.2",) and "0.1" in detected.strong
+
+
+def test_an_older_format_points_at_its_stamp_or_at_the_document():
+    """M004 points at speculators_version where the file has one, at the whole document
+    (the empty pointer) where the version is inferred."""
+    import json
+
+    from spec_format.runner.validation import validate_config
+    from tests.common import ROOT
+
+    path = ROOT / "tests/fixtures/releases/0.2/eagle3/llama-3.1-8b-converter-0.2.0.json"
+    doc = json.loads(path.read_text())
+    stamped = [f.pointer for f in validate_config(doc).findings if f.rule == "M004"]
+    del doc["speculators_version"]
+    inferred = [f.pointer for f in validate_config(doc).findings if f.rule == "M004"]
+    assert (stamped, inferred) == (["/speculators_version"], [""])

@@ -98,14 +98,17 @@ def delegates(version: str, architecture: str) -> bool:
     return _within(row.get("delegates", []), version)
 
 
+def first(test, after: str | None = None) -> str | None:
+    """The first covered release (after ``after``) for which ``test(version)`` holds, or
+    None: the release a message names as the one to serve with."""
+    start = _order()[after] + 1 if after is not None else 0
+    return next((v for v in versions()[start:] if test(v)), None)
+
+
 def first_capturing(architecture: str, family: str, after: str | None = None) -> str | None:
     """The first covered release (after ``after``) whose class for ``architecture`` captures
     for ``family``, or None."""
-    start = _order()[after] + 1 if after is not None else 0
-    for version in versions()[start:]:
-        if captures(version, architecture, family):
-            return version
-    return None
+    return first(lambda v: captures(v, architecture, family), after)
 
 
 def capture_method(family: str) -> str:

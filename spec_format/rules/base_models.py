@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from spec_format.base.jsonload import json_strings
 from spec_format.base.report import Finding, Severity
 from spec_format.facts import catalog, reads
 from spec_format.rules.base import Layer, Rule, Stability
@@ -106,8 +107,7 @@ def mtp_declaration(config: Mapping[str, Any]) -> tuple[str, int, str] | None:
 
 
 def _architecture(config: Mapping[str, Any]) -> str | None:
-    archs = config.get("architectures")
-    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    names = json_strings(config.get("architectures"))
     return next((a for a in names if _BASE_ARCH.search(a)), None)
 
 

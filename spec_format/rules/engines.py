@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from functools import cache
 
+from spec_format.base.jsonload import json_strings
 from spec_format.base.report import Severity
 from spec_format.facts import (
     catalog,
@@ -451,8 +452,7 @@ class EngineReadsNoSpeculatorsConfig(_ReaderRule):
         for release in ctx.options.get("sglang") or ():
             if sglang.reads_speculators(release.version):
                 continue
-            archs = ctx.config.get("architectures")
-            names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+            names = json_strings(ctx.config.get("architectures"))
             if any(sglang.registered(release.version, a) for a in names):
                 continue  # it builds a class of its own from this config: not this rule's
             built = (

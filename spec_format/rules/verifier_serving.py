@@ -55,7 +55,7 @@ def _sglang_answers(ctx: Context) -> Iterator[tuple[object, str, str, bool | Non
     named, the capture family the draft needs, whether the class has its method: None when
     the registry has none of the architectures)."""
     family = sglang.capture_family(ctx.model_type)
-    archs = [a for a in verifier_info(ctx).architectures or [] if isinstance(a, str)]
+    archs = verifier_info(ctx).architectures or []
     if family is None or not archs:
         return
     for release in ctx.options.get("sglang") or ():

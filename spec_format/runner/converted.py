@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.jsonload import Loaded
+from spec_format.base.jsonload import Loaded, json_int, json_strings
 from spec_format.base.report import FileReport, Finding
 from spec_format.parsers.verifier import VerifierInfo
 from spec_format.rules import registry
@@ -103,20 +103,14 @@ def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: 
     from spec_format.rules.engines import EngineRejects
     from spec_format.runner.config_checks import sglang_of
 
-    archs = config.get("architectures")
-    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
-    layers = config.get("num_hidden_layers")
+    names = json_strings(config.get("architectures"))
+    layers = json_int(config.get("num_hidden_layers"), low=2)
     out = []
     for release in sglang_of(tuple(options.engines)) if names else ():
         refusal = sglang.layer_refusal(release.version, names[0])
-        if refusal and isinstance(layers, int) and not isinstance(layers, bool) and layers > 1:
-            first = next(
-                (
-                    v
-                    for v in sglang.versions()[sglang.versions().index(release.version) :]
-                    if sglang.layer_refusal(v, names[0]) is None
-                ),
-                None,
+        if refusal and layers is not None:
+            first = sglang.first(
+                lambda v: sglang.layer_refusal(v, names[0]) is None, after=release.version
             )
             out.append(
                 EngineRejects.finding(
@@ -135,7 +129,7 @@ def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: 
             )
         if any(sglang.registered(release.version, a) for a in names):
             continue
-        first = next((v for v in sglang.versions() if sglang.registered(v, names[0])), None)
+        first = sglang.first(lambda v: sglang.registered(v, names[0]))
         later = (
             f"the first covered SGLang release that has it is {sglang.ENGINE}=={first}"
             if first
@@ -162,10 +156,11 @@ def _sglang_unfilled_head(config, tensors, options: ValidateOptions, file: str) 
     from spec_format.rules.engine_weights import EngineCannotLoadTensors
     from spec_format.runner.config_checks import sglang_of
 
-    archs = config.get("architectures")
-    if tensors is None or "lm_head.weight" in tensors or not isinstance(archs, list):
+    if tensors is None or "lm_head.weight" in tensors:
         return []
-    cls = next((a for a in archs if a in sglang.head_classes()), None)
+    cls = next(
+        (a for a in json_strings(config.get("architectures")) if a in sglang.head_classes()), None
+    )
     if cls is None:
         return []
     tied = config.get("tie_word_embeddings") is True
@@ -186,14 +181,7 @@ def _sglang_unfilled_head(config, tensors, options: ValidateOptions, file: str) 
                 "verifier's head: the checkpoint needs its trained lm_head.weight"
             )
         else:
-            first = next(
-                (
-                    v
-                    for v in sglang.versions()
-                    if sglang.eagle3_head(v, cls, tied, False) == "target"
-                ),
-                None,
-            )
+            first = sglang.first(lambda v: sglang.eagle3_head(v, cls, tied, False) == "target")
             fix = (
                 f"serve it with {sglang.ENGINE}=={first} or later, which installs the verifier's "
                 "head when config.json declares no draft_vocab_size, or add the trained "

@@ -9,6 +9,7 @@ import difflib
 import re
 from typing import Any
 
+from spec_format.base.jsonload import json_strings
 from spec_format.base.report import Finding
 from spec_format.facts import catalog, versions
 from spec_format.rules import base_models
@@ -162,8 +163,7 @@ def _eagle3_family(config: dict[str, Any], archs: list[str]) -> bool:
 
 def _third_party(config: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     """Recognise draft configs of other projects: (S004 message variant, its parameters)."""
-    archs = config.get("architectures")
-    archs = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    archs = json_strings(config.get("architectures"))
     if "dflash_config" in config or any("DFlash" in a for a in archs):
         return "z-lab-dflash", {}
     if _eagle3_family(config, archs):

@@ -79,12 +79,19 @@ def wheel(version: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
     if not mine:
-        subprocess.run(
+        # pip's output only when it fails: its index warnings would fill CI's log 69 times
+        done = subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"sglang=={version}"]
             + ["-d", str(CACHE)],
-            check=True,
-            stdout=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+            raise SystemExit(
+                f"pip download sglang=={version} failed (exit {done.returncode}):\n{tail}"
+            )
         mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
     return sorted(mine)[0]
 

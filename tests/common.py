@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/config.json"))
@@ -45,3 +48,18 @@ def load_case(path: Path) -> dict:
         _, cases = load_file(RULE_CASES / f"{path.parent.name}.json")
         return next(c for c in cases if c.name == path.name).as_fixture()
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_script(path: Path) -> ModuleType:
+    """A script that is no package module (``scripts/sglang-facts.py``), imported once per
+    process under its file name with ``_`` for ``-``: every test file gets the same module,
+    so its functions pickle by name for the worker processes it starts."""
+    name = path.stem.replace("-", "_")
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(loaded.__file__).resolve() == path.resolve():
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from spec_format.facts import catalog, schemas
 from spec_format.facts.schema_check import generate, module_source
 from spec_format.runner.validation import ValidateOptions, validate_config
-from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case
+from tests.common import EXAMPLES, INVALID, RELEASES, ROOT, VALID, load_case, load_script
 from tests.mutations import mutated_config
 from tests.rules.cases import all_cases
 
@@ -220,14 +220,7 @@ def test_the_check_compiles_only_what_it_can_check_soundly():
 
 def _bench_variants():
     """benches/bench_validate.py's generated configs (the benchmark's documents)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_validate", ROOT / "benches" / "bench_validate.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module._variants
+    return load_script(ROOT / "benches" / "bench_validate.py")._variants
 
 
 def test_a_batch_of_distinct_documents_reports_what_each_alone_does(tmp_path):

@@ -4,18 +4,13 @@ across modules (as Python's attribute lookup finds it), and the table's spans ar
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 
 import pytest
 
-from tests.common import ROOT
+from tests.common import ROOT, load_script
 
-_spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
-facts = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = facts  # its worker processes find release_facts by module name
-_spec.loader.exec_module(facts)
+facts = load_script(ROOT / "scripts" / "sglang-facts.py")
 
 M = "sglang/srt/models/"
 

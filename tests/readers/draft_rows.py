@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import sys
 
 from spec_format.facts import readers
+from tests.common import load_script
 from tests.readers import oracle
 from tests.readers.test_reader_table import VERIFIERS, _layer_type, _mixed_layers, _without
 
@@ -29,12 +29,7 @@ LAYER_TYPES = (None, "mistral", "llama", "qwen3")
 
 
 def _digests():
-    spec = importlib.util.spec_from_file_location(
-        "vllm_digests", oracle.ROOT / "scripts" / "vllm-digests.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(oracle.ROOT / "scripts" / "vllm-digests.py")
 
 
 def template_rows(template: str | None) -> dict[str, tuple[readers.Release, dict]]:

@@ -8,21 +8,17 @@ identical-code claim of the table is executed in CI, never assumed.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
 
 from spec_format.facts import readers
+from tests.common import load_script
 from tests.readers import oracle
 
 pytestmark = pytest.mark.readers
 
-_spec = importlib.util.spec_from_file_location(
-    "vllm_digests", oracle.ROOT / "scripts" / "vllm-digests.py"
-)
-digests = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(digests)
+digests = load_script(oracle.ROOT / "scripts" / "vllm-digests.py")
 WHEELS = oracle.VLLM_CACHE / "wheels"
 VLLM = [r for r in readers.releases() if r.startswith("vllm==")]
 

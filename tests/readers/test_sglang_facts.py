@@ -5,21 +5,16 @@ checked against the sources they come from."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import zipfile
 
 import pytest
 
 from spec_format.facts import sglang
-from tests.common import ROOT
+from tests.common import ROOT, load_script
 
 pytestmark = pytest.mark.readers
 
-_spec = importlib.util.spec_from_file_location("sglang_facts", ROOT / "scripts" / "sglang-facts.py")
-script = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = script  # its worker processes find release_facts by module name
-_spec.loader.exec_module(script)
+script = load_script(ROOT / "scripts" / "sglang-facts.py")
 
 
 def test_table_matches_every_release_wheel():

@@ -13,8 +13,10 @@ is built (``scripts/reader-envs.sh X.Y.Z``), the executed release drafts the gro
 (tests/readers/draft_rows.py: types, requires, verifier, every field's reading, the weight
 blocks to execute) and the lines to review are printed. speculators: the newest older
 release's file with ``version`` set, and its environment (``scripts/interop-envs.sh``).
-Then every page that states the covered releases is regenerated (``scripts/generate.py
---only docs``); tests derive them from the table.
+Then, for vLLM, the table of what each release makes of a draft it reads as it is
+(``scripts/vllm-native-facts.py``, ``schema/readers/native/vllm.json``), and every page
+that states the covered releases is regenerated (``scripts/generate.py --only docs``); tests
+derive them from the table.
 
 The table is changed at the end or not at all: the new table is built in a temporary copy,
 checked against reader.schema.json, then each changed file goes through the project's writer
@@ -245,6 +247,14 @@ def regenerate() -> None:
         _say(line)
 
 
+def native_facts() -> None:
+    """The table of what each vLLM release makes of a draft it reads as it is
+    (scripts/vllm-native-facts.py, over the reader table's releases as they are now)."""
+    script = ROOT / "scripts" / "vllm-native-facts.py"
+    if subprocess.call([sys.executable, str(script)], cwd=ROOT) != 0:
+        raise Failed("scripts/vllm-native-facts.py failed (its lines above)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reader", choices=("vllm", "speculators", "sglang"))
@@ -286,11 +296,17 @@ def main(argv: list[str] | None = None) -> int:
         except SpecfmtError as exc:  # the writer refused (a file changed meanwhile, a link)
             _say(f"error: {exc}")
             return 1
+    native = TABLE / "native" / "vllm.json"
+    native_before = native.read_bytes() if native.exists() else None
     try:
+        if args.reader == "vllm":
+            native_facts()
         if not args.no_generate:
             regenerate()
     except Failed as exc:
         restore(old)
+        if native_before is not None and native.read_bytes() != native_before:
+            write_output(native, native_before)
         _say(f"error: {exc}; schema/readers/ is put back as it was")
         return 1
     for name in sorted(old):

@@ -17,7 +17,12 @@ verifier's class, which fails when the class has none. Per release this script
 - rebuilds every class of those modules as a stand-in with the same name, the same bases
   (resolved through the module's imports, as Python would) and the same attributes, and asks
   Python's own attribute lookup (``hasattr`` over the MRO) the question the runner asks;
-- records whether any source file reads ``speculators_model_type``.
+- records whether any source file reads ``speculators_model_type``;
+- executes the EAGLE-3 draft classes' own ``__init__`` statements on stand-in configs: what
+  the head becomes, the layer-count refusal, and how many hidden states ``fc`` takes for
+  each input a release may size it from (``num_aux_hidden_states``, the aux layer ids under
+  ``eagle_config`` or at the top level); and reads whether the model runner reads
+  ``eagle_config.use_aux_hidden_state`` (a head without aux states).
 
 Releases are fetched with ``pip download --no-deps`` into ``.cache/sglang`` (kept); only the
 ``.py`` files are read, from the zip, never installed. The table
@@ -42,9 +47,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "scripts"):  # the package, and wheel_facts beside this script
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
+import wheel_facts  # noqa: E402
 from packaging.version import Version  # noqa: E402
 
 TABLE = ROOT / "schema" / "readers" / "sglang" / "sglang.json"
@@ -76,24 +83,7 @@ def index_versions() -> list[str]:
 
 
 def wheel(version: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
-    if not mine:
-        # pip's output only when it fails: its index warnings would fill CI's log 69 times
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"sglang=={version}"]
-            + ["-d", str(CACHE)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-            raise SystemExit(
-                f"pip download sglang=={version} failed (exit {done.returncode}):\n{tail}"
-            )
-        mine = [p for p in CACHE.glob(f"sglang-{version}-*.whl")]
-    return sorted(mine)[0]
+    return wheel_facts.wheel("sglang", version, CACHE)
 
 
 # -- one release ---------------------------------------------------------------------------
@@ -236,17 +226,7 @@ HEAD_CASES = {
     "untied-no-draft-vocab": (False, None),
     "untied-draft-vocab": (False, 32000),
 }
-_EMBED, _FRESH = object(), object()
-
-
-class _Names(dict):
-    """The namespace the head decision runs in: any name it calls that is not given here
-    (a quantisation helper, a prefix builder) is a stand-in that returns a fresh module."""
-
-    def __missing__(self, key):
-        if hasattr(builtins, key):
-            raise KeyError(key)  # then found among the builtins
-        return lambda *args, **kwargs: _FRESH
+_EMBED = object()
 
 
 def eagle3_head(sources: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -273,23 +253,6 @@ def eagle3_head(sources: dict[str, str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _init_body(text: str | None, cls: str) -> list[ast.stmt]:
-    """The statements of ``cls.__init__`` in a module's source (empty when absent)."""
-    if text is None:
-        return []
-    init = next(
-        (
-            f
-            for c in ast.parse(text).body
-            if isinstance(c, ast.ClassDef) and c.name == cls
-            for f in c.body
-            if isinstance(f, ast.FunctionDef) and f.name == "__init__"
-        ),
-        None,
-    )
-    return init.body if init else []
-
-
 def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
     """Class -> the error its ``__init__`` raises for a two-layer EAGLE-3 draft (the ``if``
     statements that test ``num_hidden_layers`` and raise, executed on a stand-in config);
@@ -298,7 +261,7 @@ def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
     for cls, module in HEAD_CLASSES.items():
         checks = [
             n
-            for n in _init_body(sources.get(module), cls)
+            for n in wheel_facts.init_body(sources.get(module), cls)
             if isinstance(n, ast.If)
             and "num_hidden_layers" in ast.unparse(n.test)
             and any(isinstance(x, ast.Raise) for x in ast.walk(n))
@@ -311,7 +274,7 @@ def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
             exec(
                 code,
                 {"__builtins__": builtins},
-                _Names(self=SimpleNamespace(config=config), config=config),
+                wheel_facts.Names(self=SimpleNamespace(config=config), config=config),
             )  # noqa: S102,E501
         except Exception as exc:  # noqa: BLE001 - the release's own error, recorded
             out[cls] = str(exc)
@@ -319,7 +282,7 @@ def eagle3_layer_refusal(sources: dict[str, str]) -> dict[str, str]:
 
 
 def _head_code(text: str | None, cls: str):
-    body = _init_body(text, cls)
+    body = wheel_facts.init_body(text, cls)
     at = next(
         (
             i
@@ -346,13 +309,38 @@ def _run_head(code, tied: bool, draft_vocab: int | None, worker_reads: bool) -> 
     else:
         config.draft_vocab_size = None  # transformers configs answer None for an unset key
     me = SimpleNamespace(config=config, model=SimpleNamespace(embed_tokens=_EMBED))
-    names = _Names(self=me, config=config, quant_config=None, prefix="")
+    names = wheel_facts.Names(self=me, config=config, quant_config=None, prefix="")
     exec(code, {"__builtins__": builtins}, names)  # noqa: S102 - the release's own code
     if me.lm_head is _EMBED:
         return "embed"
     if getattr(me, "load_lm_head_from_target", False) and worker_reads:
         return "target"
     return "fresh"
+
+
+def eagle3_fc(sources: dict[str, str]) -> dict[str, dict[str, int | None]]:
+    """For each EAGLE-3 draft class, how many hidden states its ``fc`` takes for each of
+    wheel_facts.FC_CASES: the statements of the ``__init__`` in the class's module that
+    build ``self.fc``, executed as written (scripts/wheel_facts.py)."""
+    out = {}
+    for cls, module in HEAD_CLASSES.items():
+        cases = wheel_facts.fc_cases(sources.get(module))
+        if cases is None:
+            continue
+        if cases["default"] is None:
+            raise SystemExit(f"{module}: {cls}'s fc width did not execute; read it and extend")
+        out[cls] = cases
+    return out
+
+
+def runner_reads_use_aux(sources: dict[str, str]) -> bool:
+    """Whether the model runner reads the draft's ``eagle_config.use_aux_hidden_state`` (read
+    from its source): a release that does not captures aux states for every EAGLE-3 head."""
+    return any(
+        re.search(r"""\.get\(\s*["']use_aux_hidden_state["']""", text)
+        for name, text in sources.items()
+        if name.startswith("sglang/srt/model_executor/")
+    )
 
 
 def release_facts(version: str) -> dict:
@@ -365,38 +353,31 @@ def release_facts(version: str) -> dict:
     facts = Release(sources).facts()
     facts["eagle3_head"] = eagle3_head(sources)
     facts["eagle3_layer_refusal"] = eagle3_layer_refusal(sources)
+    facts["eagle3_fc"] = eagle3_fc(sources)
+    facts["runner_reads_use_aux"] = runner_reads_use_aux(sources)
     return facts
 
 
 # -- the table -----------------------------------------------------------------------------
-def _spans(flags: list[bool], versions: list[str]) -> list[list[str]]:
-    spans, start = [], None
-    for i, flag in enumerate(flags + [False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            spans.append([versions[start], versions[i - 1]])
-            start = None
-    return spans
-
-
 def table(per_release: dict[str, dict]) -> dict:
     versions = sorted(per_release, key=Version)
     names = sorted({a for f in per_release.values() for a in f["architectures"]})
     archs = {}
     for arch in names:
         rows = [per_release[v]["architectures"].get(arch) for v in versions]
-        entry = {"registered": _spans([r is not None for r in rows], versions)}
+        entry = {"registered": wheel_facts.spans([r is not None for r in rows], versions)}
         for family in CAPTURES:
-            entry[family] = _spans([bool(r and r[family]) for r in rows], versions)
-        entry["delegates"] = _spans([bool(r and r.get("delegates")) for r in rows], versions)
+            entry[family] = wheel_facts.spans([bool(r and r[family]) for r in rows], versions)
+        entry["delegates"] = wheel_facts.spans(
+            [bool(r and r.get("delegates")) for r in rows], versions
+        )
         archs[arch] = {k: v for k, v in entry.items() if v}
     heads: dict[str, dict] = {}
     for cls in HEAD_CLASSES:
         for case in HEAD_CASES:
             outcomes = [per_release[v]["eagle3_head"].get(cls, {}).get(case) for v in versions]
             found = {
-                o: _spans([x == o for x in outcomes], versions)
+                o: wheel_facts.spans([x == o for x in outcomes], versions)
                 for o in sorted({x for x in outcomes if x is not None})
             }
             if found:
@@ -405,17 +386,30 @@ def table(per_release: dict[str, dict]) -> dict:
     for cls in HEAD_CLASSES:
         said = [per_release[v]["eagle3_layer_refusal"].get(cls) for v in versions]
         for message in sorted({m for m in said if m}):
-            refusals.setdefault(cls, {})[message] = _spans([m == message for m in said], versions)
+            refusals.setdefault(cls, {})[message] = wheel_facts.spans(
+                [m == message for m in said], versions
+            )
+    fc: dict[str, dict] = {}
+    for cls in HEAD_CLASSES:
+        for case in wheel_facts.FC_CASES:
+            counts = [per_release[v]["eagle3_fc"].get(cls, {}).get(case) for v in versions]
+            found = wheel_facts.spans_by_outcome(counts, versions)
+            if found:
+                fc.setdefault(cls, {})[case] = found
     return {
         "$comment": "written by scripts/sglang-facts.py from each release's wheel; never edit",
         "engine": "sglang",
         "releases": versions,
-        "reads_speculators": _spans(
+        "reads_speculators": wheel_facts.spans(
             [per_release[v]["reads_speculators"] for v in versions], versions
         ),
         "captures": {family: list(methods) for family, methods in CAPTURES.items()},
         "eagle3_head": heads,
         "eagle3_layer_refusal": refusals,
+        "eagle3_fc": fc,
+        "runner_reads_use_aux": wheel_facts.spans(
+            [per_release[v]["runner_reads_use_aux"] for v in versions], versions
+        ),
         "architectures": archs,
     }
 

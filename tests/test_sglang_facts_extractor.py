@@ -98,6 +98,9 @@ def test_a_source_reading_speculators_type_is_recorded():
     assert rel.facts() == {"reads_speculators": True, "architectures": {}}
 
 
+FC4 = {"LlamaForCausalLMEagle3": {"default": 3, "eagle_config_ids": 4}}
+
+
 def test_spans_of_releases():
     versions = ["0.4.4", "0.4.5", "0.5.0", "0.5.0.post1", "0.5.1"]
     per = {
@@ -106,8 +109,10 @@ def test_spans_of_releases():
             "architectures": arch,
             "eagle3_head": {},
             "eagle3_layer_refusal": {},
+            "eagle3_fc": fc,
+            "runner_reads_use_aux": v >= "0.5.0",
         }
-        for v, arch in zip(
+        for v, arch, fc in zip(
             versions,
             [
                 {},
@@ -116,6 +121,7 @@ def test_spans_of_releases():
                 {"A": {"eagle3": True, "dflash": False}},
                 {},
             ],
+            [{}, {}, {"LlamaForCausalLMEagle3": {"default": 3}}, FC4, FC4],
             strict=True,
         )
     }
@@ -127,6 +133,13 @@ def test_spans_of_releases():
     }
     assert doc["reads_speculators"] == []
     assert doc["eagle3_head"] == {} and doc["eagle3_layer_refusal"] == {}
+    assert doc["eagle3_fc"] == {
+        "LlamaForCausalLMEagle3": {
+            "default": {"3": [["0.5.0", "0.5.1"]]},
+            "eagle_config_ids": {"4": [["0.5.0.post1", "0.5.1"]]},
+        }
+    }
+    assert doc["runner_reads_use_aux"] == [["0.5.0", "0.5.1"]]
 
 
 @pytest.mark.parametrize("bad", ["x", "0.5.6-post2", "../0.5.7", "0.5.7rc1"])
@@ -210,3 +223,104 @@ def test_a_layer_count_refusal_is_executed():
     }
     several = text.replace("!= 1", "< 1")
     assert facts.eagle3_layer_refusal({module: several}) == {}
+
+
+_FC_MODULE = """
+import torch
+from torch import nn
+
+def _count(config):
+    ec = getattr(config, "eagle_config", None) or {}
+    ids = ec.get("eagle_aux_hidden_state_layer_ids")
+    return len(ids) if ids else 3
+
+class Model(nn.Module):
+    def __init__(self, config, quant_config=None, prefix=""):
+        super().__init__()
+        self.embed_tokens = VocabParallelEmbedding(config.vocab_size, config.hidden_size)
+        width = getattr(config, "target_hidden_size", None) or config.hidden_size
+        unrelated = config.vocab_size * 2
+        n = COUNT
+        self.fc = LINEAR(width * n, config.hidden_size, bias=False)
+        self.norm = RMSNorm(config.hidden_size)
+
+class LlamaForCausalLMEagle3(nn.Module):
+    def __init__(self, config, quant_config=None, prefix=""):
+        self.model = Model(config)
+"""
+
+
+def _fc_module(count: str, linear: str) -> str:
+    return _FC_MODULE.replace("COUNT", count).replace("LINEAR", linear)
+
+
+@pytest.mark.parametrize("linear", ["torch.nn.Linear", "nn.Linear", "ColumnParallelLinear"])
+def test_fc_width_is_executed_through_locals_and_module_helpers(linear):
+    """The statements fc's width depends on (a local, a module-level helper) are found by
+    following the names back from fc; the rest of __init__ (super(), the embedding, a local
+    fc does not read) is left out."""
+    text = _fc_module("_count(config)", linear)
+    got = facts.eagle3_fc({f"{M}llama_eagle3.py": text})["LlamaForCausalLMEagle3"]
+    assert got == {
+        "default": 3,
+        "num_aux_hidden_states": 3,
+        "eagle_config_ids": 4,
+        "top_level_ids": 3,
+        "num_and_eagle_config_ids": 4,
+        "both_ids": 4,
+        "no_aux": 3,
+    }
+
+
+def test_an_fc_of_a_fixed_width_and_one_that_reads_the_count():
+    fixed = facts.eagle3_fc({f"{M}llama_eagle3.py": _fc_module("3", "nn.Linear")})
+    assert set(fixed["LlamaForCausalLMEagle3"].values()) == {3}
+    counted = facts.eagle3_fc(
+        {
+            f"{M}llama_eagle3.py": _fc_module(
+                'getattr(config, "num_aux_hidden_states", None) or _count(config)', "nn.Linear"
+            )
+        }
+    )["LlamaForCausalLMEagle3"]
+    assert counted["num_aux_hidden_states"] == 1 and counted["num_and_eagle_config_ids"] == 1
+    assert counted["eagle_config_ids"] == 4 and counted["default"] == 3
+
+
+def test_the_runner_reading_use_aux_hidden_state_is_recorded():
+    reads = 'ec = cfg.eagle_config\nuse = ec.get(\n    "use_aux_hidden_state", True)\n'
+    assert facts.runner_reads_use_aux({"sglang/srt/model_executor/model_runner.py": reads})
+    assert not facts.runner_reads_use_aux({f"{M}llama_eagle3.py": reads})
+    assert not facts.runner_reads_use_aux(
+        {
+            "sglang/srt/model_executor/model_runner.py": "ids = ec['eagle_aux_hidden_state_layer_ids']"
+        }
+    )
+
+
+_VLLM_STYLE = """
+class LlamaModel(nn.Module):
+    def __init__(self, *, vllm_config, prefix=""):
+        super().__init__()
+        self.config = vllm_config.speculative_config.draft_model_config.hf_config
+        eagle_config = getattr(self.config, "eagle_config", None) or {}
+        if "use_aux_hidden_state" in eagle_config:
+            self.use_aux_hidden_state = eagle_config["use_aux_hidden_state"]
+        else:
+            self.use_aux_hidden_state = True
+        self.layers = nn.ModuleList([Layer(i) for i in range(self.config.num_hidden_layers)])
+        if self.use_aux_hidden_state:
+            self.count = getattr(self.config, "num_aux_hidden_states", None) or 3
+            width = getattr(self.config, "target_hidden_size", self.config.hidden_size)
+            self.input_norm: RMSNorm | None = RMSNorm(width * self.count)
+            self.fc = ReplicatedLinear(input_size=width * self.count, output_size=8)
+"""
+
+
+def test_a_vllm_style_fc_inside_a_branch_and_none_without_aux():
+    """self.config is the stand-in config (its assignment from vllm_config is left out), an
+    annotated attribute is not evaluated, and a head without aux states builds no fc (0)."""
+    import wheel_facts
+
+    got = wheel_facts.fc_cases(_VLLM_STYLE)
+    assert got["default"] == 3 and got["num_aux_hidden_states"] == 1
+    assert got["no_aux"] == 0 and got["eagle_config_ids"] == 3

@@ -146,3 +146,83 @@ def test_a_two_layer_eagle3_draft_before_sglang_built_several(cli, tmp_path, eng
         "only supports 1 layer' for num_hidden_layers 2; the first covered SGLang release that "
         "builds 2 layers is sglang==0.5.12"
     )
+
+
+def _c020(found):
+    return [f for f in found if f["rule"] == "C020" and f.get("tensor") == "fc.weight"]
+
+
+@pytest.fixture
+def one_state(tmp_path):
+    """sgl-project/sglang#14920's head (nvidia/gpt-oss-120b-Eagle3-v2): eagle_config says it
+    reads no aux hidden state, and its fc.weight takes one 2880-wide state."""
+    report = REPORTS["49-sglang-14920"]
+    draft = corpus.build_draft(report.data["draft"], tmp_path / "draft")
+    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
+    return draft, verifier
+
+
+def test_an_fc_sglang_builds_wider_is_a_load_error_and_the_advice_proven(cli, one_state):
+    draft, verifier = one_state
+    code, found = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.6.post1")
+    (hit,) = _c020(found)
+    assert code == 1 and hit["severity"] == "error"
+    assert hit["message"].startswith(
+        "sglang==0.5.6.post1's LlamaForCausalLMEagle3 builds fc for 3 hidden states of 2880 "
+        "(8640 inputs), but fc.weight [2880, 2880] takes 2880 (eagle_config.use_aux_hidden_state"
+        " is false: the head reads the verifier's last hidden state, not aux states; its model "
+        "runner does not read the flag (SGLang reads it from 0.5.8))"
+    )
+    advice = "add num_aux_hidden_states: 1 to config.json and serve it with sglang==0.5.12 or later"
+    assert hit["message"].endswith(advice)
+    # the advice, applied: the finding goes on that release and no new error comes
+    before = {(f["rule"], f["severity"]) for f in found}
+    config = json.loads((draft / "config.json").read_text())
+    config["num_aux_hidden_states"] = 1
+    (draft / "config.json").write_text(json.dumps(config))
+    _, after = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.12")
+    assert _c020(after) == []
+    assert {(f["rule"], f["severity"]) for f in after if f["severity"] == "error"} <= before
+    # the window's edge: 0.5.11 does not read num_aux_hidden_states yet
+    _, older = _findings(cli, draft, "--verifier", verifier, "--engine", "sglang==0.5.11")
+    (old,) = _c020(older)
+    assert "its model runner reads the flag and captures no aux state" in old["message"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "refused"),
+    [("sglang==0.5.11", True), ("sglang==0.5.12", False), ("sglang==0.5.23", False)],
+)
+def test_four_aux_layers_under_eagle_config_from_the_release_that_reads_them(
+    cli, tmp_path, engine, refused
+):
+    """An fc for four aux states, the ids under eagle_config: LlamaForCausalLMEagle3 builds
+    three up to 0.5.11 and sizes fc from the ids from 0.5.12 (both ends of the window)."""
+    spec = json.loads(json.dumps(REPORTS["49-sglang-14920"].data["draft"]))
+    spec["aux"] = 4
+    spec["set"]["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 9, 17, 33]}
+    draft = corpus.build_draft(spec, tmp_path / "d")
+    _, found = _findings(cli, draft, "--engine", engine)
+    said = _c020(found)
+    if not refused:
+        assert said == []
+        return
+    (hit,) = said
+    assert "fc.weight [2880, 11520] takes 11520" in hit["message"]
+    assert "use_aux_hidden_state" not in hit["message"]
+    assert hit["message"].endswith(
+        "the first covered SGLang release that loads it for this config is sglang==0.5.12"
+    )
+
+
+def test_three_aux_states_load_on_every_release(cli, tmp_path):
+    """No false alarm: a three-state fc with its ids loads on every covered release."""
+    spec = json.loads(json.dumps(REPORTS["49-sglang-14920"].data["draft"]))
+    spec["aux"] = 3
+    spec["set"]["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 17, 33]}
+    draft = corpus.build_draft(spec, tmp_path / "d")
+    from spec_format.facts import sglang
+
+    for version in sglang.versions():
+        _, found = _findings(cli, draft, "--engine", f"sglang=={version}")
+        assert _c020(found) == [], version

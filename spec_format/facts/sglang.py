@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-from spec_format.facts import package_data
+from spec_format.facts import fc_width, package_data
 
 ENGINE = "sglang"
 
@@ -159,3 +159,25 @@ def layer_refusal(version: str, architecture: str) -> str | None:
         if _within(spans, version):
             return message
     return None
+
+
+def _fc_case(version: str, architecture: str):
+    return fc_width.case_reader(table()["eagle3_fc"], _within, version, architecture)
+
+
+def fc_states(version: str, architecture: str, config: dict) -> int | None:
+    """How many hidden states the release's EAGLE-3 class ``architecture`` builds ``fc`` for,
+    for a source config (executed from its ``__init__``: :mod:`spec_format.facts.fc_width`);
+    None where the table has no answer."""
+    return fc_width.states(_fc_case(version, architecture), config)
+
+
+def sizes_fc_from(version: str, architecture: str) -> list[str]:
+    """The config keys the release's class sizes ``fc`` from, preferred first."""
+    return fc_width.sizes_from(_fc_case(version, architecture))
+
+
+def runner_reads_use_aux(version: str) -> bool:
+    """Whether the release's model runner reads ``eagle_config.use_aux_hidden_state`` (read
+    from its source): one that does not captures aux states for every EAGLE-3 head."""
+    return _within(table().get("runner_reads_use_aux", []), version)

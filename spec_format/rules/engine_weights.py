@@ -39,7 +39,8 @@ __all__ = [
 
 
 class EngineCannotLoadDraft(Rule):
-    """A named vLLM release cannot load the draft's tensors, or silently leaves one unused."""
+    """A named vLLM release cannot load the draft's tensors, or silently leaves one unused
+    (an SGLang release's ``fc`` of another width: spec_format.rules.sglang_drafts)."""
 
     id = "C020"
     name = "engine-cannot-load-draft"
@@ -105,7 +106,7 @@ def _hits(engine, weights: dict, config: dict, load: Load) -> Iterator[Hit]:
 
 class EngineCannotLoadTensors(Rule):
     """A named vLLM release fails on, skips or never fills a tensor of this checkpoint (an
-    SGLang release's unfilled EAGLE-3 head: spec_format.runner.converted)."""
+    SGLang release's unfilled EAGLE-3 head: spec_format.rules.sglang_drafts)."""
 
     id = "W025"
     name = "engine-cannot-load-tensors"

@@ -20,13 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spec_format.base.jsonload import Loaded, json_int, json_strings
+from spec_format.base.jsonload import Loaded
 from spec_format.base.report import FileReport, Finding
 from spec_format.parsers.verifier import VerifierInfo
-from spec_format.rules import registry
+from spec_format.rules import native_layouts, registry
 from spec_format.rules import schema as schema_rules
 from spec_format.rules.base import Layer
-from spec_format.runner.config_checks import check_config
+from spec_format.runner.config_checks import check_config, engines_of, sglang_of
 from spec_format.runner.input_paths import Target
 from spec_format.runner.source_readers import SeenThrough, see_through
 from spec_format.runner.validate_options import ValidateOptions
@@ -68,8 +68,11 @@ def check_converted(
     at = next((i for i, f in enumerate(report.findings) if f.rule in _DISPATCH), None)
     if at is None:  # S006 or no dispatch finding: the verdict is not replaced
         return
-    report.findings.extend(_sglang_refusals(config, options, file))
-    report.findings.extend(_sglang_unfilled_head(config, tensors, options, file))
+    named = tuple(options.engines)
+    vllm = tuple(r for r in engines_of(named) if r.name == "vllm")
+    report.findings.extend(
+        native_layouts.findings(config, tensors, sglang_of(named), vllm, options.profile, file)
+    )
     report.findings[at] = schema_rules.ThirdPartyConfig.emit(
         file,
         profile=options.profile,
@@ -94,119 +97,6 @@ def check_converted(
         for f in view.findings
         if not _from_flags(f) and f.rule not in seen.of_the_view and f.rule not in _ABOUT_THE_FORMAT
     )
-
-
-def _sglang_refusals(config: Mapping[str, Any], options: ValidateOptions, file: str) -> list:
-    """C012 for each named SGLang release whose model registry has none of the classes the
-    source config's ``architectures`` name: it cannot build the draft at all."""
-    from spec_format.facts import sglang
-    from spec_format.rules.engines import EngineRejects
-    from spec_format.runner.config_checks import sglang_of
-
-    names = json_strings(config.get("architectures"))
-    layers = json_int(config.get("num_hidden_layers"), low=2)
-    out = []
-    for release in sglang_of(tuple(options.engines)) if names else ():
-        refusal = sglang.layer_refusal(release.version, names[0])
-        if refusal and layers is not None:
-            first = sglang.first(
-                lambda v: sglang.layer_refusal(v, names[0]) is None, after=release.version
-            )
-            out.append(
-                EngineRejects.finding(
-                    f"{release.id} refuses this config: its {names[0]} raises '{refusal}' "
-                    f"for num_hidden_layers {layers}; "
-                    + (
-                        f"the first covered SGLang release that builds {layers} layers is "
-                        f"{sglang.ENGINE}=={first}"
-                        if first
-                        else "no covered SGLang release builds more than one"
-                    ),
-                    file,
-                    profile=options.profile,
-                    pointer="/num_hidden_layers",
-                )
-            )
-        if any(sglang.registered(release.version, a) for a in names):
-            continue
-        first = sglang.first(lambda v: sglang.registered(v, names[0]))
-        later = (
-            f"the first covered SGLang release that has it is {sglang.ENGINE}=={first}"
-            if first
-            else "no covered SGLang release has it"
-        )
-        out.append(
-            EngineRejects.finding(
-                f"{release.id} refuses this config: its model registry has no {names[0]} "
-                f"(the class config.json's architectures name), so it cannot build the draft "
-                f"('Model architectures {names} are not supported'); {later}",
-                file,
-                profile=options.profile,
-                pointer="/architectures",
-            )
-        )
-    return out
-
-
-def _sglang_unfilled_head(config, tensors, options: ValidateOptions, file: str) -> list:
-    """W025 for each named SGLang release whose EAGLE-3 class builds this draft a fresh
-    ``lm_head`` that the checkpoint, lacking ``lm_head.weight``, never fills (executed from
-    the class's ``__init__``: ``sglang.eagle3_head``)."""
-    from spec_format.facts import sglang
-    from spec_format.rules.engine_weights import EngineCannotLoadTensors
-    from spec_format.runner.config_checks import sglang_of
-
-    if tensors is None or "lm_head.weight" in tensors:
-        return []
-    cls = next(
-        (a for a in json_strings(config.get("architectures")) if a in sglang.head_classes()), None
-    )
-    if cls is None:
-        return []
-    tied = config.get("tie_word_embeddings") is True
-    draft_vocab, vocab = config.get("draft_vocab_size"), config.get("vocab_size")
-    out = []
-    for release in sglang_of(tuple(options.engines)):
-        if sglang.eagle3_head(release.version, cls, tied, draft_vocab is not None) != "fresh":
-            continue
-        shares = sglang.eagle3_head(release.version, cls, tied, False) == "target"
-        if draft_vocab is not None and draft_vocab == vocab and shares:
-            fix = (
-                f"its vocabulary is the verifier's ({vocab} ids): remove draft_vocab_size from "
-                f"config.json, and {release.id} installs the verifier's head"
-            )
-        elif draft_vocab is not None and draft_vocab != vocab:
-            fix = (
-                f"a reduced vocabulary ({draft_vocab} of {vocab} ids) cannot take the "
-                "verifier's head: the checkpoint needs its trained lm_head.weight"
-            )
-        else:
-            first = sglang.first(lambda v: sglang.eagle3_head(v, cls, tied, False) == "target")
-            fix = (
-                f"serve it with {sglang.ENGINE}=={first} or later, which installs the verifier's "
-                "head when config.json declares no draft_vocab_size, or add the trained "
-                "lm_head.weight"
-                if first
-                else "add the trained lm_head.weight"
-            )
-        said = (
-            f"declares draft_vocab_size {draft_vocab}"
-            if draft_vocab is not None
-            else "declares no draft_vocab_size, which this release does not act on"
-        )
-        out.append(
-            EngineCannotLoadTensors.finding(
-                f"{release.id} builds this draft a fresh lm_head that nothing fills: the "
-                f"checkpoint has no lm_head.weight, and its {cls} takes the "
-                "verifier's head only when config.json does not tie the embeddings and declares "
-                f"no draft_vocab_size (this one {said}), so the draft proposes from an "
-                f"initial-value head and acceptance collapses; {fix}",
-                file,
-                profile=options.profile,
-                pointer="/draft_vocab_size" if draft_vocab is not None else "/architectures",
-            )
-        )
-    return out
 
 
 def _from_flags(finding: Finding) -> bool:

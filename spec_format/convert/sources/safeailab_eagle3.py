@@ -413,27 +413,63 @@ class _Planner:
             self._last = ("flag", "--aux-layer-ids")
             return flag
         if found is None:
-            from spec_format.facts.effective import reader_default_aux_ids
-
-            layers = self.req.verifier.num_hidden_layers if self.req.verifier else None
-            guess = reader_default_aux_ids(layers)
-            example = (
-                f" (readers would guess --aux-layer-ids {','.join(map(str, guess))} for this "
-                f"{layers}-layer verifier; pass it only if the draft was trained on them)"
-                if guess
-                else ""
-            )
-            raise ConvertRefused(
-                f"{self.where}: no {key} (top level or under eagle_config): which verifier "
-                "layers the draft was trained on is not in the checkpoint, and readers would "
-                f"guess; pass them with --aux-layer-ids{example}"
-            )
+            raise ConvertRefused(self._no_aux_ids(key))
         if not isinstance(found, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in found
         ):
             raise ConvertRefused(f"{self.where}: {at} is {found!r}, not a list of layer numbers")
         self._last = ("source", at)
         return tuple(found)
+
+    def _no_aux_ids(self, key: str) -> str:
+        """Why convert refuses a source without aux layer ids, with what it can say of them:
+        the number of hidden states ``fc.weight`` takes, and a head that declares it reads
+        none (``eagle_config.use_aux_hidden_state: false``, NVIDIA's gpt-oss EAGLE v2/v3
+        heads), which the speculators format cannot express."""
+        from spec_format.facts.effective import reader_default_aux_ids
+
+        states = self.fc_states()
+        took = f"; fc.weight takes {states} hidden state{'s' * (states != 1)}" if states else ""
+        if self.nested.get("use_aux_hidden_state") is False:
+            return (
+                f"{self.where}: eagle_config.use_aux_hidden_state is false: this head reads the "
+                f"verifier's last hidden state, not aux layers{took}; no speculators release has a "
+                "field for a head without aux layers, so no --aux-layer-ids makes a faithful "
+                "conversion: serve the checkpoint as it is, with an engine release that reads "
+                "eagle_config.use_aux_hidden_state"
+            )
+        layers = self.req.verifier.num_hidden_layers if self.req.verifier else None
+        guess = reader_default_aux_ids(layers)
+        if guess and (states is None or states == len(guess)):
+            example = (
+                f" (readers would guess --aux-layer-ids {','.join(map(str, guess))} for this "
+                f"{layers}-layer verifier; pass it only if the draft was trained on them)"
+            )
+        elif states:
+            example = f" ({states} ids: one per hidden state fc.weight takes)"
+        else:
+            example = ""
+        return (
+            f"{self.where}: no {key} (top level or under eagle_config): which verifier "
+            f"layers the draft was trained on is not in the checkpoint, and readers would "
+            f"guess{took}; pass them with --aux-layer-ids{example}"
+        )
+
+    def fc_states(self) -> int | None:
+        """How many hidden states ``fc.weight`` takes (its inputs over the target hidden
+        size: the source's ``target_hidden_size``, else the verifier's or the draft's hidden
+        size), or None when the shape does not say."""
+        fc = self.src.tensors.get("fc.weight")
+        if fc is None or len(fc.shape) != 2:
+            return None
+        value, _ = self.source_value("target_hidden_size")
+        sizes = [value] if isinstance(value, int) and not isinstance(value, bool) else []
+        verifier = self.req.verifier
+        sizes += [verifier.hidden_size if verifier else None, self.cfg.get("hidden_size")]
+        for size in sizes:
+            if isinstance(size, int) and size > 0 and fc.shape[1] % size == 0:
+                return fc.shape[1] // size
+        return None
 
     def target_hidden(self, H: int, aux: int, verifier) -> int | None:
         """``target_hidden_size``: the source's, else the verifier's when it differs from

@@ -166,12 +166,20 @@ class D2tOutOfRange(_VocabRule):
         bad = np.flatnonzero((targets < 0) | (targets >= V))
         if bad.size:
             i = int(bad[0])
+            ids = np.array_equal(maps.d2t, np.arange(len(maps.d2t)))
             yield tensor_hit(
                 ctx,
                 "d2t",
                 f"{bad.size} draft id{'s' if bad.size != 1 else ''} map outside [0, {V}): "
                 f"d2t[{i}] = {int(maps.d2t[i])} sends draft id {i} to verifier id {int(targets[i])}; "
-                "d2t must hold selected_id - draft_id",
+                + (
+                    "d2t is 0, 1, ..., the identity written as ids (a default buffer that never "
+                    "got a mapping), but the engines read d2t as offsets (verifier id = draft id "
+                    "+ d2t), so draft id i becomes 2i; a draft whose ids are the verifier's "
+                    "needs a d2t of zeros"
+                    if ids
+                    else "d2t must hold selected_id - draft_id"
+                ),
             )
 
 

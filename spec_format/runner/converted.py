@@ -5,8 +5,9 @@ When the config has no speculators type and a registered source reader
 layout, S004 says what the checkpoint is and what ``convert`` needs, or why convert would
 refuse it, naming what is missing. Then every rule layer runs over the converted view:
 schema, cross-field, consumer and version rules on the converted config, the weight rules
-on the converted tensor table (the source's headers mapped by the plan; no tensor data, so
-``--deep`` and ``--scan-weights`` checks stay with the written checkpoint), the verifier
+on the converted tensor table (the source's headers mapped by the plan; with ``--deep`` the
+vocabulary maps' values, read from the source tensors they copy; ``--scan-weights`` stays
+with the written checkpoint), the verifier
 rules with ``--verifier``, the reader rules with ``--engine``. Each finding is reported
 against the source files (a config value that came from a key of the source config points
 at that key; a converted tensor names the source tensors it is made from), its message
@@ -84,13 +85,15 @@ def check_converted(
     if seen.config is None:
         return
     view = FileReport(path=file)
-    view_options = replace(options, deep=False, scan_weights=False, format_version=None)
+    view_options = replace(options, scan_weights=False, format_version=None)
     ctx = check_config(Loaded(path=Path(file), data=seen.config), view, view_options, verifier)
     if ctx is not None:
         available = {"verifier"} if verifier is not None else set()
         if seen.tensors is not None:
-            ctx.checkpoint = _View(seen.tensors, checkpoint)
+            ctx.checkpoint = _View(seen.tensors, seen.origins, checkpoint)
             available.add("weights")
+            if options.deep:  # the vocabulary maps, read from the source tensors they copy
+                available.add("deep")
         run_weight_rules(ctx, available, verifier, view, view_options)
     report.findings.extend(
         _on_source(f, seen, file)
@@ -162,8 +165,9 @@ def _source_pointer(pointer: str, pointers: Mapping[str, str]) -> str | None:
 class _View:
     """The source checkpoint with the converted tensor table in place of its own."""
 
-    def __init__(self, tensors: Mapping[str, Any], checkpoint) -> None:
+    def __init__(self, tensors: Mapping[str, Any], origins, checkpoint) -> None:
         self.tensors = tensors
+        self._origins = origins
         self._checkpoint = checkpoint
         self.issues: list = []
         self.malformed: set[str] = set()
@@ -172,6 +176,20 @@ class _View:
     @property
     def has_weights(self) -> bool:
         return True
+
+    def read_tensor(self, name: str, max_bytes: int) -> bytes:
+        """A converted tensor's bytes, read from the one source tensor it copies as it is
+        (the vocabulary maps); one that convert builds from several, or casts, has no bytes
+        before it is written."""
+        sources = self._origins.get(name, (name,))
+        source = self._checkpoint.tensors.get(sources[0]) if len(sources) == 1 else None
+        mine = self.tensors[name]
+        if source is None or (source.dtype, tuple(source.shape)) != (mine.dtype, tuple(mine.shape)):
+            raise ValueError(
+                f"{name} is made from {' + '.join(sources)} by convert: its values are checked "
+                "on the written checkpoint"
+            )
+        return self._checkpoint.read_tensor(sources[0], max_bytes)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._checkpoint, name)

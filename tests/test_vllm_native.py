@@ -114,3 +114,30 @@ def test_the_native_table_covers_the_reader_table():
 
     named = [r.split("==", 1)[1] for r in readers.releases() if r.startswith("vllm==")]
     assert list(vllm_native.versions()) == named
+
+
+@pytest.mark.parametrize(
+    "eagle_config",
+    [
+        {"eagle_aux_hidden_state_layer_ids": "1,2,3"},
+        {"eagle_aux_hidden_state_layer_ids": []},
+        {"eagle_aux_hidden_state_layer_ids": None, "use_aux_hidden_state": "no"},
+        ["use_aux_hidden_state"],
+        None,
+    ],
+)
+@pytest.mark.parametrize(
+    "top", [{}, {"num_aux_hidden_states": True}, {"num_aux_hidden_states": -2}]
+)
+def test_odd_values_get_findings_not_a_traceback(cli, tmp_path, eagle_config, top):
+    """What the engines size fc from, spelled wrong: the default count is assumed, no crash."""
+    report = REPORTS["12-vllm-27688"]
+    spec = json.loads(json.dumps(report.data["draft"]))
+    spec["aux"] = 3
+    spec["set"] = {**{k: v for k, v in spec["set"].items() if k != "eagle_config"}, **top}
+    if eagle_config is not None:
+        spec["set"]["eagle_config"] = eagle_config
+    draft = corpus.build_draft(spec, tmp_path / "draft")
+    result = cli("validate", draft, "--engine", "vllm==0.34.0", "--engine", "sglang==0.5.23")
+    assert result.exit_code in (0, 1) and "Traceback" not in result.output
+    assert "C020" not in result.output  # three states, as every release builds by default

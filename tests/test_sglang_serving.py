@@ -67,10 +67,7 @@ def test_the_verifier_class_is_asked_on_the_converted_view(cli, tmp_path):
 @pytest.fixture
 def headless(tmp_path):
     """sgl-project/sglang#27908's draft: no lm_head.weight, draft_vocab_size == vocab_size."""
-    report = REPORTS["11-sglang-27908"]
-    draft = corpus.build_draft(report.data["draft"], tmp_path / "draft")
-    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
-    return draft, verifier
+    return corpus.build_report("11-sglang-27908", tmp_path)
 
 
 def _w025(found):
@@ -156,10 +153,7 @@ def _c020(found):
 def one_state(tmp_path):
     """sgl-project/sglang#14920's head (nvidia/gpt-oss-120b-Eagle3-v2): eagle_config says it
     reads no aux hidden state, and its fc.weight takes one 2880-wide state."""
-    report = REPORTS["49-sglang-14920"]
-    draft = corpus.build_draft(report.data["draft"], tmp_path / "draft")
-    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
-    return draft, verifier
+    return corpus.build_report("49-sglang-14920", tmp_path)
 
 
 def test_an_fc_sglang_builds_wider_is_a_load_error_and_the_advice_proven(cli, one_state):
@@ -198,10 +192,8 @@ def test_four_aux_layers_under_eagle_config_from_the_release_that_reads_them(
 ):
     """An fc for four aux states, the ids under eagle_config: LlamaForCausalLMEagle3 builds
     three up to 0.5.11 and sizes fc from the ids from 0.5.12 (both ends of the window)."""
-    spec = json.loads(json.dumps(REPORTS["49-sglang-14920"].data["draft"]))
-    spec["aux"] = 4
-    spec["set"]["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 9, 17, 33]}
-    draft = corpus.build_draft(spec, tmp_path / "d")
+    ids = {"eagle_aux_hidden_state_layer_ids": [1, 9, 17, 33]}
+    draft, _ = corpus.build_report("49-sglang-14920", tmp_path, aux=4, set={"eagle_config": ids})
     _, found = _findings(cli, draft, "--engine", engine)
     said = _c020(found)
     if not refused:
@@ -217,10 +209,8 @@ def test_four_aux_layers_under_eagle_config_from_the_release_that_reads_them(
 
 def test_three_aux_states_load_on_every_release(cli, tmp_path):
     """No false alarm: a three-state fc with its ids loads on every covered release."""
-    spec = json.loads(json.dumps(REPORTS["49-sglang-14920"].data["draft"]))
-    spec["aux"] = 3
-    spec["set"]["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 17, 33]}
-    draft = corpus.build_draft(spec, tmp_path / "d")
+    ids = {"eagle_aux_hidden_state_layer_ids": [1, 17, 33]}
+    draft, _ = corpus.build_report("49-sglang-14920", tmp_path, aux=3, set={"eagle_config": ids})
     from spec_format.facts import sglang
 
     for version in sglang.versions():

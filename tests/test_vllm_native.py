@@ -15,8 +15,6 @@ import pytest
 from spec_format.facts import vllm_native
 from tests.failures import corpus
 
-REPORTS = {r.id: r for r in corpus.reports()}
-
 
 def _native_c020(cli, draft, verifier, engine):
     result = cli("validate", draft, "--verifier", verifier, "--engine", engine, "-f", "json")
@@ -32,13 +30,9 @@ def _native_c020(cli, draft, verifier, engine):
 
 
 def _build(tmp_path, aux: int, eagle_config: dict):
-    report = REPORTS["12-vllm-27688"]
-    spec = json.loads(json.dumps(report.data["draft"]))
-    spec["aux"] = aux
-    spec["set"]["eagle_config"] = eagle_config
-    draft = corpus.build_draft(spec, tmp_path / "draft")
-    verifier = corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
-    return draft, verifier
+    return corpus.build_report(
+        "12-vllm-27688", tmp_path, aux=aux, set={"eagle_config": eagle_config}
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,13 +125,9 @@ def test_the_native_table_covers_the_reader_table():
 )
 def test_odd_values_get_findings_not_a_traceback(cli, tmp_path, eagle_config, top):
     """What the engines size fc from, spelled wrong: the default count is assumed, no crash."""
-    report = REPORTS["12-vllm-27688"]
-    spec = json.loads(json.dumps(report.data["draft"]))
-    spec["aux"] = 3
-    spec["set"] = {**{k: v for k, v in spec["set"].items() if k != "eagle_config"}, **top}
-    if eagle_config is not None:
-        spec["set"]["eagle_config"] = eagle_config
-    draft = corpus.build_draft(spec, tmp_path / "draft")
+    draft, _ = corpus.build_report(
+        "12-vllm-27688", tmp_path, aux=3, set={**top, "eagle_config": eagle_config}
+    )
     from spec_format.facts import sglang
 
     newest = (f"vllm=={vllm_native.versions()[-1]}", f"sglang=={sglang.versions()[-1]}")

@@ -20,6 +20,7 @@ from functools import cache
 from typing import NamedTuple
 
 from spec_format.facts import fc_width, package_data
+from spec_format.facts.release_spans import ReleaseSpans
 
 ENGINE = "sglang"
 
@@ -51,8 +52,8 @@ def table() -> dict:
 
 
 @cache
-def _order() -> dict[str, int]:
-    return {v: i for i, v in enumerate(table()["releases"])}
+def _releases() -> ReleaseSpans:
+    return ReleaseSpans(table()["releases"])
 
 
 def versions() -> tuple[str, ...]:
@@ -61,14 +62,13 @@ def versions() -> tuple[str, ...]:
 
 
 def release(version: str) -> Release:
-    if version not in _order():
+    if version not in _releases().at:
         raise KeyError(f"{ENGINE}=={version} is not covered")
     return Release(version)
 
 
 def _within(spans: list, version: str) -> bool:
-    at = _order()[version]
-    return any(_order()[a] <= at <= _order()[b] for a, b in spans)
+    return _releases().within(spans, version)
 
 
 def reads_speculators(version: str) -> bool:
@@ -101,8 +101,7 @@ def delegates(version: str, architecture: str) -> bool:
 def first(test, after: str | None = None) -> str | None:
     """The first covered release (after ``after``) for which ``test(version)`` holds, or
     None: the release a message names as the one to serve with."""
-    start = _order()[after] + 1 if after is not None else 0
-    return next((v for v in versions()[start:] if test(v)), None)
+    return _releases().first(test, after)
 
 
 def first_capturing(architecture: str, family: str, after: str | None = None) -> str | None:

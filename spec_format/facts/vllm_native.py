@@ -16,6 +16,7 @@ from __future__ import annotations
 from functools import cache
 
 from spec_format.facts import fc_width, package_data
+from spec_format.facts.release_spans import ReleaseSpans
 
 ENGINE = "vllm"
 
@@ -27,8 +28,8 @@ def table() -> dict:
 
 
 @cache
-def _order() -> dict[str, int]:
-    return {v: i for i, v in enumerate(table()["releases"])}
+def _releases() -> ReleaseSpans:
+    return ReleaseSpans(table()["releases"])
 
 
 def versions() -> tuple[str, ...]:
@@ -36,7 +37,7 @@ def versions() -> tuple[str, ...]:
 
 
 def covered(version: str) -> bool:
-    return version in _order()
+    return version in _releases().at
 
 
 def architecture() -> str:
@@ -45,8 +46,7 @@ def architecture() -> str:
 
 
 def _within(spans: list, version: str) -> bool:
-    at = _order().get(version)
-    return at is not None and any(_order()[a] <= at <= _order()[b] for a, b in spans)
+    return _releases().within(spans, version)
 
 
 def _fc_case(version: str, architecture: str):
@@ -73,5 +73,5 @@ def reads_use_aux(version: str, arch: str) -> bool:
 
 
 def first(test, after: str | None = None) -> str | None:
-    start = _order()[after] + 1 if after is not None else 0
-    return next((v for v in versions()[start:] if test(v)), None)
+    """The first covered release (after ``after``) for which ``test(version)`` holds."""
+    return _releases().first(test, after)

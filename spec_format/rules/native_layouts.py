@@ -198,16 +198,18 @@ def fc_width(config, tensors, releases, profile: Profile, file: str) -> list[Fin
         if cls is None:
             continue
 
-        def loads(version: str, engine=engine, cls=cls) -> bool | None:
-            built = engine.facts.fc_states(version, cls, config)
-            if built is None:
-                return None
-            return built * width == fc.shape[1] or (built == 0 and engine.skips_fc(version, cls))
+        def loads(version: str, built: int | None, engine=engine, cls=cls) -> bool:
+            return built is not None and (
+                built * width == fc.shape[1] or (built == 0 and engine.skips_fc(version, cls))
+            )
 
-        if loads(release.version) is not False:
-            continue
         built = engine.facts.fc_states(release.version, cls, config)
-        fits = engine.facts.first(loads, after=release.version)
+        if built is None or loads(release.version, built):
+            continue
+        fits = engine.facts.first(
+            lambda v, engine=engine, cls=cls: loads(v, engine.facts.fc_states(v, cls, config)),
+            after=release.version,
+        )
         advice = (
             f"the first covered {engine.label} release that loads it for this config is "
             f"{engine.facts.ENGINE}=={fits}"
@@ -241,8 +243,7 @@ def _fc_advice(engine: _Engine, config, cls: str, takes: float, version: str) ->
     if not takes.is_integer():
         return f"{none}: fc.weight's width is no whole number of hidden states of this size"
     k = int(takes)
-    nested = config.get("eagle_config")
-    no_aux = isinstance(nested, dict) and nested.get("use_aux_hidden_state") is False
+    no_aux = _declares_no_aux(config)
     facts = engine.facts
 
     def reading(key: str):

@@ -275,21 +275,13 @@ def _tiny():
     return dict(TINY)
 
 
-def _corpus_draft(tmp_path, report_id: str, **changes):
-    from tests.failures import corpus
-
-    (report,) = [r for r in corpus.reports() if r.id == report_id]
-    spec = {**json.loads(json.dumps(report.data["draft"])), **changes}
-    spec = {k: v for k, v in spec.items() if v is not None}
-    draft = corpus.build_draft(spec, tmp_path / "draft")
-    return draft, corpus.build_verifier(report.data["verifier"], tmp_path / "verifier")
-
-
 def test_vocabulary_maps_are_read_on_the_source_layout_with_deep(tmp_path):
     """verl-project/verl-SpeCo#67: a full-vocabulary SpecForge-layout draft whose d2t is the
     default arange; with --deep the view's D rules read the source's d2t (the engines read
     it as offsets whenever it is there), and the advice (a d2t of zeros) clears them."""
-    draft, verifier = _corpus_draft(tmp_path / "a", "52-verl-speco-67")
+    from tests.failures import corpus
+
+    draft, verifier = corpus.build_report("52-verl-speco-67", tmp_path / "a")
     found = findings(draft, verifier, deep=True)
     (d002,) = [f for f in found if f.rule == "D002"]
     assert d002.tensor == "d2t" and d002.message.startswith(
@@ -298,5 +290,5 @@ def test_vocabulary_maps_are_read_on_the_source_layout_with_deep(tmp_path):
     )
     assert d002.message.endswith("needs a d2t of zeros")
     assert not [f for f in findings(draft, verifier) if f.rule.startswith("D")]
-    fixed, verifier = _corpus_draft(tmp_path / "b", "52-verl-speco-67", d2t=None)
+    fixed, verifier = corpus.build_report("52-verl-speco-67", tmp_path / "b", d2t=None)
     assert not [f for f in findings(fixed, verifier, deep=True) if f.rule.startswith("D")]

@@ -72,6 +72,20 @@ def reports() -> list[Report]:
     ]
 
 
+def build_report(report_id: str, folder: Path, set=None, **changes) -> tuple[Path, Path]:
+    """A report's draft and verifier under ``folder`` (``draft/``, ``verifier/``), the draft's
+    spec changed for a variant: ``changes`` replace its top-level keys (None removes one),
+    ``set`` is merged into its ``set`` (None removes a key)."""
+    (report,) = [r for r in reports() if r.id == report_id]
+    spec = copy.deepcopy(report.data["draft"])
+    for key, value in {**changes, "set": {**spec.get("set", {}), **(set or {})}}.items():
+        spec[key] = value
+    spec = {k: v for k, v in spec.items() if v is not None}
+    spec["set"] = {k: v for k, v in spec["set"].items() if v is not None}
+    draft = build_draft(spec, folder / "draft")
+    return draft, build_verifier(report.data["verifier"], folder / "verifier")
+
+
 # -- the checkpoint -----------------------------------------------------------------------
 
 
